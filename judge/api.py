@@ -1,0 +1,134 @@
+"""The Python API: `Judge` grades one case, many cases, or a file."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+
+from judge.cache import VerdictCache
+from judge.config import JudgeConfig, default_cache_dir
+from judge.grader import Grader
+from judge.jobs import Selection, grade_file
+from judge.llm import LLMJudge
+from judge.outcome import Backend
+from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, load_rubric
+from judge.rules import RulesJudge
+from judge.schemas import Case, GradedRecord
+
+T = TypeVar("T")
+CaseLike = Case | Mapping[str, Any]
+
+
+def make_backend(config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None) -> Backend:
+    """The rules judge when no model is configured, else a model judge for the endpoint."""
+    if config.offline:
+        return RulesJudge()
+    return LLMJudge(config, http_client=http_client)
+
+
+def open_cache(config: JudgeConfig) -> VerdictCache | None:
+    if config.offline or not config.use_cache:
+        return None
+    return VerdictCache(config.cache_dir or default_cache_dir())
+
+
+class Judge:
+    """A pinned judge. Async methods share one connection pool (close with `aclose`);
+    the sync ones open and close their own around each call.
+
+    >>> judge = Judge()                       # offline rules judge
+    >>> judge.grade({"id": "1", "question": "q?", "contexts": ["c"], "answer": "c."}).status
+    'ok'
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig | None = None,
+        *,
+        rubrics_dir: Path = DEFAULT_RUBRICS_DIR,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.config = config or JudgeConfig()
+        self.rubrics_dir = rubrics_dir
+        self._http_client = http_client
+        self._backend: Backend | None = None
+        self._cache: VerdictCache | None = None
+
+    def rubric(self, ref: str | Rubric) -> Rubric:
+        return ref if isinstance(ref, Rubric) else load_rubric(ref, self.rubrics_dir)
+
+    def grader(self, rubric: str | Rubric) -> Grader:
+        if self._backend is None:
+            self._backend = make_backend(self.config, http_client=self._http_client)
+            self._cache = open_cache(self.config)
+        return Grader(
+            self._backend,
+            self.rubric(rubric),
+            cache=self._cache,
+            concurrency=self.config.concurrency,
+        )
+
+    async def aclose(self) -> None:
+        if self._backend is not None:
+            await self._backend.aclose()
+        if self._cache is not None:
+            self._cache.close()
+        self._backend, self._cache = None, None
+
+    async def agrade(self, case: CaseLike, rubric: str | Rubric = "faithfulness") -> GradedRecord:
+        return await self.grader(rubric).grade_case(_as_case(case), use_cache=self.config.use_cache)
+
+    async def agrade_many(
+        self, cases: Iterable[CaseLike], rubric: str | Rubric = "faithfulness"
+    ) -> list[GradedRecord]:
+        grader = self.grader(rubric)
+        return await grader.grade_many(
+            (_as_case(c) for c in cases), use_cache=self.config.use_cache
+        )
+
+    async def agrade_file(
+        self,
+        input_path: str | Path,
+        output_path: str | Path,
+        rubric: str | Rubric = "faithfulness",
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Grade a JSONL/CSV file into a records file; returns the summary. Options: see
+        `judge.jobs.grade_file` (selection, overwrite, progress, prices)."""
+        options.setdefault("use_cache", self.config.use_cache)
+        options.setdefault("selection", Selection())
+        return await grade_file(self.grader(rubric), Path(input_path), Path(output_path), **options)
+
+    def grade(self, case: CaseLike, rubric: str | Rubric = "faithfulness") -> GradedRecord:
+        return self._run(lambda: self.agrade(case, rubric))
+
+    def grade_many(
+        self, cases: Iterable[CaseLike], rubric: str | Rubric = "faithfulness"
+    ) -> list[GradedRecord]:
+        return self._run(lambda: self.agrade_many(cases, rubric))
+
+    def grade_file(
+        self,
+        input_path: str | Path,
+        output_path: str | Path,
+        rubric: str | Rubric = "faithfulness",
+        **options: Any,
+    ) -> dict[str, Any]:
+        return self._run(lambda: self.agrade_file(input_path, output_path, rubric, **options))
+
+    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
+        async def main() -> T:
+            try:
+                return await make()
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+
+def _as_case(case: CaseLike) -> Case:
+    return case if isinstance(case, Case) else Case.model_validate(dict(case))

@@ -1,0 +1,335 @@
+"""`judge` command line: argument parsing and printing only; the work is in the modules."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr, ValidationError
+
+from judge.api import make_backend, open_cache
+from judge.config import JudgeConfig
+from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
+from judge.grader import Grader
+from judge.jobs import Selection, grade_file
+from judge.rubric import DEFAULT_RUBRICS_DIR, list_rubrics, load_rubric, verify_lock
+
+EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+OFFLINE_NOTE = (
+    "judge: no model configured: grading with the offline rules judge (deterministic, no network)"
+)
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """The options that pick and tune the judge; shared by `grade` and `probe`."""
+    group = parser.add_argument_group("judge")
+    group.add_argument("--model", help="judge model (default: $JUDGE_MODEL; none = rules judge)")
+    group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    group.add_argument("--offline", action="store_true", help="use the offline rules judge")
+    group.add_argument("--concurrency", type=int, default=16, help="requests in flight (16)")
+    group.add_argument("--temperature", type=float, default=0.0)
+    group.add_argument("--top-p", type=float, default=None)
+    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
+    group.add_argument("--max-tokens", type=int, default=1024)
+    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    group.add_argument("--max-retries", type=int, default=5)
+    group.add_argument(
+        "--output-mode", choices=["auto", "json_schema", "json_object", "prompt"], default="auto"
+    )
+    group.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    group.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeConfig:
+    """Build the frozen config from flags, falling back to the environment read at the edge."""
+    model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
+    key = env.get("OPENAI_API_KEY")
+    try:
+        return JudgeConfig(
+            model=model,
+            base_url=args.base_url or env.get("OPENAI_BASE_URL") or None,
+            api_key=SecretStr(key) if key else None,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            seed=args.seed,
+            max_tokens=args.max_tokens,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            output_mode=args.output_mode,
+            concurrency=args.concurrency,
+            cache_dir=args.cache_dir,
+            use_cache=not args.no_cache,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise UsageError(problems.replace("_", "-")) from None
+
+
+def announce_judge(config: JudgeConfig) -> None:
+    """One line on stderr saying which judge runs, and whether it is pinned."""
+    if config.offline:
+        print(OFFLINE_NOTE, file=sys.stderr)
+    elif not config.is_pinned:
+        print(
+            f"judge: warning: model {config.model!r} is not pinned to a dated snapshot; "
+            "its verdicts may drift when the provider updates it",
+            file=sys.stderr,
+        )
+
+
+def rubrics_dir(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
+    return Path(args.rubrics_dir or env.get("JUDGE_RUBRICS_DIR") or DEFAULT_RUBRICS_DIR)
+
+
+def show_progress(env: Mapping[str, str]) -> bool:
+    return sys.stderr.isatty() and not env.get("CI")
+
+
+# ---- judge rubrics ---------------------------------------------------------------------
+
+
+def _add_rubrics(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("rubrics", help="list rubrics, or show one")
+    p.add_argument("action", nargs="?", choices=["list", "show", "verify"], default="list")
+    p.add_argument("ref", nargs="?", help="ID@VERSION for show")
+    p.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    p.set_defaults(run=_run_rubrics)
+
+
+def _run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    folder = rubrics_dir(args, env)
+    if args.action == "show":
+        if not args.ref:
+            raise UsageError("judge rubrics show needs ID@VERSION, e.g. faithfulness@1")
+        rubric = load_rubric(args.ref, folder)
+        print(f"# {rubric.ref}  kind={rubric.kind}  sha256={rubric.sha256}\n# {rubric.path}")
+        print(Path(rubric.path).read_text("utf-8"), end="")
+        return EXIT_OK
+    problems = verify_lock(folder)
+    if args.action == "verify":
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print("rubrics.lock: all released rubrics match" if not problems else "")
+        return EXIT_USAGE if problems else EXIT_OK
+    print(f"{'rubric':<16} {'version':>7}  {'kind':<13} sha256")
+    for rubric in list_rubrics(folder):
+        print(f"{rubric.id:<16} {rubric.version:>7}  {rubric.kind:<13} {rubric.short_hash}")
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return EXIT_OK
+
+
+# ---- judge grade -----------------------------------------------------------------------
+
+
+def _add_grade(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("grade", help="grade an answer set (JSONL or CSV) with one rubric")
+    p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin")
+    p.add_argument("--rubric", required=True, help="ID or ID@VERSION (latest version if omitted)")
+    p.add_argument("-o", "--output", type=Path, help="records file (default: INPUT.RUBRIC.jsonl)")
+    p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
+    p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
+    p.add_argument("--limit", type=int, help="grade only the first N cases")
+    p.add_argument(
+        "--sample", type=int, help="grade a random sample of N cases (see --sample-seed)"
+    )
+    p.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (0)")
+    p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
+    p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
+    p.add_argument("--price-output", type=float, help="USD per million completion tokens")
+    add_judge_options(p)
+    p.set_defaults(run=_run_grade)
+
+
+def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    for name in ("limit", "sample"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name} must be at least 1, got {value}")
+    config = config_from_args(args, env)
+    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
+    with _input_file(args.input, args.input_format) as input_path:
+        output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
+        if output.resolve() == input_path.resolve():
+            raise UsageError(f"the output {output} would overwrite the input")
+        announce_judge(config)
+        prices = _prices(args)
+        summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
+    print_summary(summary)
+    print(f"records: {output}", file=sys.stderr)
+    if args.summary:
+        write_json(args.summary, summary)
+    return EXIT_OK
+
+
+async def _grade(config, rubric, input_path, output, args, env, prices) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    backend = make_backend(config)
+    cache = open_cache(config)
+    try:
+        grader = Grader(backend, rubric, cache=cache, concurrency=config.concurrency)
+        return await grade_file(
+            grader,
+            input_path,
+            output,
+            selection=Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed),
+            overwrite=args.overwrite,
+            use_cache=config.use_cache,
+            progress=show_progress(env),
+            prices=prices,
+        )
+    finally:
+        await backend.aclose()
+        if cache is not None:
+            cache.close()
+
+
+def _prices(args: argparse.Namespace) -> tuple[float, float] | None:
+    from judge.pricing import price_for
+
+    if args.price_input is not None or args.price_output is not None:
+        return (args.price_input or 0.0, args.price_output or 0.0)
+    model = None if args.offline else (args.model or os.environ.get("JUDGE_MODEL"))
+    return price_for(model or "rules")
+
+
+class _input_file:
+    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
+
+    def __init__(self, name: str, fmt: str | None) -> None:
+        self.name, self.fmt, self._tmp = name, fmt, None
+
+    def __enter__(self) -> Path:
+        if self.name != "-":
+            return Path(self.name)
+        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
+        handle = tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False)
+        with handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        self._tmp = Path(handle.name)
+        return self._tmp
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """The summary as a table on stdout."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
+    table.add_column("slice")
+    table.add_column("cases", justify="right")
+    table.add_column("status")
+    keys = _headline_keys(summary["kind"])
+    for key in keys:
+        table.add_column(key.replace("_", " "), justify="right")
+    rows = [("all", summary)] + list(summary.get("by_slice", {}).items())
+    for name, stats in rows:
+        status = ", ".join(f"{k} {v}" for k, v in stats["status"].items())
+        table.add_row(name, str(stats["cases"]), status, *(_fmt(stats.get(k)) for k in keys))
+    console = Console(file=sys.stdout, width=max(100, shutil.get_terminal_size().columns))
+    console.print(table)
+    cost = summary.get("estimated_cost_usd")
+    tokens = summary["tokens"]
+    console.print(
+        f"tokens: {tokens['prompt']} prompt, {tokens['completion']} completion; "
+        f"cached: {summary['cached']}; estimated cost: "
+        + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
+    )
+
+
+def _headline_keys(kind: str) -> list[str]:
+    if kind == "faithfulness":
+        return [
+            "mean_score",
+            "claims",
+            "claim_hallucination_rate",
+            "answer_hallucination_rate",
+            "contradicted_claims",
+        ]
+    if kind == "relevance":
+        return ["mean_relevance", "mean_normalised"]
+    return ["mean_score"]
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", "utf-8")
+
+
+# ---- judge calibrate -------------------------------------------------------------------
+
+
+def _add_calibrate(sub: argparse._SubParsersAction) -> None:
+    from calibration import cli as calibration_cli
+
+    p = sub.add_parser("calibrate", help="agreement of a judge's labels with human labels")
+    calibration_cli.add_arguments(p)
+    p.set_defaults(run=lambda args, env: calibration_cli.run(args))
+
+
+# ---- main ------------------------------------------------------------------------------
+
+Register = Callable[[argparse._SubParsersAction], None]
+
+
+def _registrars() -> list[Register]:
+    # Feature subcommands keep their parsing beside them, in judge/cli_<feature>.py.
+    return [
+        _add_rubrics,
+        _add_grade,
+        _add_calibrate,
+    ]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="judge", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in _registrars():
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    env = dict(os.environ if env is None else env)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.run(args, env))
+    except (InputError, RubricError, UsageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ApiError as exc:
+        print(f"error: the judge endpoint failed, nothing more was sent: {exc}", file=sys.stderr)
+        return EXIT_FATAL
+    except JudgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FATAL
+    except KeyboardInterrupt:
+        print("interrupted: records written so far are kept; run again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

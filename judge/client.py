@@ -1,0 +1,246 @@
+"""The only module that talks HTTP: chat completions through the `openai` SDK.
+
+It asks for structured output with the verdict's JSON schema and steps down to JSON mode,
+then to the schema in the prompt, when a server refuses `response_format` (only in `auto`
+mode). Transient failures are retried here with tenacity, once: the SDK's own retries are
+off. SDK exceptions become `judge.errors` types here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from judge import errors
+from judge.config import JudgeConfig
+from judge.schemas import Usage
+
+log = logging.getLogger(__name__)
+
+MODES = ("json_schema", "json_object", "prompt")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided")
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What came back for one request, after retries."""
+
+    text: str
+    finish_reason: str | None
+    refusal: str | None
+    model: str
+    system_fingerprint: str | None
+    usage: Usage
+    output_mode: str
+    latency_ms: float
+
+
+class ChatClient:
+    """An async chat client pinned to one model and one set of sampling parameters."""
+
+    def __init__(self, config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None):
+        if config.model is None:
+            raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
+        self.config = config
+        self._key = config.api_key.get_secret_value() if config.api_key else None
+        limits = httpx.Limits(
+            max_connections=config.concurrency, max_keepalive_connections=config.concurrency
+        )
+        self._sdk = openai.AsyncOpenAI(
+            api_key=self._key or "no-key",  # local servers take any key; the SDK wants one
+            base_url=config.base_url,
+            max_retries=0,
+            timeout=config.timeout,
+            http_client=http_client or openai.DefaultAsyncHttpxClient(limits=limits),
+        )
+        self._mode = "json_schema" if config.output_mode == "auto" else config.output_mode
+
+    @property
+    def output_mode(self) -> str:
+        """The mode the next request will use (after any step down)."""
+        return self._mode
+
+    async def aclose(self) -> None:
+        await self._sdk.close()
+
+    async def complete(
+        self,
+        render: Callable[[str], Messages],
+        *,
+        schema_name: str,
+        schema: dict[str, Any],
+        extra: Sequence[dict[str, str]] = (),
+    ) -> Completion:
+        """Send `render(mode) + extra`, stepping down output modes as the server requires."""
+        while True:
+            mode = self._mode
+            try:
+                return await self._with_retries(
+                    list(render(mode)) + list(extra), mode, schema_name, schema
+                )
+            except errors.BadRequestError as exc:
+                if not self._step_down(mode, exc):
+                    raise
+
+    def _step_down(self, mode: str, exc: errors.BadRequestError) -> bool:
+        if self.config.output_mode != "auto" or mode == "prompt":
+            return False
+        if not any(word in str(exc).lower() for word in _FORMAT_WORDS):
+            return False
+        if self._mode == mode:  # another task may have stepped down already
+            self._mode = MODES[MODES.index(mode) + 1]
+            log.warning("server refused output mode %s; using %s from now on", mode, self._mode)
+        return True
+
+    async def _with_retries(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> Completion:
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=_RetryWait(self.config),
+            retry=retry_if_exception(lambda e: isinstance(e, errors.ApiError) and e.transient),
+            before_sleep=_log_retry,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self._send(messages, mode, schema_name, schema)
+        raise AssertionError("unreachable: tenacity reraises the last error")
+
+    async def _send(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> Completion:
+        cfg = self.config
+        kwargs: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+        if cfg.seed is not None:
+            kwargs["seed"] = cfg.seed
+        if cfg.top_p is not None:
+            kwargs["top_p"] = cfg.top_p
+        if mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+            }
+        elif mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        started = time.perf_counter()
+        try:
+            response = await self._sdk.chat.completions.create(
+                model=cfg.model or "",
+                messages=messages,
+                **kwargs,  # type: ignore[arg-type]
+            )
+        except openai.OpenAIError as exc:
+            raise translate_error(exc, self._key) from None
+        return _completion(response, mode, (time.perf_counter() - started) * 1000)
+
+
+def _completion(response: Any, mode: str, latency_ms: float) -> Completion:
+    if not getattr(response, "choices", None):
+        raise errors.ServerError("the server answered with no choices")
+    choice = response.choices[0]
+    message = choice.message
+    usage = response.usage
+    return Completion(
+        text=message.content or "",
+        finish_reason=choice.finish_reason,
+        refusal=getattr(message, "refusal", None),
+        model=response.model or "",
+        system_fingerprint=getattr(response, "system_fingerprint", None),
+        usage=Usage(
+            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+        ),
+        output_mode=mode,
+        latency_ms=latency_ms,
+    )
+
+
+class _RetryWait:
+    """Retry-After when the server sends one (capped), else exponential backoff with jitter."""
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.cap = config.retry_after_cap
+        self.backoff = wait_exponential_jitter(
+            initial=config.backoff_initial, max=config.backoff_max, jitter=config.backoff_initial
+        )
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            return float(min(max(retry_after, 0.0), self.cap))
+        return float(self.backoff(state))
+
+
+def _log_retry(state: RetryCallState) -> None:
+    exc = state.outcome.exception() if state.outcome else None
+    log.debug("attempt %d failed (%s); retrying", state.attempt_number, exc)
+
+
+def parse_retry_after(headers: httpx.Headers | None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `Retry-After` as seconds or an HTTP date."""
+    if not headers:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def translate_error(exc: openai.OpenAIError, api_key: str | None = None) -> errors.ApiError:
+    """Map an SDK exception to the project's error tree, with any key scrubbed out."""
+    message = _scrub(getattr(exc, "message", None) or str(exc), api_key)
+    if isinstance(exc, openai.APITimeoutError):
+        return errors.ApiTimeoutError(f"request timed out: {message}")
+    if isinstance(exc, openai.APIConnectionError):
+        return errors.ApiConnectionError(f"connection failed: {message}")
+    if not isinstance(exc, openai.APIStatusError):
+        return errors.ApiError(message)
+    status = exc.status_code
+    retry_after = parse_retry_after(exc.response.headers)
+    kind: type[errors.ApiError] = errors.ApiError
+    if status in (401, 403):
+        kind = errors.AuthError
+        message = f"authentication failed ({message}); check OPENAI_API_KEY"
+    elif status == 404:
+        kind = errors.ModelNotFoundError
+        message = f"not found ({message}); check --model and --base-url"
+    elif status == 429:
+        kind = errors.RateLimitError
+    elif status in (408, 409) or status >= 500:
+        kind = errors.ServerError
+    elif status in (400, 422):
+        kind = errors.BadRequestError
+    return kind(message, status_code=status, retry_after=retry_after)
+
+
+def _scrub(text: str, secret: str | None) -> str:
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "***")
+    return text

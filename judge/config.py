@@ -1,0 +1,54 @@
+"""The judge's configuration: explicit, frozen, passed as an argument (no globals)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
+
+# A model name pinned to a snapshot carries a date (2024-08-06, 20240806, 0613) or a version
+# tag after a colon or an @ (ollama `llama3:8b-instruct-q4`, vertex `@001`).
+_PINNED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|-\d{4}$|[:@]\S+|-v\d+(\.\d+)*$)")
+
+
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "llm-judge"
+
+
+class JudgeConfig(BaseModel):
+    """Everything that decides how a case is judged, and how hard we try.
+
+    `model=None` selects the offline rules judge. The API key is a secret: it is never
+    written to a record, the cache, a log or a report.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = Field(default=None, repr=False, exclude=True)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = 42
+    max_tokens: int = Field(default=1024, ge=16, le=32768)
+    output_mode: OutputMode = "auto"
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    retry_after_cap: float = Field(default=60.0, ge=0)
+    backoff_initial: float = Field(default=0.5, ge=0)
+    backoff_max: float = Field(default=30.0, ge=0)
+    concurrency: int = Field(default=16, ge=1, le=1024)
+    cache_dir: Path | None = None
+    use_cache: bool = True
+
+    @property
+    def offline(self) -> bool:
+        return self.model is None
+
+    @property
+    def is_pinned(self) -> bool:
+        return self.model is None or bool(_PINNED.search(self.model))

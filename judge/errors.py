@@ -1,0 +1,84 @@
+"""One error tree for the project.
+
+Every error carries its evidence (file, line, case id, status code) so that the message a
+user sees says what is wrong and where. SDK exceptions are translated in `judge.client` only.
+"""
+
+from __future__ import annotations
+
+
+class JudgeError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class RubricError(JudgeError):
+    """A rubric file is missing, malformed, or does not match the lock."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class InputError(JudgeError):
+    """An input file does not validate. `problems` lists each (line, case id, message)."""
+
+    def __init__(self, path: str, problems: list[tuple[int | None, str | None, str]]) -> None:
+        self.path = path
+        self.problems = problems
+        lines = []
+        for line, case_id, message in problems:
+            where = path if line is None else f"{path}:{line}"
+            who = f" (id {case_id!r})" if case_id else ""
+            lines.append(f"{where}{who}: {message}")
+        super().__init__("\n".join(lines))
+
+
+class UsageError(JudgeError):
+    """The command line or the configuration asks for something that cannot be done."""
+
+
+class ApiError(JudgeError):
+    """A call to the judge endpoint failed.
+
+    `transient` errors are retried; `fatal` ones stop the run at once because every later
+    request would fail the same way (bad key, unknown model).
+    """
+
+    transient = False
+    fatal = False
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, retry_after: float | None = None
+    ) -> None:
+        self.status_code = status_code
+        self.retry_after = retry_after
+        prefix = f"HTTP {status_code}: " if status_code else ""
+        super().__init__(prefix + message)
+
+
+class RateLimitError(ApiError):
+    transient = True
+
+
+class ServerError(ApiError):
+    transient = True
+
+
+class ApiTimeoutError(ApiError):
+    transient = True
+
+
+class ApiConnectionError(ApiError):
+    transient = True
+
+
+class AuthError(ApiError):
+    fatal = True
+
+
+class ModelNotFoundError(ApiError):
+    fatal = True
+
+
+class BadRequestError(ApiError):
+    """The server refused the request as malformed (HTTP 400/422); not retried."""

@@ -1,0 +1,259 @@
+"""Reading answer sets: JSONL or CSV, validated in full before anything is graded.
+
+Validation streams the file once and keeps only the ids (for uniqueness); grading streams it
+again. Every problem names the file and line; nothing is graded from a file that fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from judge.errors import InputError
+from judge.rubric import Rubric
+from judge.schemas import CASE_ALIASES, Case
+
+MAX_PROBLEMS = 20
+MAX_LINE_BYTES = 8 * 1024 * 1024
+_LIST_FIELDS = ("contexts", "slices")
+
+
+@dataclass
+class Validated:
+    """What validation learnt about a file: how many cases, and that they are fine."""
+
+    path: Path
+    count: int
+
+
+def is_csv(path: Path) -> bool:
+    return path.suffix.lower() in (".csv", ".tsv")
+
+
+def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line, row) for each non-blank entry; row is a problem message when unreadable."""
+    if is_csv(path):
+        yield from _iter_csv(path)
+    else:
+        yield from _iter_jsonl(path)
+
+
+def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
+    """(line number, text or None, problem) for each line of the file, byte-exact."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            if len(raw) > MAX_LINE_BYTES:
+                yield (
+                    number,
+                    None,
+                    f"line is {len(raw)} bytes, over the {MAX_LINE_BYTES}-byte limit",
+                )
+                continue
+            try:
+                yield number, raw.decode("utf-8"), ""
+            except UnicodeDecodeError as exc:
+                yield (
+                    number,
+                    None,
+                    f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                )
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, text, problem in _decoded_lines(path):
+        if text is None:
+            yield number, problem
+            continue
+        if not text.strip():
+            continue
+        if number == 1:
+            text = text.lstrip("\ufeff")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+            continue
+        yield (
+            number,
+            data
+            if isinstance(data, dict)
+            else f"expected a JSON object, got {type(data).__name__}",
+        )
+
+
+def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    problems: list[tuple[int, str]] = []
+    last = [0]
+
+    def lines() -> Iterator[str]:
+        for number, text, problem in _decoded_lines(path):
+            last[0] = number
+            if text is None:
+                problems.append((number, problem))
+                yield "\n"
+            else:
+                yield text.lstrip("\ufeff") if number == 1 else text
+
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    reader = csv.reader(lines(), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        yield last[0], f"unreadable CSV header ({exc})"
+        return
+    while True:
+        start = last[0] + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            yield last[0], f"unreadable CSV ({exc})"
+            break
+        while problems:
+            yield problems.pop(0)
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            yield start, f"has {len(row)} fields, the header has {len(header)}"
+            continue
+        yield start, _csv_row(dict(zip(header, row, strict=True)))
+    while problems:
+        yield problems.pop(0)
+
+
+def csv_header(path: Path) -> list[str]:
+    with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
+        return [
+            h.lstrip("\ufeff")
+            for h in next(
+                csv.reader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","), []
+            )
+        ]
+
+
+def _csv_row(row: dict[str, str]) -> dict[str, Any]:
+    """CSV cells are text: list fields may hold a JSON array (or one plain text / a|b|c)."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        name = CASE_ALIASES.get(key, key)
+        if name in _LIST_FIELDS:
+            out[key] = _cell_list(value, split=name == "slices")
+        elif name == "metadata":
+            out[key] = _cell_object(value)
+        elif value == "" and name not in ("id",):
+            continue
+        else:
+            out[key] = value
+    return out
+
+
+def _cell_object(value: str) -> Any:
+    if not value.strip():
+        return {}
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value  # validation then says metadata must be an object
+
+
+def _cell_list(value: str, *, split: bool) -> list[str]:
+    text = value.strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+            if isinstance(parsed, list):
+                return [str(v) for v in parsed]
+        except json.JSONDecodeError:
+            pass
+    if split:
+        return [part.strip() for part in text.replace(";", "|").split("|") if part.strip()]
+    return [value]
+
+
+def to_case(row: dict[str, Any], rubric: Rubric | None = None) -> tuple[Case | None, str | None]:
+    """A case, or the reason the row is not one (naming the fields)."""
+    try:
+        case = Case.model_validate(row)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors()[:4]:
+            where = ".".join(str(p) for p in err["loc"]) or "case"
+            msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].lower()
+            parts.append(f"{where}: {msg}")
+        return None, "; ".join(parts)
+    if rubric is not None:
+        missing = rubric.missing_inputs(case)
+        if missing:
+            return None, f"missing {', '.join(missing)} (needed by rubric {rubric.ref})"
+    return case, None
+
+
+def validate_file(path: Path, rubric: Rubric, *, max_problems: int = MAX_PROBLEMS) -> Validated:
+    """Check every line: syntax, fields the rubric needs, types, unique ids. Raise InputError
+    listing the problems (up to `max_problems`) if any; nothing is graded from a bad file."""
+    if not path.exists():
+        raise InputError(str(path), [(None, None, "no such file")])
+    if path.is_dir():
+        raise InputError(str(path), [(None, None, "is a folder, not a file")])
+    problems: list[tuple[int | None, str | None, str]] = []
+    first_line: dict[str, int] = {}
+    count = 0
+    if is_csv(path):
+        problems.extend(_check_csv_header(path, rubric))
+    for number, row in iter_rows(path):
+        if len(problems) >= max_problems:
+            problems.append((None, None, f"stopped after {max_problems} problems"))
+            break
+        if isinstance(row, str):
+            problems.append((number, None, row))
+            continue
+        case, problem = to_case(row, rubric)
+        case_id = str(row.get("id")) if row.get("id") not in (None, "") else None
+        if case is None:
+            problems.append((number, case_id, problem or "invalid case"))
+            continue
+        if case.id in first_line:
+            problems.append(
+                (number, case.id, f"duplicate id (first on line {first_line[case.id]})")
+            )
+            continue
+        first_line[case.id] = number
+        count += 1
+    if not problems and count == 0:
+        problems.append((None, None, "empty file: no cases to grade"))
+    if problems:
+        raise InputError(str(path), problems)
+    return Validated(path=path, count=count)
+
+
+def _check_csv_header(path: Path, rubric: Rubric) -> list[tuple[int | None, str | None, str]]:
+    header = {CASE_ALIASES.get(h, h) for h in csv_header(path)}
+    if not header:
+        return []
+    needed = ["id", *rubric.inputs]
+    missing = [name for name in needed if name not in header]
+    if missing:
+        return [
+            (1, None, f"CSV has no column {', '.join(missing)} (needed by rubric {rubric.ref})")
+        ]
+    return []
+
+
+def iter_cases(path: Path) -> Iterator[Case]:
+    """Cases of a file that `validate_file` accepted, streamed in order."""
+    for _, row in iter_rows(path):
+        if isinstance(row, dict):
+            case, _ = to_case(row)
+            if case is not None:
+                yield case

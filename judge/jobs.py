@@ -1,0 +1,128 @@
+"""Grade a whole file: validate, resume, stream records out in input order, summarise."""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judge.grader import Grader
+from judge.inputs import iter_cases, validate_file
+from judge.records import RecordWriter, finalize, finished_ids, scan_records
+from judge.schemas import Case, GradedRecord
+from judge.summary import SummaryBuilder
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which cases of the file to grade: the first `limit`, or a seeded random `sample`."""
+
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+
+    def indices(self, count: int) -> set[int] | None:
+        if self.sample is not None and self.sample < count:
+            return set(random.Random(self.seed).sample(range(count), self.sample))
+        if self.limit is not None and self.limit < count:
+            return set(range(self.limit))
+        return None
+
+
+def selected_cases(path: Path, chosen: set[int] | None) -> Iterator[Case]:
+    for index, case in enumerate(iter_cases(path)):
+        if chosen is None or index in chosen:
+            yield case
+
+
+async def grade_file(
+    grader: Grader,
+    input_path: Path,
+    output_path: Path,
+    *,
+    selection: Selection = Selection(),
+    overwrite: bool = False,
+    use_cache: bool = True,
+    progress: bool = False,
+    prices: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """Grade `input_path` into `output_path` and return the summary of the output file.
+
+    The input is validated in full first (InputError, nothing written). An existing output
+    is resumed: records already `ok`/`abstained` for this rubric file are kept, the rest
+    graded. The output ends with one record per selected case, in input order.
+    """
+    rubric = grader.rubric
+    validated = validate_file(input_path, rubric)
+    chosen = selection.indices(validated.count)
+    total = len(chosen) if chosen is not None else validated.count
+    if overwrite and output_path.exists():
+        output_path.unlink()
+    done = finished_ids(output_path, rubric.sha256)
+    todo = (c for c in selected_cases(input_path, chosen) if c.id not in done)
+    with RecordWriter(output_path) as writer, _progress_bar(progress, total, len(done)) as bar:
+        async for record in grader.grade_stream(todo, use_cache=use_cache):
+            writer.write(record)
+            bar(1)
+        del done
+    finalize(output_path, lambda: (c.id for c in selected_cases(input_path, chosen)))
+    return summarise_file(output_path, rubric.kind, rubric.ref, prices)
+
+
+def summarise_file(
+    path: Path, kind: str, rubric_ref: str, prices: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    builder = SummaryBuilder(kind, rubric_ref)
+    for _, data in scan_records(path):
+        builder.add(GradedRecord.model_validate(data))
+    return builder.result(prices)
+
+
+def _progress_bar(
+    enabled: bool, total: int, already: int
+) -> AbstractContextManager[Callable[[int], None]]:
+    if not enabled:
+        return nullcontext(lambda _n: None)
+    return _RichBar(total, already)
+
+
+class _RichBar:
+    """A rich progress bar with rate and ETA, on stderr."""
+
+    def __init__(self, total: int, already: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            console=Console(file=sys.stderr),
+        )
+        self._task = self._progress.add_task("grade", total=total, completed=already, rate="")
+
+    def __enter__(self) -> Callable[[int], None]:
+        self._progress.start()
+        return self._advance
+
+    def _advance(self, n: int) -> None:
+        task = self._progress.tasks[0]
+        speed = task.speed
+        self._progress.update(self._task, advance=n, rate=f"{speed:.1f}/s" if speed else "")
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()

@@ -1,0 +1,139 @@
+"""Pydantic models of the public contract: cases, verdicts and graded records (DESIGN.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Status = Literal["ok", "parse_error", "api_error", "abstained"]
+
+# Other tools' field names for the same things (Ragas first, then common variants).
+CASE_ALIASES: dict[str, str] = {
+    "user_input": "question",
+    "query": "question",
+    "retrieved_contexts": "contexts",
+    "context": "contexts",
+    "response": "answer",
+    "ground_truth": "reference",
+    "slice": "slices",
+    "response_a": "answer_a",
+    "response_b": "answer_b",
+}
+
+
+class Case(BaseModel):
+    """One thing to grade: a RAG answer, or a pair of answers for pairwise rubrics."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    id: str = Field(min_length=1, max_length=512)
+    question: str | None = None
+    contexts: list[str] = Field(default_factory=list)
+    answer: str | None = None
+    answer_a: str | None = None
+    answer_b: str | None = None
+    reference: str | None = None
+    slices: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_aliases(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        out = {}
+        for key, value in data.items():
+            name = CASE_ALIASES.get(key, key)
+            if name in out and name != key:
+                continue  # the canonical name wins over an alias
+            out[name] = value
+        if isinstance(out.get("id"), int) and not isinstance(out.get("id"), bool):
+            out["id"] = str(out["id"])
+        for name in ("contexts", "slices"):
+            if isinstance(out.get(name), str):
+                out[name] = [out[name]]
+            elif out.get(name) is None:
+                out.pop(name, None)
+        return out
+
+
+class _Verdict(BaseModel):
+    # extra="forbid" makes the JSON schema say additionalProperties: false, which strict
+    # structured output requires; every field without a default is required.
+    model_config = ConfigDict(extra="forbid")
+
+
+ClaimLabel = Literal["supported", "contradicted", "not_enough_information"]
+
+
+class ClaimVerdict(_Verdict):
+    claim: str
+    verdict: ClaimLabel
+    evidence: str
+
+
+class FaithfulnessVerdict(_Verdict):
+    claims: list[ClaimVerdict]
+
+
+class RelevanceVerdict(_Verdict):
+    rationale: str
+    abstained: bool
+    score: Literal[1, 2, 3, 4, 5]
+
+
+class PairwiseVerdict(_Verdict):
+    rationale: str
+    winner: Literal["A", "B", "tie"]
+
+
+Verdict = FaithfulnessVerdict | RelevanceVerdict | PairwiseVerdict
+
+VERDICT_MODELS: dict[str, type[_Verdict]] = {
+    "FaithfulnessVerdict": FaithfulnessVerdict,
+    "RelevanceVerdict": RelevanceVerdict,
+    "PairwiseVerdict": PairwiseVerdict,
+}
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class JudgeInfo(BaseModel):
+    """Provenance: which judge produced the verdict, with which settings."""
+
+    model: str
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    output_mode: str
+    system_fingerprint: str | None = None
+
+
+class GradedRecord(BaseModel):
+    """One output line per input case (DESIGN.md "Graded records")."""
+
+    id: str
+    rubric: str
+    rubric_version: int
+    rubric_sha256: str
+    judge: JudgeInfo
+    status: Status
+    verdict: dict[str, Any] | None = None
+    score: float | None = None
+    label: str | None = None
+    error: str | None = None
+    raw: str | None = None
+    cached: bool = False
+    usage: Usage = Field(default_factory=Usage)
+    latency_ms: float = 0.0
+    slices: list[str] = Field(default_factory=list)
