@@ -60,12 +60,7 @@ class Rubric(BaseModel):
         missing = []
         for name in self.inputs:
             value = getattr(case, name)
-            if (
-                value is None
-                or (name != "contexts" and isinstance(value, str) and not value)
-                or name == "contexts"
-                and not value
-            ):
+            if not value:  # None, "" or an empty list of contexts
                 missing.append(name)
         return missing
 

@@ -23,59 +23,15 @@ from judge.schemas import (
 )
 from judge.scoring import score_verdict
 
+# The reference's stop list: token_f1 reproduces its worked examples with exactly this set.
 STOPWORDS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "is",
-        "are",
-        "was",
-        "were",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "and",
-        "or",
-        "it",
-        "this",
-        "that",
-        "with",
-        "you",
-        "your",
-    ]
+    {"the", "a", "an", "is", "are", "was", "were", "of", "to", "in"}
+    | {"on", "for", "and", "or", "it", "this", "that", "with", "you", "your"}
 )
 QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "why",
-        "how",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-        "i",
-        "my",
-        "me",
-        "we",
-        "our",
-        "us",
-        "be",
-        "there",
-        "any",
-    ]
+    {"what", "when", "where", "which", "who", "whom", "whose", "why", "how", "do", "does"}
+    | {"did", "can", "could", "should", "would", "will", "i", "my", "me", "we", "our", "us"}
+    | {"be", "there", "any"}
 )
 SUPPORT_THRESHOLD = 0.6
 LONG_CLAIM_WORDS = 25
