@@ -1,0 +1,57 @@
+"""Calibrate an LLM judge against human labels: agreement, intervals, readiness, report.
+
+Pure math on label files from any judge; this package never imports the grading engine.
+"""
+
+from calibration.correlation import correlations, grouped_correlations
+from calibration.errors import CalibrationInputError
+from calibration.intervals import binomial_test_p, bootstrap_ci, wilson_interval
+from calibration.labels import JoinedLabels, LabelSet, join_labels, read_labels
+from calibration.metrics import (
+    adjacent_agreement,
+    balanced_accuracy,
+    cohen_kappa,
+    confusion,
+    expected_agreement,
+    kappa_from_confusion,
+    mean_absolute_error,
+    observed_agreement,
+    per_class_scores,
+)
+from calibration.multirater import fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
+from calibration.plan import LabelPlan, plan_sample_size
+from calibration.rates import rogan_gladen, rogan_gladen_interval
+from calibration.readiness import assess_readiness
+from calibration.report import calibrate, write_report
+
+__all__ = [
+    "CalibrationInputError",
+    "JoinedLabels",
+    "LabelPlan",
+    "LabelSet",
+    "adjacent_agreement",
+    "assess_readiness",
+    "balanced_accuracy",
+    "binomial_test_p",
+    "bootstrap_ci",
+    "calibrate",
+    "cohen_kappa",
+    "confusion",
+    "correlations",
+    "expected_agreement",
+    "fleiss_kappa",
+    "fleiss_kappa_from_counts",
+    "grouped_correlations",
+    "join_labels",
+    "kappa_from_confusion",
+    "krippendorff_alpha",
+    "mean_absolute_error",
+    "observed_agreement",
+    "per_class_scores",
+    "plan_sample_size",
+    "read_labels",
+    "rogan_gladen",
+    "rogan_gladen_interval",
+    "wilson_interval",
+    "write_report",
+]

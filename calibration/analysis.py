@@ -1,0 +1,245 @@
+"""Every statistic for one set of paired labels: the body of a calibration report.
+
+The scale decides which statistics apply: ``categorical`` labels (text) get agreement,
+kappa and the confusion matrix; ``ordinal`` labels (whole numbers) get those plus weighted
+kappa, correlations and MAE; ``continuous`` scores get correlations and MAE only, kappa
+being undefined for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from calibration.correlation import correlations, grouped_correlations
+from calibration.intervals import bootstrap_ci, wilson_interval
+from calibration.labels import as_number, normalise_label
+from calibration.metrics import (
+    Weights,
+    adjacent_agreement,
+    balanced_accuracy,
+    kappa_from_confusion,
+    mean_absolute_error,
+    per_class_scores,
+)
+from calibration.rates import rogan_gladen, rogan_gladen_interval
+
+__all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
+
+Scale = Literal["categorical", "ordinal", "continuous"]
+
+# Labels read as "the answer passes" when a two-class file does not say which is positive.
+POSITIVE_WORDS = frozenset(
+    [
+        "pass",
+        "passed",
+        "yes",
+        "true",
+        "ok",
+        "good",
+        "correct",
+        "acceptable",
+        "faithful",
+        "consistent",
+        "supported",
+        "relevant",
+        "positive",
+        "grounded",
+        "safe",
+    ]
+)
+MAX_DISAGREEMENTS = 500
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Choices that change the statistics (not where files go)."""
+
+    weights: Weights = None
+    labels: tuple[str, ...] | None = None
+    positive_label: str | None = None
+    n_bootstrap: int = 1000
+    seed: int = 0
+
+
+def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
+    """``continuous`` if both sides are numbers and some are fractional, ``ordinal`` if all
+    are whole numbers, else ``categorical``."""
+    numbers = [as_number(v) for v in [*human, *judge]]
+    if not numbers or any(x is None for x in numbers):
+        return "categorical"
+    if all(x is not None and x.is_integer() for x in numbers):
+        return "ordinal"
+    return "continuous"
+
+
+def choose_positive(order: Sequence[str], explicit: str | None = None) -> str:
+    """The "pass" class of a two-class scale: ``explicit``; else the larger number; else the
+    one label that reads as a pass (``consistent``, ``faithful``, ``yes``...); else the last."""
+    if explicit is not None:
+        return explicit
+    if all(as_number(v) is not None for v in order):
+        return max(order, key=lambda v: float(v))
+    passes = [v for v in order if v.lower() in POSITIVE_WORDS]
+    return passes[0] if len(passes) == 1 else order[-1]
+
+
+def order_labels(values: Sequence[str], *, explicit: Sequence[str] | None = None) -> list[str]:
+    """Stated class order: ``explicit`` if given; numbers ascending; two classes with the
+    pass class last (as scikit-learn puts 1 after 0); otherwise alphabetical."""
+    if explicit:
+        return list(explicit)
+    distinct = set(values)
+    if all(as_number(v) is not None for v in distinct):
+        return sorted(distinct, key=float)
+    order = sorted(distinct)
+    if len(order) == 2:
+        positive = choose_positive(order)
+        order = [v for v in order if v != positive] + [positive]
+    return order
+
+
+def _kappa_ci(h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, weights: Weights):
+    def statistic(hs: np.ndarray, js: np.ndarray) -> float:
+        matrix = np.bincount(hs * k + js, minlength=k * k).reshape(k, k)
+        return kappa_from_confusion(matrix, weights=weights)
+
+    return bootstrap_ci(h, j, statistic, n_resamples=opts.n_bootstrap, seed=opts.seed)
+
+
+def _undefined_reason(matrix: np.ndarray, order: list[str]) -> str:
+    if matrix.sum() == 0:
+        return "kappa undefined: no cases"
+    used = [order[i] for i in np.flatnonzero(matrix.sum(axis=0) + matrix.sum(axis=1))]
+    return f"kappa undefined: the labels do not vary (both sides only say {used[0]!r})"
+
+
+def _categorical(h_lab: list[str], j_lab: list[str], order: list[str], opts: AnalysisOptions):
+    index = {label: i for i, label in enumerate(order)}
+    h = np.array([index[v] for v in h_lab], dtype=int)
+    j = np.array([index[v] for v in j_lab], dtype=int)
+    k = len(order)
+    matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
+    n = int(matrix.sum())
+    kappa = kappa_from_confusion(matrix)
+    out: dict[str, Any] = {
+        "labels": order,
+        "observed_agreement": float(np.trace(matrix) / n) if n else None,
+        "expected_agreement": float((matrix.sum(0) * matrix.sum(1)).sum() / n**2) if n else None,
+        "kappa": kappa,
+        "kappa_undefined_reason": None if np.isfinite(kappa) else _undefined_reason(matrix, order),
+        "kappa_ci95": _kappa_ci(h, j, k, opts, None) if np.isfinite(kappa) else None,
+        "weights": opts.weights,
+        "weighted_kappa": None,
+        "weighted_kappa_ci95": None,
+        "confusion_matrix": {"labels": order, "matrix": matrix.tolist()},
+        "per_class": per_class_scores(h, j, labels=range(k)),
+        "balanced_accuracy": balanced_accuracy(h, j, labels=range(k)),
+    }
+    out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
+    if opts.weights:
+        weighted = kappa_from_confusion(matrix, weights=opts.weights)
+        out["weighted_kappa"] = weighted
+        if np.isfinite(weighted):
+            out["weighted_kappa_ci95"] = _kappa_ci(h, j, k, opts, opts.weights)
+    if k == 2:
+        out["binary"] = _binary(matrix, order, opts)
+    return out
+
+
+def _binary(matrix: np.ndarray, order: list[str], opts: AnalysisOptions) -> dict[str, Any]:
+    pos = order.index(choose_positive(order, opts.positive_label))
+    neg = 1 - pos
+    tp, fn, fp, tn = (
+        int(matrix[a, b]) for a, b in [(pos, pos), (pos, neg), (neg, pos), (neg, neg)]
+    )
+    n = tp + fn + fp + tn
+    tpr = tp / (tp + fn) if tp + fn else float("nan")
+    tnr = tn / (tn + fp) if tn + fp else float("nan")
+    judge_rate = (tp + fp) / n if n else float("nan")
+    return {
+        "positive_label": order[pos],
+        "negative_label": order[neg],
+        "counts": {"tp": tp, "fn": fn, "fp": fp, "tn": tn},
+        "tpr": tpr,
+        "tnr": tnr,
+        "judge_pass_rate": judge_rate,
+        "judge_pass_rate_ci95": wilson_interval(tp + fp, n) if n else None,
+        "human_pass_rate": (tp + fn) / n if n else float("nan"),
+        "human_pass_rate_ci95": wilson_interval(tp + fn, n) if n else None,
+        "corrected_pass_rate": rogan_gladen(judge_rate, tpr, tnr),
+        "corrected_pass_rate_ci95": rogan_gladen_interval(
+            tp + fp, n, tp=tp, fn=fn, tn=tn, fp=fp, seed=opts.seed
+        ),
+    }
+
+
+def _numeric(hx: np.ndarray, jx: np.ndarray, scale: Scale, groups: Sequence[Any] | None):
+    out: dict[str, Any] = {
+        "correlation": correlations(hx, jx),
+        "mae": mean_absolute_error(hx, jx),
+    }
+    if scale == "ordinal":
+        out["exact_agreement"] = float(np.mean(hx == jx)) if len(hx) else None
+        out["adjacent_agreement"] = adjacent_agreement(hx, jx)
+    if groups is not None:
+        out["correlation_by_group"] = grouped_correlations(hx, jx, groups=groups)
+    return out
+
+
+def _continuous_placeholders() -> dict[str, Any]:
+    reason = (
+        "kappa undefined: the scores are continuous; kappa needs categories "
+        "(use --threshold to turn scores into pass/fail)"
+    )
+    keys = ["labels", "observed_agreement", "expected_agreement", "kappa", "kappa_ci95"]
+    return {**dict.fromkeys(keys), "kappa_undefined_reason": reason, "weighted_kappa": None}
+
+
+def _disagreements(ids, h_lab, j_lab, hx, jx, positive: str | None) -> list[dict[str, Any]]:
+    rows = []
+    for i, case_id in enumerate(ids):
+        if h_lab[i] == j_lab[i]:
+            continue
+        row: dict[str, Any] = {"id": case_id, "human": h_lab[i], "judge": j_lab[i]}
+        if hx is not None:
+            row["distance"] = abs(float(hx[i] - jx[i]))
+        rows.append(row)
+    if hx is not None:
+        rows.sort(key=lambda r: -r["distance"])
+    elif positive is not None:
+        # A false pass (the judge passes what people fail) is the costly error for a gate.
+        rows.sort(key=lambda r: r["judge"] != positive)
+    return rows[:MAX_DISAGREEMENTS]
+
+
+def analyse(
+    ids: Sequence[str],
+    human: Sequence[Any],
+    judge: Sequence[Any],
+    *,
+    options: AnalysisOptions = AnalysisOptions(),
+    groups: Sequence[Any] | None = None,
+    order: list[str] | None = None,
+) -> dict[str, Any]:
+    """All statistics of one set of paired labels (values may be raw text or numbers)."""
+    scale = scale_of(human, judge)
+    h_lab = [normalise_label(v) for v in human]
+    j_lab = [normalise_label(v) for v in judge]
+    result: dict[str, Any] = {"n": len(ids), "scale": scale}
+    if scale == "continuous":
+        result.update(_continuous_placeholders())
+    else:
+        order = order or order_labels([*h_lab, *j_lab], explicit=options.labels)
+        result.update(_categorical(h_lab, j_lab, order, options))
+    hx = jx = None
+    if scale != "categorical":
+        hx = np.array([as_number(v) for v in human], dtype=float)
+        jx = np.array([as_number(v) for v in judge], dtype=float)
+        result.update(_numeric(hx, jx, scale, groups))
+    positive = result.get("binary", {}).get("positive_label")
+    result["disagreements"] = _disagreements(ids, h_lab, j_lab, hx, jx, positive)
+    return result

@@ -1,0 +1,166 @@
+"""``judge calibrate``: argument parsing and printing only; the work is in ``report``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from calibration.errors import CalibrationInputError
+from calibration.plan import plan_sample_size
+from calibration.report import calibrate, write_report
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``calibrate`` arguments to ``parser``."""
+    parser.add_argument(
+        "judge_labels",
+        metavar="JUDGE_LABELS",
+        nargs="?",
+        type=Path,
+        help="judge labels or graded records (JSONL or CSV, with id)",
+    )
+    parser.add_argument(
+        "human_labels",
+        metavar="HUMAN_LABELS",
+        nargs="?",
+        type=Path,
+        help="human labels (JSONL or CSV, with id; optional annotator column)",
+    )
+    parser.add_argument(
+        "--judge-field",
+        default="label",
+        metavar="F",
+        help="judge field to compare (default: label; score for numbers)",
+    )
+    parser.add_argument(
+        "--human-field",
+        default="label",
+        metavar="F",
+        help="human field to compare (default: label)",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=["linear", "quadratic"],
+        help="weighted kappa for ordinal labels; readiness uses it",
+    )
+    parser.add_argument(
+        "--group-field",
+        metavar="F",
+        help="field grouping cases (e.g. dialogue) for per-group correlation",
+    )
+    parser.add_argument("--slice-field", metavar="F", help="field to break every statistic by")
+    cut = parser.add_mutually_exclusive_group()
+    cut.add_argument(
+        "--threshold", type=float, metavar="T", help="judge score >= T counts as the pass class"
+    )
+    cut.add_argument(
+        "--fit-threshold",
+        action="store_true",
+        help="choose the threshold that maximises kappa (in-sample)",
+    )
+    parser.add_argument(
+        "--labels",
+        metavar="L1,L2,...",
+        help="class order for the confusion matrix (comma-separated)",
+    )
+    parser.add_argument("--positive-label", metavar="L", help="the pass class of two classes")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples (default: 2000)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("calibration-report"),
+        metavar="REPORT_DIR",
+        help="report folder (default: calibration-report)",
+    )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="say how many labelled cases a narrow interval needs, then stop",
+    )
+    parser.add_argument("--kappa", type=float, default=0.6, help="--plan: expected kappa")
+    parser.add_argument("--width", type=float, default=0.2, help="--plan: interval width")
+    parser.add_argument("--prevalence", type=float, default=0.5, help="--plan: pass rate")
+
+
+def _fmt(value: Any) -> str:
+    return "undefined" if value is None or value != value else f"{value:.3f}"
+
+
+def _summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
+    ci = result.get("kappa_ci95")
+    interval = f" (95% CI {ci[0]:.3f} to {ci[1]:.3f})" if ci and ci[0] == ci[0] else ""
+    unmatched = result["unmatched"]
+    print(
+        f"n = {result['n']} matched; unmatched: {unmatched['judge_only']} judge-only, "
+        f"{unmatched['human_only']} human-only",
+        file=out,
+    )
+    print(f"kappa = {_fmt(result.get('kappa'))}{interval}", file=out)
+    if result.get("weighted_kappa") is not None:
+        print(f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}", file=out)
+    if result.get("correlation"):
+        corr = result["correlation"]
+        print(
+            "pearson = {} spearman = {} kendall = {}".format(
+                *(_fmt(corr[k]) for k in ("pearson", "spearman", "kendall"))
+            ),
+            file=out,
+        )
+    print(f"readiness: {result['readiness']}", file=out)
+    for reason in result["readiness_reasons"]:
+        print(f"  - {reason}", file=out)
+    print("wrote: " + ", ".join(str(p) for p in paths), file=out)
+
+
+def _run_plan(args: argparse.Namespace) -> int:
+    try:
+        plan = plan_sample_size(args.kappa, args.width, prevalence=args.prevalence)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(plan.describe())
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr)."""
+    if args.plan:
+        return _run_plan(args)
+    if args.judge_labels is None or args.human_labels is None:
+        print("error: JUDGE_LABELS and HUMAN_LABELS are required (or use --plan)", file=sys.stderr)
+        return 2
+    labels = [v.strip() for v in args.labels.split(",")] if args.labels else None
+    try:
+        result = calibrate(
+            args.judge_labels,
+            args.human_labels,
+            judge_field=args.judge_field,
+            human_field=args.human_field,
+            weights=args.weights,
+            group_field=args.group_field,
+            slice_field=args.slice_field,
+            threshold=args.threshold,
+            fit_threshold=args.fit_threshold,
+            labels=labels,
+            positive_label=args.positive_label,
+            n_bootstrap=args.bootstrap,
+            seed=args.seed,
+        )
+    except CalibrationInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    paths = write_report(result, args.output)
+    _summary(result, paths, sys.stdout)
+    return 0

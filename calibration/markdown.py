@@ -1,0 +1,189 @@
+"""``report.md``: the calibration result as tables and sentences a reviewer can read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["render_markdown"]
+
+SHOWN_DISAGREEMENTS = 25
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "undefined"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _ci(ci: Any) -> str:
+    if not ci or ci[0] is None:
+        return "—"
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_num(c) for c in row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _data(r: dict[str, Any]) -> list[str]:
+    s, u = r.get("settings", {}), r["unmatched"]
+    lines = [
+        "## Data",
+        "",
+        f"- judge: `{s.get('judge_file')}` (field `{s.get('judge_field')}`); "
+        f"human: `{s.get('human_file')}` (field `{s.get('human_field')}`)",
+        f"- matched cases: **{r['n']}**; judge-only ids: {u['judge_only']}; "
+        f"human-only ids: {u['human_only']} (listed in calibration.json)",
+    ]
+    for side in ("judge", "human"):
+        for reason, count in r["excluded"][side].items():
+            lines.append(f"- excluded from the {side} file: {count} ({reason})")
+    return [*lines, ""]
+
+
+def _agreement(r: dict[str, Any]) -> list[str]:
+    rows = [
+        ["observed agreement", r.get("observed_agreement"), "—"],
+        ["expected (chance) agreement", r.get("expected_agreement"), "—"],
+        ["Cohen's kappa", r.get("kappa"), _ci(r.get("kappa_ci95"))],
+    ]
+    if r.get("weights"):
+        rows.append(
+            [
+                f"{r['weights']} weighted kappa",
+                r.get("weighted_kappa"),
+                _ci(r.get("weighted_kappa_ci95")),
+            ]
+        )
+    rows.append(["balanced accuracy", r.get("balanced_accuracy"), "—"])
+    lines = ["## Agreement", "", *_table(["statistic", "value", "95% interval"], rows)]
+    if r.get("kappa_undefined_reason"):
+        lines += [f"_{r['kappa_undefined_reason']}_", ""]
+    return lines
+
+
+def _confusion(r: dict[str, Any]) -> list[str]:
+    cm = r.get("confusion_matrix")
+    if not cm:
+        return []
+    header = ["human \\ judge", *map(str, cm["labels"])]
+    rows = [[str(label), *row] for label, row in zip(cm["labels"], cm["matrix"], strict=True)]
+    lines = ["## Confusion matrix (rows human, columns judge)", "", *_table(header, rows)]
+    per = r.get("per_class") or {}
+    rows = [[k, v["precision"], v["recall"], v["f1"], v["support"]] for k, v in per.items()]
+    return lines + _table(["class", "precision", "recall", "F1", "support"], rows)
+
+
+def _binary(r: dict[str, Any]) -> list[str]:
+    b = r.get("binary")
+    if not b:
+        return []
+    rows = [
+        ["judge pass rate", b["judge_pass_rate"], _ci(b["judge_pass_rate_ci95"])],
+        ["human pass rate", b["human_pass_rate"], _ci(b["human_pass_rate_ci95"])],
+        [
+            "corrected pass rate (Rogan-Gladen)",
+            b["corrected_pass_rate"],
+            _ci(b["corrected_pass_rate_ci95"]),
+        ],
+        ["true positive rate", b["tpr"], "—"],
+        ["true negative rate", b["tnr"], "—"],
+    ]
+    note = (
+        "On this labelled set the corrected rate equals the human rate by construction; its "
+        "interval is what correcting a fresh judged set of this size would carry."
+    )
+    title = f"## Pass rates (pass = `{b['positive_label']}`)"
+    return [title, "", *_table(["rate", "value", "95% interval"], rows), note, ""]
+
+
+def _numeric(r: dict[str, Any]) -> list[str]:
+    corr = r.get("correlation")
+    if not corr:
+        return []
+    rows = [[k, v] for k, v in corr.items()] + [["MAE", r.get("mae")]]
+    for key in ("exact_agreement", "adjacent_agreement"):
+        if key in r:
+            rows.append([key.replace("_", " "), r[key]])
+    lines = ["## Scores", "", *_table(["statistic", "value"], rows)]
+    g = r.get("correlation_by_group")
+    if g:
+        lines += [
+            f"Mean per-group correlation over {g['groups_used']} groups "
+            f"({g['groups_skipped']} constant groups skipped): pearson {_num(g['pearson'])}, "
+            f"spearman {_num(g['spearman'])}, kendall {_num(g['kendall'])}.",
+            "",
+        ]
+    return lines
+
+
+def _inter_annotator(r: dict[str, Any]) -> list[str]:
+    ia = r.get("inter_annotator")
+    if not ia:
+        return []
+    rows = [[pair, v["n"], v["kappa"]] for pair, v in ia["pairwise"].items()]
+    ties = len(r["excluded"]["human_ids"].get("tied majority", []))
+    summary = (
+        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} on {ia['n_complete']} fully rated items; "
+        f"Krippendorff's alpha ({ia['alpha_level']}) {_num(ia['krippendorff_alpha'])}. "
+        f"The judge is compared with the majority label; tied ids left out: {ties}."
+    )
+    title = "## Inter-annotator agreement (the ceiling)"
+    return [title, "", *_table(["annotators", "n", "Cohen's kappa"], rows), summary, ""]
+
+
+def _threshold(r: dict[str, Any]) -> list[str]:
+    t = r.get("threshold")
+    if not t:
+        return []
+    fitted = " (fitted on these labels: in-sample, optimistic)" if t["fitted"] else ""
+    return ["## Threshold", "", f"{t['rule']}{fitted}", ""]
+
+
+def _slices(r: dict[str, Any]) -> list[str]:
+    slices = r.get("slices")
+    if not slices:
+        return []
+    header = ["slice", "n", "kappa", "95% interval", "readiness"]
+    rows = [
+        [name, s["n"], s.get("kappa"), _ci(s.get("kappa_ci95")), s["readiness"]]
+        for name, s in slices.items()
+    ]
+    return ["## Slices", "", *_table(header, rows)]
+
+
+def _disagreements(r: dict[str, Any]) -> list[str]:
+    rows = r.get("disagreements") or []
+    if not rows:
+        return ["## Disagreements", "", "None.", ""]
+    shown = rows[:SHOWN_DISAGREEMENTS]
+    has_distance = "distance" in shown[0]
+    header = ["id", "human", "judge", *(["distance"] if has_distance else [])]
+    table = [
+        [d["id"], d["human"], d["judge"], *([d["distance"]] if has_distance else [])] for d in shown
+    ]
+    intro = f"Worst first; {len(shown)} of {len(rows)} shown (all are in calibration.json)."
+    return ["## Disagreements", "", intro, "", *_table(header, table)]
+
+
+def render_markdown(result: dict[str, Any]) -> str:
+    """The report as Markdown; ``result`` is the strict-JSON form (``None`` for undefined)."""
+    lines = ["# Judge calibration report", "", f"**Readiness: {result['readiness']}**", ""]
+    lines += [f"- {reason}" for reason in result["readiness_reasons"]] + [""]
+    for section in (
+        _data,
+        _agreement,
+        _confusion,
+        _binary,
+        _numeric,
+        _inter_annotator,
+        _threshold,
+        _slices,
+        _disagreements,
+    ):
+        lines += section(result)
+    return "\n".join(lines).rstrip() + "\n"

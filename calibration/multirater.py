@@ -1,0 +1,130 @@
+"""Agreement among several human annotators: the ceiling a judge can be held to.
+
+Ratings are a table with one row per item and one column per annotator; ``None`` (or
+``nan``) marks a missing rating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["fleiss_kappa", "fleiss_kappa_from_counts", "krippendorff_alpha"]
+
+Level = Literal["nominal", "ordinal", "interval"]
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _category_counts(ratings: ArrayLike, labels: Sequence[Any] | None) -> np.ndarray:
+    """Items x categories table of how many annotators gave each category."""
+    table = np.asarray(ratings, dtype=object)
+    if table.ndim != 2:
+        raise ValueError(f"ratings must be a 2-D items x annotators table, got {table.shape}")
+    if labels is None:
+        labels = _sorted_labels(table)
+    index = {label: i for i, label in enumerate(labels)}
+    counts = np.zeros((table.shape[0], len(labels)), dtype=float)
+    for u, row in enumerate(table):
+        for value in row:
+            if not _is_missing(value) and value in index:
+                counts[u, index[value]] += 1
+    return counts
+
+
+def fleiss_kappa_from_counts(counts: ArrayLike) -> float:
+    """Fleiss' kappa from an items x categories table of rating counts; see
+    :func:`fleiss_kappa`. Every row must sum to the same number of raters (at least 2)."""
+    c = np.asarray(counts, dtype=float)
+    raters = c.sum(axis=1)
+    if len(c) == 0 or raters[0] < 2 or np.any(raters != raters[0]):
+        raise ValueError("Fleiss' kappa needs the same number (>= 2) of ratings for every item")
+    r = raters[0]
+    p_item = ((c * c).sum(axis=1) - r) / (r * (r - 1))
+    p_cat = c.sum(axis=0) / c.sum()
+    p_e = float((p_cat**2).sum())
+    if p_e >= 1.0:
+        return float("nan")
+    return float((p_item.mean() - p_e) / (1 - p_e))
+
+
+def fleiss_kappa(ratings: ArrayLike, *, labels: Sequence[Any] | None = None) -> float:
+    """Fleiss' kappa for a fixed number of raters per item (not necessarily the same people).
+
+    Formula: ``κ = (P̄ - P_e) / (1 - P_e)``, with ``P̄`` the mean over items of the share of
+    agreeing rater pairs, ``P_i = (Σ_j n_ij² - r) / (r(r-1))``, and ``P_e = Σ_j p_j²`` from the
+    overall category shares ``p_j``. Read it like Cohen's kappa (for two raters it equals
+    Scott's pi). Undefined (``nan``) when every rating is the same category.
+    Raises ``ValueError`` when items have different numbers of ratings: use
+    :func:`krippendorff_alpha`, which allows missing ratings.
+
+    Reference: Fleiss (1971), Psychol. Bull. 76(5).
+    """
+    return fleiss_kappa_from_counts(_category_counts(ratings, labels))
+
+
+def _delta_squared(counts_by_value: np.ndarray, values: np.ndarray, level: Level) -> np.ndarray:
+    k = len(values)
+    if level == "nominal":
+        return 1.0 - np.eye(k)
+    if level == "interval":
+        return (values[:, None] - values[None, :]) ** 2
+    if level == "ordinal":
+        cumulative = np.concatenate([[0.0], np.cumsum(counts_by_value)])
+        lo = np.minimum.outer(np.arange(k), np.arange(k))
+        hi = np.maximum.outer(np.arange(k), np.arange(k))
+        between = cumulative[hi + 1] - cumulative[lo]
+        half = (counts_by_value[:, None] + counts_by_value[None, :]) / 2
+        return (between - half) ** 2
+    raise ValueError(f"level must be nominal, ordinal or interval, got {level!r}")
+
+
+def krippendorff_alpha(
+    ratings: ArrayLike, *, level: Level = "nominal", labels: Sequence[Any] | None = None
+) -> float:
+    """Krippendorff's alpha: agreement among any number of raters, missing ratings allowed.
+
+    Formula: ``α = 1 - D_o / D_e``. From each item with ``m >= 2`` ratings every ordered pair
+    of its ratings adds ``1/(m-1)`` to the coincidence matrix ``o_ck``; with ``n_c = Σ_k o_ck``
+    and ``n = Σ n_c``, ``α = 1 - (n-1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck``. The distance ``δ²`` is
+    0/1 for ``nominal``, ``(c-k)²`` for ``interval`` and, for ``ordinal``, the squared count of
+    ratings between c and k (less half of each end). Items rated once are ignored.
+
+    Read: 1 perfect, 0 chance-level, negative systematic disagreement; Krippendorff suggests
+    relying on data with α >= 0.8 and tentative conclusions for 0.667-0.8. Undefined
+    (``nan``) when there is no expected disagreement (a single category in all pairable
+    ratings). ``labels`` fixes the category order (and, for interval, must be numeric).
+
+    Reference: Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability";
+    Hayes and Krippendorff (2007), Commun. Methods Meas. 1(1).
+    """
+    counts = _category_counts(ratings, labels)
+    m = counts.sum(axis=1)
+    counts = counts[m >= 2]
+    m = m[m >= 2]
+    if len(counts) == 0:
+        return float("nan")
+    coincidence = np.einsum("uc,uk->ck", counts / (m - 1)[:, None], counts)
+    coincidence -= np.diag((counts / (m - 1)[:, None]).sum(axis=0))
+    n_c = coincidence.sum(axis=1)
+    n = n_c.sum()
+    order = labels if labels is not None else _sorted_labels(ratings)
+    values = np.asarray(order, dtype=float) if level == "interval" else np.arange(len(n_c))
+    delta = _delta_squared(n_c, values.astype(float), level)
+    expected = float((np.outer(n_c, n_c) * delta).sum())
+    if expected == 0:
+        return float("nan")
+    return 1.0 - (n - 1) * float((coincidence * delta).sum()) / expected
+
+
+def _sorted_labels(ratings: ArrayLike) -> list[Any]:
+    present = {v for v in np.asarray(ratings, dtype=object).ravel() if not _is_missing(v)}
+    try:
+        return sorted(present, key=float)
+    except (TypeError, ValueError):
+        return sorted(present, key=str)

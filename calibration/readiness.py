@@ -1,0 +1,96 @@
+"""Is the judge fit to gate a release? A verdict with its reasons in words.
+
+The rule of thumb of the field, applied to the lower bound of the kappa interval (weighted
+kappa when a weighting was asked for) so that a small lucky sample cannot pass:
+below 0.4 ``not_ready``; 0.4 to 0.6 ``rough_signal``; above 0.6 ``gate_ready``.
+A judge that misses most of one class is never ``gate_ready``, whatever its kappa.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["NOT_READY", "ROUGH_SIGNAL", "GATE_READY", "assess_readiness"]
+
+NOT_READY, ROUGH_SIGNAL, GATE_READY = "not_ready", "rough_signal", "gate_ready"
+ROUGH_FROM, GATE_ABOVE = 0.4, 0.6
+SMALL_SAMPLE = 50
+_METHOD_NAMES = {"cohen_kappa": "Cohen's kappa", "fleiss_kappa": "Fleiss' kappa"}
+
+
+def _band(value: float) -> str:
+    if value < ROUGH_FROM:
+        return NOT_READY
+    return GATE_READY if value > GATE_ABOVE else ROUGH_SIGNAL
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x)
+
+
+def _kappa_reason(name: str, value: float, ci: Any, verdict: str) -> str:
+    if ci is None or not all(_finite(b) for b in ci):
+        return f"{name} {value:.3f} (no interval: too few varied resamples); judged on the value"
+    meaning = {
+        NOT_READY: f"below {ROUGH_FROM}: not ready to gate a release",
+        ROUGH_SIGNAL: f"between {ROUGH_FROM} and {GATE_ABOVE}: a rough signal, not a gate",
+        GATE_READY: f"above {GATE_ABOVE}: usable as an automated gate",
+    }[verdict]
+    return f"{name} {value:.3f}, 95% interval [{ci[0]:.3f}, {ci[1]:.3f}]; lower bound {meaning}"
+
+
+def _missed_classes(result: dict[str, Any], kappa: float) -> list[str]:
+    reasons = []
+    for label, scores in (result.get("per_class") or {}).items():
+        recall, support = scores["recall"], scores["support"]
+        if support and _finite(recall) and recall < 0.5:
+            lead = "agreement above chance but" if kappa > 0 else "agreement no better than chance:"
+            hits = round(recall * support)
+            reasons.append(
+                f"{lead} the judge misses most of class {label!r} "
+                f"(recall {recall:.2f}: {hits} of {support} found)"
+            )
+    return reasons
+
+
+def _context(result: dict[str, Any], n: int) -> list[str]:
+    notes = []
+    if n < SMALL_SAMPLE:
+        notes.append(f"only {n} labelled cases: the interval is wide; label more (see --plan)")
+    inter = result.get("inter_annotator")
+    if inter and _finite(inter.get("ceiling")):
+        notes.append(
+            f"people agree with each other at {_METHOD_NAMES[inter['method']]} "
+            f"{inter['ceiling']:.3f}: "
+            "the ceiling a judge can be held to"
+        )
+    threshold = result.get("threshold")
+    if threshold and threshold.get("fitted"):
+        notes.append(
+            f"threshold {threshold['value']:g} was fitted on these labels (in-sample): "
+            "expect lower agreement on new data"
+        )
+    return notes
+
+
+def assess_readiness(result: dict[str, Any]) -> tuple[str, list[str]]:
+    """``(readiness, reasons)`` for a calibration result (see the module docstring)."""
+    weighted = bool(result.get("weights"))
+    key = "weighted_kappa" if weighted else "kappa"
+    name = f"{result['weights']} weighted kappa" if weighted else "kappa"
+    raw = result.get(key)
+    context = _context(result, result.get("n", 0))
+    if raw is None or not _finite(raw):
+        reason = result.get("kappa_undefined_reason") or "kappa undefined"
+        return NOT_READY, [reason, *context]
+    value = float(raw)
+    ci = result.get(f"{key}_ci95")
+    lower = ci[0] if ci is not None and _finite(ci[0]) else value
+    verdict = _band(lower)
+    reasons = [_kappa_reason(name, value, ci, verdict)]
+    missed = _missed_classes(result, value)
+    if missed and verdict == GATE_READY:
+        verdict = ROUGH_SIGNAL
+        missed.append("not a gate while a class is mostly missed")
+    return verdict, [*reasons, *missed, *context]
