@@ -21,7 +21,7 @@ from judge.config import JudgeConfig
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.grader import Grader
 from judge.jobs import Selection, grade_file
-from judge.rubric import DEFAULT_RUBRICS_DIR, list_rubrics, load_rubric, verify_lock
+from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 OFFLINE_NOTE = (
@@ -172,7 +172,15 @@ def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
-async def _grade(config, rubric, input_path, output, args, env, prices) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+async def _grade(
+    config: JudgeConfig,
+    rubric: Rubric,
+    input_path: Path,
+    output: Path,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    prices: tuple[float, float] | None,
+) -> dict[str, Any]:
     backend = make_backend(config)
     cache = open_cache(config)
     try:
@@ -206,7 +214,8 @@ class _input_file:
     """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
 
     def __init__(self, name: str, fmt: str | None) -> None:
-        self.name, self.fmt, self._tmp = name, fmt, None
+        self.name, self.fmt = name, fmt
+        self._tmp: Path | None = None
 
     def __enter__(self) -> Path:
         if self.name != "-":
@@ -224,22 +233,20 @@ class _input_file:
 
 
 def print_summary(summary: dict[str, Any]) -> None:
-    """The summary as a table on stdout."""
+    """The summary as a table on stdout: one row for all cases, one per slice."""
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
-    table.add_column("slice")
-    table.add_column("cases", justify="right")
-    table.add_column("status")
-    keys = _headline_keys(summary["kind"])
-    for key in keys:
-        table.add_column(key.replace("_", " "), justify="right")
-    rows = [("all", summary)] + list(summary.get("by_slice", {}).items())
+    columns = _HEADLINES.get(summary["kind"], _HEADLINES["pairwise"])
+    for heading in ["slice", "cases", "status", *columns.values()]:
+        table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
+    rows = [("all", summary), *summary.get("by_slice", {}).items()]
     for name, stats in rows:
-        status = ", ".join(f"{k} {v}" for k, v in stats["status"].items())
-        table.add_row(name, str(stats["cases"]), status, *(_fmt(stats.get(k)) for k in keys))
-    console = Console(file=sys.stdout, width=max(100, shutil.get_terminal_size().columns))
+        status = " ".join(f"{k}:{v}" for k, v in stats["status"].items())
+        cells = (_fmt(stats.get(key)) for key in columns)
+        table.add_row(name, str(stats["cases"]), status, *cells)
+    console = Console(file=sys.stdout, width=max(110, shutil.get_terminal_size().columns))
     console.print(table)
     cost = summary.get("estimated_cost_usd")
     tokens = summary["tokens"]
@@ -250,21 +257,22 @@ def print_summary(summary: dict[str, Any]) -> None:
     )
 
 
-def _headline_keys(kind: str) -> list[str]:
-    if kind == "faithfulness":
-        return [
-            "mean_score",
-            "claims",
-            "claim_hallucination_rate",
-            "answer_hallucination_rate",
-            "contradicted_claims",
-        ]
-    if kind == "relevance":
-        return ["mean_relevance", "mean_normalised"]
-    return ["mean_score"]
+_HEADLINES = {
+    "faithfulness": {
+        "mean_score": "mean",
+        "claims": "claims",
+        "claim_hallucination_rate": "halluc/claim",
+        "answer_hallucination_rate": "halluc/answer",
+        "contradicted_claims": "contradicted",
+    },
+    "relevance": {"mean_relevance": "mean 1-5", "mean_normalised": "normalised"},
+    "pairwise": {"win_rates": "win rates"},
+}
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k}:{_fmt(v)}" for k, v in value.items())
     if value is None:
         return "-"
     return f"{value:.3f}" if isinstance(value, float) else str(value)

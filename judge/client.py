@@ -64,7 +64,7 @@ class ChatClient:
             timeout=config.timeout,
             http_client=http_client or openai.DefaultAsyncHttpxClient(limits=limits),
         )
-        self._mode = "json_schema" if config.output_mode == "auto" else config.output_mode
+        self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
 
     @property
     def output_mode(self) -> str:
@@ -138,8 +138,8 @@ class ChatClient:
         try:
             response = await self._sdk.chat.completions.create(
                 model=cfg.model or "",
-                messages=messages,
-                **kwargs,  # type: ignore[arg-type]
+                messages=messages,  # type: ignore[arg-type]
+                **kwargs,
             )
         except openai.OpenAIError as exc:
             raise translate_error(exc, self._key) from None
@@ -173,7 +173,7 @@ class _RetryWait:
     def __init__(self, config: JudgeConfig) -> None:
         self.cap = config.retry_after_cap
         self.backoff = wait_exponential_jitter(
-            initial=config.backoff_initial, max=config.backoff_max, jitter=config.backoff_initial
+            multiplier=config.backoff_initial, max=config.backoff_max, jitter=config.backoff_initial
         )
 
     def __call__(self, state: RetryCallState) -> float:
@@ -186,7 +186,8 @@ class _RetryWait:
 
 def _log_retry(state: RetryCallState) -> None:
     exc = state.outcome.exception() if state.outcome else None
-    log.debug("attempt %d failed (%s); retrying", state.attempt_number, exc)
+    wait = state.next_action.sleep if state.next_action else 0.0
+    log.debug("attempt %d failed (%s); retrying in %.2fs", state.attempt_number, exc, wait)
 
 
 def parse_retry_after(headers: httpx.Headers | None) -> float | None:

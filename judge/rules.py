@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Literal
 
 from judge.outcome import Outcome
 from judge.rubric import Rubric
 from judge.schemas import (
     Case,
+    ClaimLabel,
     ClaimVerdict,
     FaithfulnessVerdict,
     JudgeInfo,
@@ -89,6 +91,7 @@ def judge_claim(claim: str, context: str, threshold: float = SUPPORT_THRESHOLD) 
     context_words = set(content_words(context))
     coverage = len(words & context_words) / len(words) if words else 1.0
     missing_numbers = _numbers(claim) - _numbers(context)
+    verdict: ClaimLabel
     if coverage >= threshold and not missing_numbers:
         verdict = "supported"
     elif coverage >= threshold:
@@ -149,7 +152,7 @@ def pairwise_verdict(
     qa, qb = _quality(question, answer_a, contexts), _quality(question, answer_b, contexts)
     if abs(qa - qb) <= TIE_MARGIN:
         return PairwiseVerdict(rationale=f"Quality {qa:.2f} vs {qb:.2f}: too close.", winner="tie")
-    winner = "A" if qa > qb else "B"
+    winner: Literal["A", "B"] = "A" if qa > qb else "B"
     return PairwiseVerdict(rationale=f"Quality A {qa:.2f} vs B {qb:.2f}.", winner=winner)
 
 
@@ -163,6 +166,7 @@ class RulesJudge:
 
     def evaluate_sync(self, rubric: Rubric, case: Case) -> Outcome:
         question = case.question or ""
+        verdict: FaithfulnessVerdict | RelevanceVerdict | PairwiseVerdict
         if rubric.kind == "faithfulness":
             verdict = faithfulness_verdict(case.answer or "", case.contexts)
         elif rubric.kind == "relevance":
