@@ -118,35 +118,44 @@ class ChatClient:
                 return await self._send(messages, mode, schema_name, schema)
         raise AssertionError("unreachable: tenacity reraises the last error")
 
-    async def _send(
+    def request_body(
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
-    ) -> Completion:
+    ) -> dict[str, Any]:
+        """The chat-completions body for one request; the batch files use the same body."""
         cfg = self.config
-        kwargs: dict[str, Any] = {"temperature": cfg.temperature, "max_tokens": cfg.max_tokens}
+        body: dict[str, Any] = {
+            "model": cfg.model or "",
+            "messages": messages,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+        }
         if cfg.seed is not None:
-            kwargs["seed"] = cfg.seed
+            body["seed"] = cfg.seed
         if cfg.top_p is not None:
-            kwargs["top_p"] = cfg.top_p
+            body["top_p"] = cfg.top_p
         if mode == "json_schema":
-            kwargs["response_format"] = {
+            body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": schema_name, "schema": schema, "strict": True},
             }
         elif mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    async def _send(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> Completion:
+        body = self.request_body(messages, mode, schema_name, schema)
         started = time.perf_counter()
         try:
-            response = await self._sdk.chat.completions.create(
-                model=cfg.model or "",
-                messages=messages,  # type: ignore[arg-type]
-                **kwargs,
-            )
+            response = await self._sdk.chat.completions.create(**body)
         except openai.OpenAIError as exc:
             raise translate_error(exc, self._key) from None
-        return _completion(response, mode, (time.perf_counter() - started) * 1000)
+        return completion_from(response, mode, (time.perf_counter() - started) * 1000)
 
 
-def _completion(response: Any, mode: str, latency_ms: float) -> Completion:
+def completion_from(response: Any, mode: str, latency_ms: float = 0.0) -> Completion:
+    """A Completion from the SDK's ChatCompletion (or one validated from a batch line)."""
     if not getattr(response, "choices", None):
         raise errors.ServerError("the server answered with no choices")
     choice = response.choices[0]

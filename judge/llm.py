@@ -51,7 +51,6 @@ class LLMJudge:
 
         usage, latency = Usage(), 0.0
         extra: list[dict[str, str]] = []
-        info = self._info(None)
         for attempt in range(2):  # the reply, then at most one repair
             try:
                 reply = await self.client.complete(
@@ -60,53 +59,54 @@ class LLMJudge:
             except ApiError as exc:
                 if exc.fatal:
                     raise
+                info = judge_info(self.config, None, self.client.output_mode)
                 return Outcome("api_error", info, error=str(exc), usage=usage, latency_ms=latency)
-            usage, latency, info = (
-                usage + reply.usage,
-                latency + reply.latency_ms,
-                self._info(reply),
-            )
-            problem = _unusable(reply)
-            if problem:
-                return Outcome(
-                    "parse_error",
-                    info,
-                    error=problem,
-                    raw=reply.text or reply.refusal,
-                    usage=usage,
-                    latency_ms=latency,
-                )
-            try:
-                verdict = parse_verdict(reply.text, rubric.verdict_model())
-            except ParseError as exc:
-                if attempt == 1:
-                    return Outcome(
-                        "parse_error",
-                        info,
-                        error=f"after one repair: {exc}",
-                        raw=reply.text,
-                        usage=usage,
-                        latency_ms=latency,
-                    )
-                extra = [
-                    {"role": "assistant", "content": reply.text},
-                    {"role": "user", "content": REPAIR_PROMPT.format(reason=exc)},
-                ]
-                continue
-            status, _, _ = score_verdict(verdict)
-            return Outcome(status, info, verdict=verdict, usage=usage, latency_ms=latency)
+            usage, latency = usage + reply.usage, latency + reply.latency_ms
+            outcome, reason = read_reply(rubric, reply, self.config, allow_repair=attempt == 0)
+            if outcome is not None:
+                outcome.usage, outcome.latency_ms = usage, latency
+                if attempt == 1 and outcome.status == "parse_error":
+                    outcome.error = f"after one repair: {outcome.error}"
+                return outcome
+            extra = [
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": REPAIR_PROMPT.format(reason=reason)},
+            ]
         raise AssertionError("unreachable")
 
-    def _info(self, reply: Completion | None) -> JudgeInfo:
-        cfg = self.config
-        return JudgeInfo(
-            model=(reply.model if reply and reply.model else cfg.model) or "",
-            temperature=cfg.temperature,
-            seed=cfg.seed,
-            max_tokens=cfg.max_tokens,
-            output_mode=reply.output_mode if reply else self.client.output_mode,
-            system_fingerprint=reply.system_fingerprint if reply else None,
-        )
+
+def read_reply(
+    rubric: Rubric, reply: Completion, config: JudgeConfig, *, allow_repair: bool = False
+) -> tuple[Outcome | None, str | None]:
+    """Turn one reply into an outcome. When the verdict does not validate and a repair is
+    allowed, return (None, reason) so the caller can send the reason back; otherwise it is a
+    `parse_error` with the raw text kept. Shared by the online and batch paths."""
+    info = judge_info(config, reply, reply.output_mode)
+    usage, latency = reply.usage, reply.latency_ms
+    problem = _unusable(reply)
+    if problem:
+        raw = reply.text or reply.refusal
+        return Outcome("parse_error", info, error=problem, raw=raw, usage=usage), None
+    try:
+        verdict = parse_verdict(reply.text, rubric.verdict_model())
+    except ParseError as exc:
+        if allow_repair:
+            return None, str(exc)
+        return Outcome("parse_error", info, error=str(exc), raw=reply.text, usage=usage), None
+    status, _, _ = score_verdict(verdict)
+    return Outcome(status, info, verdict=verdict, usage=usage, latency_ms=latency), None
+
+
+def judge_info(config: JudgeConfig, reply: Completion | None, mode: str) -> JudgeInfo:
+    """Provenance: the model the server says it ran (else the configured one), settings."""
+    return JudgeInfo(
+        model=(reply.model if reply and reply.model else config.model) or "",
+        temperature=config.temperature,
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+        output_mode=mode,
+        system_fingerprint=reply.system_fingerprint if reply else None,
+    )
 
 
 def _unusable(reply: Completion) -> str | None:
