@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 ANNOTATOR_FIELD = "annotator"
+ABSTAINED = "abstained"
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:
     Errors: unreadable file, a line that is not JSON, a missing ``id``, a row without
     ``field``, a duplicate id (or id and annotator), a label that is a list or an object.
     Excluded and counted: records whose ``status`` is not ``ok`` and records whose label is
-    empty or null.
+    empty or null. A record whose ``status`` is ``abstained`` counts as the label
+    ``abstained`` (for the ``label`` field), so abstentions are compared, not dropped.
     """
     file = Path(path)
     if not file.is_file():
@@ -175,7 +177,10 @@ def _record(
         raise CalibrationInputError("missing id", path=file, line=line)
     case_id = str(row["id"]).strip()
     status = row.get("status")
-    if not _is_blank(status) and str(status).strip() != "ok":
+    if str(status).strip() == ABSTAINED and field == "label" and _is_blank(row.get(field)):
+        # Abstaining is an outcome of its own that humans label too, never a pass or a fail.
+        row = {**row, field: ABSTAINED}
+    elif not _is_blank(status) and str(status).strip() != "ok":
         result.excluded.setdefault(f"status {status}", []).append(case_id)
         return None
     if field not in row:
