@@ -82,7 +82,9 @@ def chat_reply(
     return httpx.Response(200, json=body)
 
 
-def api_error(status: int, message: str = "error", headers: dict[str, str] | None = None) -> httpx.Response:
+def api_error(
+    status: int, message: str = "error", headers: dict[str, str] | None = None
+) -> httpx.Response:
     body = {"error": {"message": message, "type": "test_error", "code": None}}
     return httpx.Response(status, json=body, headers=headers or {})
 

@@ -86,7 +86,10 @@ async def test_relevance_and_pairwise_verdicts() -> None:
 @respx.mock
 async def test_429_with_retry_after_is_honoured(caplog: pytest.LogCaptureFixture) -> None:
     route = respx.post(URL).mock(
-        side_effect=[api_error(429, "slow down", {"Retry-After": "1"}), chat_reply(FAITHFUL_VERDICT)]
+        side_effect=[
+            api_error(429, "slow down", {"Retry-After": "1"}),
+            chat_reply(FAITHFUL_VERDICT),
+        ]
     )
     caplog.set_level(logging.DEBUG, logger="judge.client")
     started = time.monotonic()
@@ -127,7 +130,11 @@ async def test_retries_are_bounded_then_api_error() -> None:
 @respx.mock
 async def test_connection_errors_and_timeouts_are_retried() -> None:
     route = respx.post(URL).mock(
-        side_effect=[httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), chat_reply(FAITHFUL_VERDICT)]
+        side_effect=[
+            httpx.ConnectError("refused"),
+            httpx.ReadTimeout("slow"),
+            chat_reply(FAITHFUL_VERDICT),
+        ]
     )
     outcome = await evaluate("faithfulness", case())
     assert outcome.status == "ok" and route.call_count == 3
@@ -135,7 +142,9 @@ async def test_connection_errors_and_timeouts_are_retried() -> None:
 
 @respx.mock
 async def test_401_is_fatal_after_one_call() -> None:
-    route = respx.post(URL).mock(return_value=api_error(401, "Incorrect API key provided: sk-test-secret-123"))
+    route = respx.post(URL).mock(
+        return_value=api_error(401, "Incorrect API key provided: sk-test-secret-123")
+    )
     with pytest.raises(AuthError) as info:
         await evaluate("faithfulness", case())
     assert route.call_count == 1
@@ -166,7 +175,10 @@ async def test_malformed_then_valid_is_ok_after_one_repair() -> None:
 @respx.mock
 async def test_malformed_twice_is_parse_error_with_raw() -> None:
     route = respx.post(URL).mock(
-        side_effect=[chat_reply("not json"), chat_reply('{"score": 9, "rationale": "x", "abstained": false}')]
+        side_effect=[
+            chat_reply("not json"),
+            chat_reply('{"score": 9, "rationale": "x", "abstained": false}'),
+        ]
     )
     outcome = await evaluate("relevance", case())
     assert route.call_count == 2
@@ -177,7 +189,9 @@ async def test_malformed_twice_is_parse_error_with_raw() -> None:
 
 @respx.mock
 async def test_finish_reason_length_is_parse_error_without_repair() -> None:
-    route = respx.post(URL).mock(return_value=chat_reply('{"claims": [{"claim": "The tr', finish_reason="length"))
+    route = respx.post(URL).mock(
+        return_value=chat_reply('{"claims": [{"claim": "The tr', finish_reason="length")
+    )
     outcome = await evaluate("faithfulness", case())
     assert route.call_count == 1
     assert outcome.status == "parse_error" and "truncated" in (outcome.error or "")

@@ -1,0 +1,189 @@
+"""Grading a file: order, resume, sampling and the summary, with a scripted judge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.grader import Grader
+from judge.jobs import Selection, grade_file
+from judge.outcome import Outcome
+from judge.rubric import Rubric, load_rubric
+from judge.schemas import Case, FaithfulnessVerdict, JudgeInfo, Usage
+from judge.scoring import score_verdict
+from tests.helpers import case, read_jsonl, write_jsonl
+
+INFO = JudgeInfo(model="scripted", output_mode="json_schema")
+
+
+class ScriptedJudge:
+    """A backend answering from a table of claim verdicts per case id; ids in `fail` get an
+    api_error. Records every case it was asked about, and sleeps a little out of order."""
+
+    name = "scripted"
+
+    def __init__(self, claims: dict[str, list[str]], fail: set[str] | None = None) -> None:
+        self.claims = claims
+        self.fail = fail or set()
+        self.asked: list[str] = []
+
+    async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
+        self.asked.append(case.id)
+        await asyncio.sleep(0.001 * (hash(case.id) % 5))  # finish out of input order
+        if case.id in self.fail:
+            return Outcome("api_error", INFO, error="HTTP 500: scripted")
+        verdict = FaithfulnessVerdict.model_validate(
+            {
+                "claims": [
+                    {"claim": f"c{i}", "verdict": v, "evidence": ""}
+                    for i, v in enumerate(self.claims[case.id])
+                ]
+            }
+        )
+        status, _, _ = score_verdict(verdict)
+        return Outcome(
+            status, INFO, verdict=verdict, usage=Usage(prompt_tokens=10, completion_tokens=3)
+        )
+
+    def cache_identity(self) -> dict[str, Any] | None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+S, C, N = "supported", "contradicted", "not_enough_information"
+CLAIMS = {
+    "a": [S, S, S],  # faithful
+    "b": [S, C],  # one contradicted
+    "c": [N, S, S, S],  # one unsupported
+    "d": [],  # abstained
+    "e": [S],
+}
+SLICES = {"a": ["x"], "b": ["x", "y"], "c": ["y"], "d": ["y"], "e": []}
+
+
+def run(judge: ScriptedJudge, source: Path, out: Path, **options: Any) -> dict[str, Any]:
+    grader = Grader(judge, load_rubric("faithfulness"), concurrency=3)
+    return asyncio.run(grade_file(grader, source, out, **options))
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "in.jsonl", [case(i, slices=SLICES[i]) for i in CLAIMS])
+
+
+def test_summary_equals_a_hand_computation(source: Path, tmp_path: Path) -> None:
+    summary = run(ScriptedJudge(CLAIMS), source, tmp_path / "out.jsonl")
+    # 10 claims over the 4 answers with claims; 8 supported; b and c have an unsupported one.
+    assert summary["status"] == {"abstained": 1, "ok": 4}
+    assert summary["claims"] == 10 and summary["supported_claims"] == 8
+    assert summary["contradicted_claims"] == 1
+    assert summary["claim_hallucination_rate"] == pytest.approx(2 / 10)
+    assert summary["answer_hallucination_rate"] == pytest.approx(2 / 4)
+    assert summary["mean_score"] == pytest.approx((1 + 0.5 + 0.75 + 1) / 4)
+    x, y = summary["by_slice"]["x"], summary["by_slice"]["y"]
+    assert (x["claims"], x["claim_hallucination_rate"], x["answer_hallucination_rate"]) == (
+        5,
+        pytest.approx(1 / 5),
+        0.5,
+    )
+    assert (y["claims"], y["claim_hallucination_rate"], y["answer_hallucination_rate"]) == (
+        6,
+        pytest.approx(2 / 6),
+        1.0,
+    )
+    assert y["status"] == {"abstained": 1, "ok": 2}
+    assert summary["tokens"] == {"prompt": 50, "completion": 15}
+
+
+def test_records_follow_input_order_and_contract(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    run(ScriptedJudge(CLAIMS), source, out)
+    records = read_jsonl(out)
+    assert [r["id"] for r in records] == list(CLAIMS)
+    b = records[1]
+    assert b["status"] == "ok" and b["score"] == 0.5 and b["label"] == "unfaithful"
+    assert set(b) >= {
+        "id",
+        "rubric",
+        "rubric_version",
+        "rubric_sha256",
+        "judge",
+        "status",
+        "verdict",
+        "score",
+        "label",
+        "error",
+        "raw",
+        "cached",
+        "usage",
+        "latency_ms",
+    }
+    d = records[3]
+    assert d["status"] == "abstained" and d["score"] is None and d["label"] is None
+
+
+def test_resume_regrades_only_failures_and_keeps_order(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    first = ScriptedJudge(CLAIMS, fail={"b", "d"})
+    summary = run(first, source, out)
+    assert summary["status"] == {"api_error": 2, "ok": 3}
+    second = ScriptedJudge(CLAIMS)
+    summary = run(second, source, out)
+    assert sorted(second.asked) == ["b", "d"]
+    assert summary["status"] == {"abstained": 1, "ok": 4}
+    assert [r["id"] for r in read_jsonl(out)] == list(CLAIMS)
+    third = ScriptedJudge(CLAIMS)
+    run(third, source, out)
+    assert third.asked == []
+
+
+def test_a_torn_last_line_is_cut_and_regraded(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    run(ScriptedJudge(CLAIMS), source, out)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:2]) + lines[2][:40])  # killed while writing "c"
+    again = ScriptedJudge(CLAIMS)
+    run(again, source, out)
+    assert sorted(again.asked) == ["c", "d", "e"]
+    assert [r["id"] for r in read_jsonl(out)] == list(CLAIMS)
+
+
+def test_overwrite_starts_over(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    run(ScriptedJudge(CLAIMS), source, out)
+    again = ScriptedJudge(CLAIMS)
+    run(again, source, out, overwrite=True)
+    assert sorted(again.asked) == sorted(CLAIMS)
+
+
+def test_sample_is_reproducible_and_limit_takes_the_first(source: Path, tmp_path: Path) -> None:
+    picks = []
+    for name in ("s1", "s2"):
+        judge = ScriptedJudge(CLAIMS)
+        run(judge, source, tmp_path / f"{name}.jsonl", selection=Selection(sample=3, seed=7))
+        picks.append([r["id"] for r in read_jsonl(tmp_path / f"{name}.jsonl")])
+    assert picks[0] == picks[1] and len(picks[0]) == 3
+    assert picks[0] == [i for i in CLAIMS if i in picks[0]]  # input order
+    other = ScriptedJudge(CLAIMS)
+    run(other, source, tmp_path / "s3.jsonl", selection=Selection(sample=3, seed=8))
+    limited = ScriptedJudge(CLAIMS)
+    run(limited, source, tmp_path / "l.jsonl", selection=Selection(limit=2))
+    assert [r["id"] for r in read_jsonl(tmp_path / "l.jsonl")] == ["a", "b"]
+
+
+def test_records_from_another_rubric_file_are_not_kept(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    run(ScriptedJudge(CLAIMS), source, out)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    lines[0]["rubric_sha256"] = "0" * 64
+    out.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    again = ScriptedJudge(CLAIMS)
+    run(again, source, out)
+    assert again.asked == ["a"]
+    assert len(read_jsonl(out)) == len(CLAIMS)
