@@ -226,6 +226,8 @@ class FakeOpenAIServer:
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/health", self._health, methods=["GET"]),
+                Route("/stats", self._stats, methods=["GET"]),
+                Route("/stats/reset", self._reset, methods=["POST"]),
             ]
         )
 
@@ -327,6 +329,28 @@ class FakeOpenAIServer:
 
     async def _health(self, request: Request) -> Response:
         return JSONResponse({"ok": True})
+
+    async def _stats(self, request: Request) -> Response:
+        """The counters (not the bodies), for a client in another process."""
+        return JSONResponse(self.stats_dict())
+
+    async def _reset(self, request: Request) -> Response:
+        self.reset_stats()
+        return JSONResponse(self.stats_dict())
+
+    def stats_dict(self) -> dict[str, Any]:
+        with self._lock:
+            stats = self.stats
+            return {
+                "requests": stats.requests,
+                "prompt_tokens": stats.prompt_tokens,
+                "completion_tokens": stats.completion_tokens,
+                "peak_concurrency": stats.peak_concurrency,
+                "in_flight": stats.in_flight,
+                "requests_by_path": dict(stats.requests_by_path),
+                "requests_by_mode": dict(stats.requests_by_mode),
+                "faults": dict(stats.faults),
+            }
 
     async def _models(self, request: Request) -> Response:
         self._count_path(request)

@@ -305,3 +305,15 @@ def test_command_line_prints_the_base_url():
     finally:
         process.terminate()
         assert process.wait(timeout=10) == 0
+
+
+def test_stats_endpoint_serves_the_counters(openai_server):
+    import httpx
+
+    ask(sdk(openai_server), messages("relevance", case()))
+    root = openai_server.base_url.removesuffix("/v1")
+    stats = httpx.get(f"{root}/stats").json()
+    assert stats["requests"] == 1 and stats["prompt_tokens"] > 0
+    assert stats["requests_by_path"] == {"/v1/chat/completions": 1}
+    assert httpx.post(f"{root}/stats/reset").json()["requests"] == 0
+    assert openai_server.stats.requests == 0
