@@ -147,11 +147,26 @@ def _add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
     p.add_argument("--price-output", type=float, help="USD per million completion tokens")
+    scale = p.add_mutually_exclusive_group()  # judge/cli_batch.py runs these
+    scale.add_argument("--batch-api", action="store_true", help="grade through the Batch API")
+    scale.add_argument(
+        "--export-batch", metavar="REQUESTS.jsonl", help="only write the batch request file"
+    )
+    scale.add_argument(
+        "--import-batch",
+        metavar="RESULTS.jsonl",
+        action="append",
+        help="records from a batch results file (OpenAI or vLLM; repeat for several)",
+    )
     add_judge_options(p)
     p.set_defaults(run=_run_grade)
 
 
 def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    if args.batch_api or args.export_batch or args.import_batch:
+        from judge.cli_batch import run_grade_batch
+
+        return run_grade_batch(args, env)
     for name in ("limit", "sample"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -301,10 +316,13 @@ Register = Callable[[argparse._SubParsersAction], None]
 
 def _registrars() -> list[Register]:
     # Feature subcommands keep their parsing beside them, in judge/cli_<feature>.py.
+    from judge.cli_batch import add_batch_command as _add_batch
+
     return [
         _add_rubrics,
         _add_grade,
         _add_calibrate,
+        _add_batch,
     ]
 
 
