@@ -317,12 +317,14 @@ Register = Callable[[argparse._SubParsersAction], None]
 def _registrars() -> list[Register]:
     # Feature subcommands keep their parsing beside them, in judge/cli_<feature>.py.
     from judge.cli_batch import add_batch_command as _add_batch
+    from judge.cli_probe import add_probe_command as _add_probe
 
     return [
         _add_rubrics,
         _add_grade,
         _add_calibrate,
         _add_batch,
+        _add_probe,
     ]
 
 
