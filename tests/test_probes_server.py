@@ -162,3 +162,34 @@ async def test_injection_against_a_judge_that_obeys_injections(server_factory, t
     assert report["eligible"] == report["flips"] == 3 * 6
     assert report["flip_rate"] == 1.0 and report["flip_rate_ci95"][0] > 0.8
     assert "i0:ignore_previous:answer" in report["flipped"]
+
+
+async def test_self_preference_against_a_judge_that_favours_its_own_family(
+    server_factory, tmp_path
+):
+    def vain(request: ChatRequest) -> dict[str, Any]:
+        own_first = request.payload["answer_A"].startswith("[gpt]")
+        return {"rationale": "r", "winner": "A" if own_first else "B"}
+
+    server = server_factory(responder=vain)
+    cases = []
+    for i in range(12):
+        own_in_a = i % 2 == 0
+        gens = ("gpt-4o-2024-08-06", "claude-3-5-sonnet-20241022")
+        ga, gb = gens if own_in_a else gens[::-1]
+        a, b = (
+            (f"[gpt] answer {i}", f"answer {i}")
+            if own_in_a
+            else (f"answer {i}", f"[gpt] answer {i}")
+        )
+        meta = {"generator_a": ga, "generator_b": gb, "better": "A" if i % 4 < 2 else "B"}
+        cases.append(Case(id=f"s{i}", question="Q?", answer_a=a, answer_b=b, metadata=meta))
+    result = await probe(
+        server, "self-preference", cases, tmp_path / "c", judge_model="gpt-4o-2024-08-06"
+    )
+    report = result.report
+    assert report["judge_family"] == "openai" and report["mixed_pairs"] == 12
+    assert report["own_win_rate"] == 1.0 and report["own_win_rate_ci95"][0] > 0.7
+    assert report["human_own_win_rate"] == 0.5
+    assert report["excess_own_preference"] == 0.5
+    assert server.stats.requests == 24  # both orders of every pair
