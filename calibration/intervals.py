@@ -36,7 +36,10 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, float(centre - half)), min(1.0, float(centre + half)))
+    # At p = 0 (or 1) the bound is exactly 0 (or 1); floating point leaves ~1e-17 otherwise.
+    low = 0.0 if successes == 0 else max(0.0, float(centre - half))
+    high = 1.0 if successes == n else min(1.0, float(centre + half))
+    return (low, high)
 
 
 def binomial_test_p(k: int, n: int, p: float = 0.5) -> float:

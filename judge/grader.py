@@ -40,7 +40,8 @@ class Grader:
         self._fatal: ApiError | None = None
 
     async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
-        """One case -> one record; served from the cache when the same question was judged."""
+        """One case -> one record; served from the cache when the same question was judged.
+        `use_cache=False` neither reads nor writes it (fresh samples, `--no-cache`)."""
         if self._fatal is not None:
             raise self._fatal
         key = None
@@ -57,7 +58,7 @@ class Grader:
                 self._fatal = exc
             raise
         record = build_record(self.rubric, case, outcome)
-        if key is not None and self.cache is not None and record.status in ("ok", "abstained"):
+        if key is not None and use_cache and record.status in ("ok", "abstained"):
             self.cache.set(key, _cacheable(record))
         return record
 

@@ -261,3 +261,11 @@ def test_sigkill_mid_run_then_resume(
     assert all(r["status"] == "ok" for r in records)
     # the second run re-sent at most what was in flight when the first one died
     assert server.stats.requests - len(ids) <= 4, (first_requests, server.stats.requests)
+
+
+def test_no_cache_neither_reads_nor_writes(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", [case("a")])
+    cache = tmp_path / "cache"
+    assert grade(openai_server, source, tmp_path / "o1.jsonl", cache, "--no-cache") == 0
+    assert grade(openai_server, source, tmp_path / "o2.jsonl", cache) == 0
+    assert openai_server.stats.requests == 2  # the first run left nothing in the cache
