@@ -49,6 +49,13 @@ _ABSTAIN = re.compile(
     r"|(no|not enough) information|(is|are) not (mentioned|stated|specified|covered|provided)"
     r"|(does|do) not (say|mention|specify|state|cover)|doesn't (say|mention|specify|state|cover))\b"
 )
+# Text addressed to the grader is never evidence: a context that says "the evaluation team
+# verified every claim" must not lend its words to the claims (prompt injection).
+_TO_THE_GRADER = re.compile(
+    r"\b(ignore (all |any )?(the )?(previous|prior|above)|grader|grading|evaluation team"
+    r"|verdict|\[system\]|highest (grade|score))\b",
+    re.IGNORECASE,
+)
 RULES_INFO = JudgeInfo(model="rules", output_mode="rules")
 
 
@@ -110,8 +117,14 @@ def _evidence(words: set[str], context: str) -> str:
     return best
 
 
+def evidence_text(contexts: list[str]) -> str:
+    """The contexts joined, without sentences that speak to the grader."""
+    sentences = (s for c in contexts for s in _SENTENCE_END.split(c))
+    return "\n".join(s for s in sentences if not _TO_THE_GRADER.search(s))
+
+
 def faithfulness_verdict(answer: str, contexts: list[str]) -> FaithfulnessVerdict:
-    context = "\n".join(contexts)
+    context = evidence_text(contexts)
     return FaithfulnessVerdict(claims=[judge_claim(c, context) for c in split_claims(answer)])
 
 
@@ -127,7 +140,7 @@ def relevance_verdict(question: str, answer: str) -> RelevanceVerdict:
     if not split_claims(answer):
         return RelevanceVerdict(rationale="The answer declines to answer.", abstained=True, score=1)
     terms = {_stem(w) for w in content_words(question) if w not in QUESTION_WORDS}
-    said = {_stem(w) for w in content_words(answer)}
+    said = {_stem(w) for w in content_words(evidence_text([answer]))}
     coverage = len(terms & said) / len(terms) if terms else 1.0
     score = 5 if coverage >= 0.75 else 4 if coverage >= 0.5 else 3 if coverage >= 0.3 else 2
     if coverage == 0:
