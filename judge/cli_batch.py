@@ -144,7 +144,7 @@ async def _import(
             cache=cache,
             overwrite=args.overwrite,
             progress=show_progress(env),
-            prices=_prices(args),
+            prices=_prices(args) if config.model or args.price_input or args.price_output else None,
         )
     finally:
         if cache is not None:
