@@ -13,7 +13,6 @@ policy on transient errors, like the chat client; SDK errors are translated the 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,11 +23,17 @@ from typing import Any, TypeVar
 
 import openai
 from openai.types import Batch
-from pydantic import BaseModel, Field, SecretStr
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from judge.batch import MISSING, ImportReport, export_requests, import_results
 from judge.batch_format import MAX_BYTES_PER_FILE, MAX_REQUESTS_PER_FILE
+from judge.batch_manifest import (
+    JUDGE_FIELDS,
+    BatchManifest,
+    load_manifest,
+    manifest_path,
+    results_dir,
+)
 from judge.cache import VerdictCache
 from judge.client import _RetryWait, translate_error
 from judge.config import JudgeConfig
@@ -39,59 +44,6 @@ from judge.rubric import Rubric
 
 T = TypeVar("T")
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
-_JUDGE_FIELDS = ("model", "base_url", "temperature", "top_p", "seed", "max_tokens", "output_mode")
-
-
-class BatchManifest(BaseModel):
-    """What `judge batch fetch` needs to finish a run: never a key or a header."""
-
-    version: int = 1
-    batch_ids: list[str] = Field(default_factory=list)
-    requests: list[int] = Field(default_factory=list)
-    input: str
-    output: str
-    rubric: str
-    rubric_sha256: str
-    judge: dict[str, Any]
-    selection: dict[str, Any]
-    use_cache: bool = True
-    cached: int = 0
-    created_at: float = Field(default_factory=time.time)
-    fetched: bool = False
-
-    def save(self) -> None:
-        path = manifest_path(Path(self.output))
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", "utf-8")
-        os.replace(tmp, path)
-
-    def config(
-        self, *, api_key: str | None, base_url: str | None = None, **edge: Any
-    ) -> JudgeConfig:
-        """The judge config of the submission; the key (and any edge option) from the caller."""
-        settings = dict(self.judge)
-        if base_url:
-            settings["base_url"] = base_url
-        key = SecretStr(api_key) if api_key else None
-        return JudgeConfig(**settings, api_key=key, use_cache=self.use_cache, **edge)
-
-    def selection_(self) -> Selection:
-        return Selection(**self.selection)
-
-
-def manifest_path(output: Path) -> Path:
-    return output.with_name(output.name + ".batch.json")
-
-
-def results_dir(output: Path) -> Path:
-    return output.with_name(output.name + ".batch")
-
-
-def load_manifest(output: Path) -> BatchManifest:
-    path = manifest_path(output)
-    if not path.is_file():
-        raise UsageError(f"no batch manifest {path}: was {output} graded with --batch-api?")
-    return BatchManifest.model_validate_json(path.read_text("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -163,7 +115,7 @@ async def submit_batches(
         output=str(output.resolve()),
         rubric=rubric.ref,
         rubric_sha256=rubric.sha256,
-        judge={name: getattr(config, name) for name in _JUDGE_FIELDS},
+        judge={name: getattr(config, name) for name in JUDGE_FIELDS},
         selection=asdict(selection or Selection()),
         use_cache=config.use_cache,
         cached=report.cached,
@@ -189,7 +141,7 @@ def _check_unfetched(output: Path, overwrite: bool) -> None:
     path = manifest_path(output)
     if overwrite or not path.is_file():
         return
-    old = BatchManifest.model_validate_json(path.read_text("utf-8"))
+    old = load_manifest(output)
     if old.batch_ids and not old.fetched:
         raise UsageError(
             f"{path} lists batches not fetched yet ({', '.join(old.batch_ids)}): run "
@@ -339,7 +291,7 @@ async def collect_batches(
         Path(manifest.input),
         paths,
         output,
-        selection=manifest.selection_(),
+        selection=manifest.as_selection(),
         cache=cache,
         progress=progress,
         prices=prices,
@@ -356,7 +308,3 @@ def describe(batch: Batch) -> str:
     done = f"{counts.completed}/{counts.total} ok, {counts.failed} failed" if counts else "-"
     files = f"output={batch.output_file_id or '-'} errors={batch.error_file_id or '-'}"
     return f"{batch.id}  {batch.status:<11} {done}  {files}"
-
-
-def dump_batch(batch: Batch) -> str:
-    return json.dumps(batch.model_dump(mode="json"), indent=2)

@@ -20,15 +20,13 @@ from pydantic import SecretStr
 from judge.api import open_cache
 from judge.batch import ImportReport, export_requests, import_results
 from judge.batch_api import (
-    BatchManifest,
     Polling,
     batch_states,
     collect_batches,
     describe,
-    load_manifest,
-    manifest_path,
     submit_batches,
 )
+from judge.batch_manifest import BatchManifest, load_manifest, manifest_path
 from judge.cache import VerdictCache
 from judge.cli import (
     EXIT_OK,

@@ -11,8 +11,9 @@ from typing import Any
 import openai
 import pytest
 
-from judge.batch_api import Polling, collect_batches, load_manifest, submit_batches
+from judge.batch_api import Polling, collect_batches, submit_batches
 from judge.batch_format import custom_id_for
+from judge.batch_manifest import load_manifest
 from judge.cli import main
 from judge.config import JudgeConfig
 from judge.rubric import load_rubric
