@@ -35,7 +35,7 @@ from judge.batch_manifest import (
     results_dir,
 )
 from judge.cache import VerdictCache
-from judge.client import _RetryWait, translate_error
+from judge.client import RetryWait, translate_error
 from judge.config import JudgeConfig
 from judge.errors import ApiError, UsageError
 from judge.jobs import Selection
@@ -69,7 +69,7 @@ async def call(config: JudgeConfig, make: Callable[[], Awaitable[T]]) -> T:
     key = config.api_key.get_secret_value() if config.api_key else None
     retrying = AsyncRetrying(
         stop=stop_after_attempt(config.max_retries + 1),
-        wait=_RetryWait(config),
+        wait=RetryWait(config),
         retry=retry_if_exception(lambda e: isinstance(e, ApiError) and e.transient),
         reraise=True,
     )

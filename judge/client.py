@@ -108,7 +108,7 @@ class ChatClient:
     ) -> Completion:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_retries + 1),
-            wait=_RetryWait(self.config),
+            wait=RetryWait(self.config),
             retry=retry_if_exception(lambda e: isinstance(e, errors.ApiError) and e.transient),
             before_sleep=_log_retry,
             reraise=True,
@@ -176,7 +176,7 @@ def completion_from(response: Any, mode: str, latency_ms: float = 0.0) -> Comple
     )
 
 
-class _RetryWait:
+class RetryWait:
     """Retry-After when the server sends one (capped), else exponential backoff with jitter."""
 
     def __init__(self, config: JudgeConfig) -> None:

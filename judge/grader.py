@@ -58,7 +58,8 @@ class Grader:
                 self._fatal = exc
             raise
         record = build_record(self.rubric, case, outcome)
-        if key is not None and use_cache and record.status in ("ok", "abstained"):
+        cacheable = record.status in ("ok", "abstained")
+        if key is not None and self.cache is not None and use_cache and cacheable:
             self.cache.set(key, _cacheable(record))
         return record
 
