@@ -318,6 +318,7 @@ def _registrars() -> list[Register]:
     # Feature subcommands keep their parsing beside them, in judge/cli_<feature>.py.
     from judge.cli_batch import add_batch_command as _add_batch
     from judge.cli_probe import add_probe_command as _add_probe
+    from judge.cli_serve import add_serve as _add_serve
 
     return [
         _add_rubrics,
@@ -325,6 +326,7 @@ def _registrars() -> list[Register]:
         _add_calibrate,
         _add_batch,
         _add_probe,
+        _add_serve,
     ]
 
 

@@ -1,0 +1,186 @@
+"""The grading service's configuration: the judges it offers, its token, limits and folders.
+
+Read once, at the edge (`judge serve`), from a YAML or TOML file and the environment:
+
+    judges:
+      gpt4o:
+        model: gpt-4o-2024-08-06
+        base_url: https://api.openai.com/v1
+        api_key_env: OPENAI_API_KEY      # the key's *name*; its value never leaves the server
+        temperature: 0
+        concurrency: 16
+      rules: {}                          # no model: the offline rules judge
+    default_judge: gpt4o
+    token_env: JUDGE_SERVICE_TOKEN       # or `token: ...`; the bearer token clients send
+    data_dir: ./judge-service            # SQLite job store and each job's files
+    cache_dir: ~/.cache/llm-judge        # the verdict cache, shared with the CLI
+    limits: {grade_body_bytes: 1048576, job_body_bytes: 67108864, grade_cases: 100}
+
+With no judge configured the service offers the offline rules judge as `rules`. Clients pick
+a judge by name; an endpoint URL or key never comes from a request.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from judge.config import JudgeConfig, OutputMode, default_cache_dir
+from judge.errors import UsageError
+
+RULES_JUDGE = "rules"
+TOKEN_ENV = "JUDGE_SERVICE_TOKEN"
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class JudgeSpec(BaseModel):
+    """One named judge: a model behind an endpoint, or (no model) the rules judge."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = 42
+    max_tokens: int = Field(default=1024, ge=16, le=32768)
+    output_mode: OutputMode = "auto"
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    concurrency: int = Field(default=16, ge=1, le=1024)
+
+
+class Limits(BaseModel):
+    """What one request may ask for. Bodies over a limit and lists over a count get 413."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    grade_body_bytes: int = Field(default=1 << 20, ge=1024)
+    job_body_bytes: int = Field(default=64 << 20, ge=1024)
+    other_body_bytes: int = Field(default=1 << 20, ge=1024)
+    grade_cases: int = Field(default=100, ge=1)
+    job_cases: int = Field(default=200_000, ge=1)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+    running_jobs: int = Field(default=2, ge=1, le=64)
+
+
+class ServiceConfig(BaseModel):
+    """The whole service configuration, secrets resolved (they are `SecretStr`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judges: dict[str, JudgeSpec] = Field(default_factory=dict)
+    default_judge: str | None = None
+    token: SecretStr | None = Field(default=None, repr=False)
+    token_env: str | None = None
+    data_dir: Path = Path("judge-service")
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    rubrics_dir: Path | None = None
+    limits: Limits = Field(default_factory=Limits)
+    # Resolved from the environment at load time; never serialised.
+    api_keys: dict[str, SecretStr] = Field(default_factory=dict, repr=False, exclude=True)
+
+    def judge_names(self) -> list[str]:
+        return list(self.judges) or [RULES_JUDGE]
+
+    def default_name(self) -> str:
+        return self.default_judge or self.judge_names()[0]
+
+    def spec(self, name: str) -> JudgeSpec:
+        return self.judges.get(name) or JudgeSpec()
+
+    def judge_config(self, name: str) -> JudgeConfig:
+        """The engine's frozen config for the judge called `name`."""
+        spec = self.spec(name)
+        options = spec.model_dump(exclude={"api_key_env"})
+        return JudgeConfig(
+            **options,
+            api_key=self.api_keys.get(name),
+            cache_dir=self.cache_dir or default_cache_dir(),
+            use_cache=self.use_cache,
+        )
+
+    def secrets(self) -> list[str]:
+        """Every secret value the server holds, to scrub from anything it says."""
+        values = [key.get_secret_value() for key in self.api_keys.values()]
+        if self.token is not None:
+            values.append(self.token.get_secret_value())
+        return [v for v in values if v]
+
+
+def load_service_config(
+    path: Path | None, env: Mapping[str, str], **overrides: Any
+) -> ServiceConfig:
+    """Read the config file (YAML or TOML by suffix), resolve keys and the token from `env`."""
+    data: dict[str, Any] = _read_file(path) if path is not None else {}
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        config = ServiceConfig.model_validate(data)
+    except ValidationError as exc:
+        where = f"{path}: " if path else ""
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors()
+        )
+        raise UsageError(f"{where}invalid service configuration: {problems}") from None
+    _check_names(config)
+    return config.model_copy(update=_resolve_secrets(config, env))
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text("utf-8")
+        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read the service configuration: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: the service configuration must be a mapping")
+    return data
+
+
+def _check_names(config: ServiceConfig) -> None:
+    for name in config.judges:
+        if not re.match(_NAME, name):
+            raise UsageError(f"judge name {name!r}: use letters, digits, '_', '.', '-'")
+    if config.default_judge and config.default_judge not in config.judge_names():
+        raise UsageError(f"default_judge {config.default_judge!r} is not among the judges")
+
+
+def _resolve_secrets(config: ServiceConfig, env: Mapping[str, str]) -> dict[str, Any]:
+    keys: dict[str, SecretStr] = {}
+    for name, spec in config.judges.items():
+        if spec.api_key_env:
+            value = env.get(spec.api_key_env)
+            if not value:
+                raise UsageError(
+                    f"judge {name!r}: the environment variable {spec.api_key_env} is not set"
+                )
+            keys[name] = SecretStr(value)
+    token = config.token
+    if token is None:
+        value = env.get(config.token_env or TOKEN_ENV)
+        token = SecretStr(value) if value else None
+    return {"api_keys": keys, "token": token}
+
+
+class Redactor:
+    """Replaces the server's secrets, and anything shaped like an API key, with `***`."""
+
+    _KEYLIKE = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+[A-Za-z0-9._\-~+/]+=*")
+
+    def __init__(self, secrets: list[str]) -> None:
+        self._secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return self._KEYLIKE.sub("***", text)

@@ -1,0 +1,186 @@
+"""Request and response models of the grading service: they are its OpenAPI schema.
+
+Cases accept the same fields and aliases as the CLI's input files; text fields carry length
+limits so an oversized field is a 422 naming it. Requests forbid unknown fields, so a client
+cannot slip in an endpoint URL or a key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
+
+from judge.schemas import CASE_ALIASES, GradedRecord
+
+MAX_TEXT = 100_000
+MAX_CONTEXTS = 100
+MAX_SLICES = 32
+RUBRIC_REF = r"^[a-z][a-z0-9_-]{0,63}(@v?[0-9]{1,6})?$"
+JUDGE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
+Short = Annotated[str, StringConstraints(max_length=256)]
+JobStatusName = Literal["queued", "running", "done", "failed", "cancelled"]
+
+
+class CaseIn(BaseModel):
+    """One case to grade (DESIGN.md "Input cases"); Ragas names are accepted as aliases."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=512)] | StrictInt
+    question: Text | None = None
+    contexts: Annotated[list[Text], Field(max_length=MAX_CONTEXTS)] | Text | None = None
+    answer: Text | None = None
+    answer_a: Text | None = None
+    answer_b: Text | None = None
+    reference: Text | None = None
+    slices: Annotated[list[Short], Field(max_length=MAX_SLICES)] | Short | None = None
+    metadata: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_aliases(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            name = CASE_ALIASES.get(key, key) if isinstance(key, str) else key
+            if name in out and name != key:
+                continue  # the canonical name wins over an alias
+            out[name] = value
+        return out
+
+    def row(self) -> dict[str, Any]:
+        """The case as an input-file row (what `judge grade` would read)."""
+        return self.model_dump(exclude_none=True)
+
+
+EXAMPLE_CASE: dict[str, Any] = {
+    "id": "refund-014",
+    "question": "How long is the free trial?",
+    "contexts": ["The free trial lasts 14 days from the day you sign up."],
+    "answer": "The free trial lasts 14 days.",
+    "slices": ["billing"],
+}
+EXAMPLE_PAIR: dict[str, Any] = {
+    "id": "pair-001",
+    "question": "How long is the free trial?",
+    "contexts": ["The free trial lasts 14 days from the day you sign up."],
+    "answer_a": "The free trial lasts 14 days.",
+    "answer_b": "The trial lasts 40 days.",
+}
+
+
+class GradeRequest(BaseModel):
+    """Grade cases with one rubric and one of the server's judges."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"rubric": "faithfulness@1", "cases": [EXAMPLE_CASE]},
+                {"rubric": "pairwise", "cases": [EXAMPLE_PAIR]},
+            ]
+        },
+    )
+
+    rubric: str = Field(
+        pattern=RUBRIC_REF, description="ID or ID@VERSION", examples=["faithfulness@1"]
+    )
+    judge: str | None = Field(
+        default=None, pattern=JUDGE_NAME, description="a judge the server names; default if none"
+    )
+    cases: list[CaseIn] = Field(min_length=1)
+
+
+class GradeResponse(BaseModel):
+    records: list[GradedRecord]
+    summary: dict[str, Any]
+
+
+class Progress(BaseModel):
+    done: int
+    total: int
+
+
+class JobCreated(BaseModel):
+    id: str
+    status: JobStatusName
+
+
+class JobState(BaseModel):
+    id: str
+    status: JobStatusName
+    rubric: str
+    judge: str
+    progress: Progress
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+    created_at: float
+    updated_at: float
+
+
+class ErrorDetail(BaseModel):
+    type: str
+    message: str
+    field: str | None = None
+    problems: list[str] | None = None
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    judges: list[str]
+    default_judge: str
+
+
+class JudgeOut(BaseModel):
+    name: str
+    model: str
+    offline: bool
+    temperature: float
+    seed: int | None
+    max_tokens: int
+    output_mode: str
+    default: bool
+
+
+class RubricOut(BaseModel):
+    id: str
+    version: int
+    kind: str
+    title: str
+    inputs: list[str]
+    output_schema: str
+    sha256: str
+
+
+class RubricDetail(RubricOut):
+    system: str
+    json_schema: dict[str, Any]
+
+
+LabelRow = dict[str, Any]
+
+
+class CalibrateRequest(BaseModel):
+    """Agreement of judge labels with human labels (rows with `id` and the label field);
+    `judge_job` takes the judge's labels from a finished job's records instead."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_labels: list[LabelRow] | None = Field(default=None, max_length=200_000)
+    judge_job: str | None = Field(default=None, max_length=64)
+    human_labels: list[LabelRow] = Field(min_length=1, max_length=200_000)
+    judge_field: str = Field(default="label", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    human_field: str = Field(default="label", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    weights: Literal["linear", "quadratic"] | None = None
+    group_field: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    slice_field: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    n_bootstrap: int = Field(default=1000, ge=0, le=10_000)
+    seed: int = Field(default=0, ge=0, le=2**31)

@@ -1,0 +1,132 @@
+"""Jobs survive a SIGKILL: the restarted service finishes each case exactly once.
+
+The judge is a model behind the OpenAI-compatible test server, slowed down so the kill
+lands mid-job; its request count shows that finished cases are not judged again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from judge.testserver import FakeOpenAIServer, Reply
+from tests.helpers import case
+from tests.test_service_support import (
+    ServiceProcess,
+    wait_for_job,
+    wait_for_progress,
+    write_config,
+)
+
+KEY = "sk-test-SECRET-4d3c2b1a0f9e8d7c"
+CONCURRENCY = 4
+TOTAL = 200
+
+
+def service_config(folder: Path, server: FakeOpenAIServer) -> Path:
+    return write_config(
+        folder / "service.yaml",
+        judges={
+            "slow": {
+                "model": "judge-test-2024-01-01",
+                "base_url": server.base_url,
+                "api_key_env": "SLOW_JUDGE_KEY",
+                "concurrency": CONCURRENCY,
+                "max_retries": 0,
+                "timeout": 20,
+            },
+            "rules": {},
+        },
+        default_judge="slow",
+        data_dir=str(folder / "data"),
+        cache_dir=str(folder / "cache"),
+    )
+
+
+@pytest.fixture
+def slow_judge(server_factory: Callable[..., FakeOpenAIServer]) -> FakeOpenAIServer:
+    return server_factory(latency=0.03)
+
+
+@pytest.fixture
+def service(tmp_path: Path, slow_judge: FakeOpenAIServer) -> Iterator[ServiceProcess]:
+    server = ServiceProcess(
+        service_config(tmp_path, slow_judge), env={"SLOW_JUDGE_KEY": KEY}
+    ).start()
+    yield server
+    server.stop()
+
+
+def cases(n: int = TOTAL) -> list[dict[str, object]]:
+    # distinct content per case, so the verdict cache cannot stand in for the judge
+    return [case(f"k{i:04d}", answer=f"The free trial lasts {i} days.") for i in range(n)]
+
+
+def test_sigkill_mid_job_then_restart_finishes_each_case_once(
+    service: ServiceProcess, slow_judge: FakeOpenAIServer
+) -> None:
+    submitted = cases()
+    with service.client(token=None) as api:
+        job_id = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": submitted}).json()[
+            "id"
+        ]
+        state = wait_for_progress(api, job_id, at_least=30)
+        assert state["status"] == "running", state
+    service.kill()
+    before = slow_judge.stats.requests
+    assert before < TOTAL, "the kill should land mid-job"
+
+    service.start()
+    with service.client(token=None) as api:
+        state = wait_for_job(api, job_id, timeout=90)
+        assert state["status"] == "done", state
+        assert state["progress"] == {"done": TOTAL, "total": TOTAL}
+        lines = api.get(f"/v1/jobs/{job_id}/records").text.splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [r["id"] for r in records] == [c["id"] for c in submitted]
+    assert all(r["status"] == "ok" for r in records), {r["status"] for r in records}
+    # Finished cases were neither judged again nor lost: at most the calls in flight at
+    # the kill were sent twice (the cache answers the rest).
+    assert TOTAL <= slow_judge.stats.requests <= TOTAL + CONCURRENCY
+    assert KEY not in service.log_text()
+
+
+def test_cancel_a_running_job(service: ServiceProcess) -> None:
+    with service.client(token=None) as api:
+        body = {"rubric": "faithfulness", "judge": "slow", "cases": cases(200)}
+        job_id = api.post("/v1/jobs", json=body).json()["id"]
+        wait_for_progress(api, job_id, at_least=8)
+        early = api.get(f"/v1/jobs/{job_id}/records")
+        assert early.status_code == 409 and early.json()["error"]["type"] == "job_not_done"
+        cancelled = api.delete(f"/v1/jobs/{job_id}")
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        done = cancelled.json()["progress"]["done"]
+        assert 8 <= done < 200
+        assert api.get(f"/v1/jobs/{job_id}").json()["status"] == "cancelled"
+    service.stop()
+    service.start()  # a cancelled job is not resumed
+    with service.client(token=None) as api:
+        assert api.get(f"/v1/jobs/{job_id}").json()["status"] == "cancelled"
+
+
+def test_judge_failure_is_a_json_error_without_the_key(
+    service: ServiceProcess, slow_judge: FakeOpenAIServer
+) -> None:
+    echoed = {"error": {"message": f"Incorrect API key provided: {KEY}", "type": "auth"}}
+    slow_judge.script(Reply(status=401, error_body=echoed))
+    with service.client(token=None) as api:
+        response = api.post("/v1/grade", json={"rubric": "faithfulness", "cases": [case()]})
+        assert response.status_code == 502, response.text
+        assert response.json()["error"]["type"] == "judge_error"
+        assert KEY not in response.text
+        slow_judge.script(*[Reply(status=401, error_body=echoed)] * 3)
+        job = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": cases(3)}).json()
+        state = wait_for_job(api, job["id"])
+        assert state["status"] == "failed" and KEY not in json.dumps(state)
+        everything = [api.get(path).text for path in ("/healthz", "/v1/judges", "/openapi.json")]
+    assert not any(KEY in text or "base_url" in text for text in everything[:2])
+    assert KEY not in everything[2]
+    assert KEY not in service.log_text()
