@@ -24,6 +24,7 @@ DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
 LOCK_NAME = "rubrics.lock"
 _CASE_FIELDS = {"question", "contexts", "answer", "answer_a", "answer_b", "reference"}
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")
+_RUBRIC_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
 class Rubric(BaseModel):
@@ -114,6 +115,8 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     name, _, version = ref.partition("@")
     if not name:
         raise RubricError(f"rubric reference {ref!r} has no id")
+    if not _RUBRIC_ID.match(name):
+        raise RubricError(f"rubric id {name!r} must be lower-case letters, digits, - or _")
     if not version:
         return name, None
     if not version.lstrip("v").isdigit():

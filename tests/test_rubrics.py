@@ -62,6 +62,7 @@ def test_load_latest_and_pinned_versions(tmp_path: Path) -> None:
         ("nope", "no rubric named 'nope'"),
         ("faithfulness@7", "has no version 7"),
         ("faithfulness@x", "version must be a number"),
+        ("../etc@1", "must be lower-case letters"),
     ],
 )
 def test_bad_references(ref: str, message: str) -> None:
