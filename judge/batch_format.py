@@ -163,7 +163,8 @@ def read_result(data: dict[str, Any], mode: str) -> LineResult:
         return LineResult(custom_id, error=f"the batch request failed: {_failure(data)}")
     body = data["response"]["body"]
     try:
-        completion = completion_from(ChatCompletion.model_validate(body), mode)
+        ChatCompletion.model_validate(body)  # for a clear message on a malformed body
+        completion = completion_from(body, mode)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
