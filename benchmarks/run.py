@@ -339,6 +339,19 @@ def machine() -> str:
     )
 
 
+def bench_service(requests: int, concurrency: int) -> list[Row]:
+    """Issue 8: `judge serve` on the offline judge, driven from a second process's client."""
+    from benchmarks.service_load import measure, percentile
+
+    latencies, errors, elapsed = measure(requests, concurrency)
+    measured = (
+        f"{len(errors)} errors; p50 {percentile(latencies, 50):.0f} ms, "
+        f"p99 {percentile(latencies, 99):.0f} ms; {len(latencies) / elapsed:.0f} requests/s"
+    )
+    name = f"service load ({requests:,} POST /v1/grade, {concurrency} concurrent, offline judge)"
+    return [Row(name, measured, "no errors; p50 and p99 reported", not errors)]
+
+
 def table(rows: list[Row]) -> str:
     lines = ["| benchmark | measured | target | result |", "|---|---|---|---|"]
     lines += [f"| {r.name} | {r.measured} | {r.target} | {r.verdict} |" for r in rows]
@@ -375,6 +388,9 @@ How each figure is measured:
   counts prompt tokens per request as the peers' README says (every message's text plus the
   JSON schema sent in `response_format`). Token counter: {tokens_how}.
   Tokens per case are the median of each record's `usage.prompt_tokens`.
+- Service load: `judge serve` (one uvicorn process, offline rules judge) on 127.0.0.1,
+  driven by this process's async httpx client (`benchmarks/service_load.py`, which can
+  also run alone); latency from send to full response, nearest-rank percentiles.
 - Floor rows: the same 1,000 request bodies sent with no engine around them (the openai SDK
   alone, then httpx alone), to show what the HTTP stack itself costs on this machine.
 - Timings vary with the machine and its load (load average at the start: {load}); on a
@@ -408,6 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, step in steps:
             print(f"running: {name} ...", file=sys.stderr, flush=True)
             rows += step()
+        print("running: service ...", file=sys.stderr, flush=True)
+        rows += bench_service(500 if args.quick else 2000, 50)
         print("running: peers ...", file=sys.stderr, flush=True)
         peer_rows, tokens_how = bench_peers(work, args.peers)
         rows += peer_rows

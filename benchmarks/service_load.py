@@ -144,6 +144,27 @@ def report(
     return "\n".join(lines)
 
 
+def measure(
+    requests: int, concurrency: int, cases_per_request: int = 1
+) -> tuple[list[float], list[str], float]:
+    """Start the service, warm it up, send `requests` grade requests; stop it. Latencies in
+    ms, the first errors, and the wall time of the timed part."""
+    with tempfile.TemporaryDirectory(prefix="judge-load-") as tmp:
+        port = free_port()
+        server = start_server(Path(tmp), port)
+        try:
+            bodies = request_bodies(cases_per_request)
+            base_url = f"http://127.0.0.1:{port}"
+            asyncio.run(drive(base_url, bodies, min(concurrency * 2, 100), concurrency))
+            return asyncio.run(drive(base_url, bodies, requests, concurrency))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=2000)
@@ -152,24 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=REPORT)
     args = parser.parse_args(argv)
     args.load_before = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="judge-load-") as tmp:
-        port = free_port()
-        server = start_server(Path(tmp), port)
-        try:
-            bodies = request_bodies(args.cases_per_request)
-            base_url = f"http://127.0.0.1:{port}"
-            asyncio.run(
-                drive(base_url, bodies, min(args.concurrency * 2, 100), args.concurrency)
-            )  # warm-up
-            latencies, errors, elapsed = asyncio.run(
-                drive(base_url, bodies, args.requests, args.concurrency)
-            )
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
+    latencies, errors, elapsed = measure(args.requests, args.concurrency, args.cases_per_request)
     text = report(args, latencies, errors, elapsed)
     args.output.write_text(text, "utf-8")
     print(text)
