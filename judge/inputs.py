@@ -80,7 +80,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            yield number, f"not valid JSON ({exc.msg} at column {exc.colno})"
+            yield number, f"not valid JSON: {exc.msg} (column {exc.colno})"
             continue
         yield (
             number,

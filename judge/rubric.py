@@ -156,9 +156,13 @@ def read_rubric_file(path: Path) -> Rubric:
     if not isinstance(data, dict):
         raise RubricError("a rubric file must be a YAML mapping", path=str(path))
     try:
-        rubric = Rubric(**data, sha256=hashlib.sha256(raw).hexdigest(), path=str(path))
-    except (ValidationError, TypeError) as exc:
-        raise RubricError(f"invalid rubric: {exc}", path=str(path)) from exc
+        digest = hashlib.sha256(raw).hexdigest()
+        rubric = Rubric.model_validate({**data, "sha256": digest, "path": str(path)})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg'].lower()}" for e in exc.errors()
+        )
+        raise RubricError(f"invalid rubric: {problems}", path=str(path)) from None
     _check_consistency(rubric, path)
     return rubric
 
