@@ -19,18 +19,13 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "llm-judge"
 
 
-class JudgeConfig(BaseModel):
-    """Everything that decides how a case is judged, and how hard we try.
-
-    `model=None` selects the offline rules judge. The API key is a secret: it is never
-    written to a record, the cache, a log or a report.
-    """
+class JudgeSettings(BaseModel):
+    """The model and how it is asked: what a named judge in a service config also holds."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str | None = None
     base_url: str | None = None
-    api_key: SecretStr | None = Field(default=None, repr=False, exclude=True)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     seed: int | None = 42
@@ -38,10 +33,20 @@ class JudgeConfig(BaseModel):
     output_mode: OutputMode = "auto"
     timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=20)
+    concurrency: int = Field(default=16, ge=1, le=1024)
+
+
+class JudgeConfig(JudgeSettings):
+    """Everything that decides how a case is judged, and how hard we try.
+
+    `model=None` selects the offline rules judge. The API key is a secret: it is never
+    written to a record, the cache, a log or a report.
+    """
+
+    api_key: SecretStr | None = Field(default=None, repr=False, exclude=True)
     retry_after_cap: float = Field(default=60.0, ge=0)
     backoff_initial: float = Field(default=0.5, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
-    concurrency: int = Field(default=16, ge=1, le=1024)
     cache_dir: Path | None = None
     use_cache: bool = True
 

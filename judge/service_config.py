@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from judge.config import JudgeConfig, OutputMode, default_cache_dir
+from judge.config import JudgeConfig, JudgeSettings, default_cache_dir
 from judge.errors import UsageError
 
 RULES_JUDGE = "rules"
@@ -39,22 +39,11 @@ TOKEN_ENV = "JUDGE_SERVICE_TOKEN"
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
-class JudgeSpec(BaseModel):
-    """One named judge: a model behind an endpoint, or (no model) the rules judge."""
+class JudgeSpec(JudgeSettings):
+    """One named judge: a model behind an endpoint, or (no model) the rules judge. Its key
+    is named by `api_key_env` and read from the server's environment, never from a request."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    model: str | None = None
-    base_url: str | None = None
     api_key_env: str | None = None
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-    seed: int | None = 42
-    max_tokens: int = Field(default=1024, ge=16, le=32768)
-    output_mode: OutputMode = "auto"
-    timeout: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=5, ge=0, le=20)
-    concurrency: int = Field(default=16, ge=1, le=1024)
 
 
 class Limits(BaseModel):

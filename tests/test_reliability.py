@@ -12,7 +12,6 @@ while the server holds every request after a fixed count.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.cases import TOPICS
 from judge.config import JudgeConfig
 from judge.grader import Grader
 from judge.jobs import grade_file
@@ -31,17 +31,11 @@ from judge.llm import LLMJudge
 from judge.rubric import load_rubric
 from judge.schemas import Case, GradedRecord
 from judge.testserver import FaultPlan, Reply
+from tests.helpers import write_jsonl
 
 pytestmark = pytest.mark.slow
 
 MODEL = "judge-test-2024-01-01"
-TOPICS = [
-    ("return headphones", "Opened headphones can be returned within 15 days of delivery."),
-    ("change my address", "Addresses can be changed until the order status is Shipped."),
-    ("cancel my plan", "You can cancel the plan any time from the Billing page."),
-    ("get a refund", "Refunds are paid to the original card within 5 business days."),
-    ("reset my password", "Use the Forgot password link; the reset email expires after 2 hours."),
-]
 
 
 def make_cases(n: int) -> list[dict[str, Any]]:
@@ -61,11 +55,6 @@ def make_cases(n: int) -> list[dict[str, Any]]:
             {"id": f"case-{i:04d}", "question": question, "contexts": [fact], "answer": answer}
         )
     return cases
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
-    return path
 
 
 def read_records(path: Path) -> list[GradedRecord]:
