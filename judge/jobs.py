@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -39,6 +40,9 @@ def selected_cases(path: Path, chosen: set[int] | None) -> Iterator[Case]:
             yield case
 
 
+ProgressHook = Callable[[int], None]
+
+
 async def grade_file(
     grader: Grader,
     input_path: Path,
@@ -47,30 +51,35 @@ async def grade_file(
     selection: Selection = Selection(),
     overwrite: bool = False,
     use_cache: bool = True,
-    progress: bool = False,
+    progress: bool | ProgressHook = False,
     prices: tuple[float, float] | None = None,
+    validate: bool = True,
 ) -> dict[str, Any]:
     """Grade `input_path` into `output_path` and return the summary of the output file.
 
-    The input is validated in full first (InputError, nothing written). An existing output
-    is resumed: records already `ok`/`abstained` for this rubric file are kept, the rest
-    graded. The output ends with one record per selected case, in input order.
+    The input is validated in full first (InputError, nothing written) unless `validate` is
+    False (the caller already did). An existing output is resumed: records already
+    `ok`/`abstained` for this rubric file are kept, the rest graded. The output ends with one
+    record per selected case, in input order. `progress` is True for a bar on the terminal,
+    or a hook called with the number of cases done so far. File passes run in a thread, so
+    a server's event loop keeps answering meanwhile.
     """
     rubric = grader.rubric
-    validated = validate_file(input_path, rubric)
-    chosen = selection.indices(validated.count)
-    total = len(chosen) if chosen is not None else validated.count
+    validated = await asyncio.to_thread(validate_file, input_path, rubric) if validate else None
+    chosen = selection.indices(validated.count) if validated else None
+    total = len(chosen) if chosen is not None else (validated.count if validated else None)
     if overwrite and output_path.exists():
         output_path.unlink()
-    done = finished_ids(output_path, rubric.sha256)
+    done = await asyncio.to_thread(finished_ids, output_path, rubric.sha256)
     todo = (c for c in selected_cases(input_path, chosen) if c.id not in done)
-    with RecordWriter(output_path) as writer, _progress_bar(progress, total, len(done)) as bar:
+    with RecordWriter(output_path) as writer, _tracker(progress, total, len(done)) as advance:
         async for record in grader.grade_stream(todo, use_cache=use_cache):
             writer.write(record)
-            bar(1)
+            advance(1)
         del done
-    finalize(output_path, lambda: (c.id for c in selected_cases(input_path, chosen)))
-    return summarise_file(output_path, rubric.kind, rubric.ref, prices)
+    ids = lambda: (c.id for c in selected_cases(input_path, chosen))  # noqa: E731
+    await asyncio.to_thread(finalize, output_path, ids)
+    return await asyncio.to_thread(summarise_file, output_path, rubric.kind, rubric.ref, prices)
 
 
 def summarise_file(
@@ -82,10 +91,19 @@ def summarise_file(
     return builder.result(prices)
 
 
-def _progress_bar(
-    enabled: bool, total: int, already: int
+def _tracker(
+    progress: bool | ProgressHook, total: int | None, already: int
 ) -> AbstractContextManager[Callable[[int], None]]:
-    if not enabled:
+    if callable(progress):
+        count = [already]
+        progress(already)
+
+        def advance(n: int) -> None:
+            count[0] += n
+            progress(count[0])
+
+        return nullcontext(advance)
+    if not progress:
         return nullcontext(lambda _n: None)
     return _RichBar(total, already)
 
@@ -93,7 +111,7 @@ def _progress_bar(
 class _RichBar:
     """A rich progress bar with rate and ETA, on stderr."""
 
-    def __init__(self, total: int, already: int) -> None:
+    def __init__(self, total: int | None, already: int) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,

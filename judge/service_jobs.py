@@ -18,15 +18,13 @@ import shutil
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from judge.errors import ApiError, JudgeError, UsageError
-from judge.inputs import iter_cases
-from judge.jobs import summarise_file
-from judge.records import RecordWriter, finalize, finished_ids
+from judge.jobs import grade_file
 from judge.service_judges import JudgePool
 
 log = logging.getLogger(__name__)
@@ -281,25 +279,24 @@ class JobRunner:
             raise JudgeError(f"rubric {job.rubric} changed since the job was submitted")
         grader = self.pool.grader(job.judge, rubric)
         source, records = self.store.input_path(job), self.store.records_path(job)
-        kept = await asyncio.to_thread(finished_ids, records, rubric.sha256)
-        self._progress[job.id] = len(kept)
-        todo = (case for case in iter_cases(source) if case.id not in kept)
         last_saved = time.monotonic()
-        with RecordWriter(records) as writer:
-            async for record in grader.grade_stream(todo, use_cache=self.pool.config.use_cache):
-                writer.write(record)
-                self._progress[job.id] += 1
-                if time.monotonic() - last_saved > PROGRESS_EVERY_S:
-                    self._save_progress(job.id)
-                    last_saved = time.monotonic()
-        del kept
-        await asyncio.to_thread(finalize, records, lambda: _ids(source))
-        summary = await asyncio.to_thread(summarise_file, records, rubric.kind, rubric.ref)
+
+        def progress(done: int) -> None:
+            nonlocal last_saved
+            self._progress[job.id] = done
+            if time.monotonic() - last_saved > PROGRESS_EVERY_S:
+                self._save_progress(job.id)
+                last_saved = time.monotonic()
+
+        summary = await grade_file(
+            grader,
+            source,
+            records,
+            use_cache=self.pool.config.use_cache,
+            progress=progress,
+            validate=False,  # validated when the job was submitted
+        )
         return summary, job.total
-
-
-def _ids(path: Path) -> Iterator[str]:
-    return (case.id for case in iter_cases(path))
 
 
 def discard_folder(folder: Path) -> None:
