@@ -15,9 +15,11 @@ from judge.grader import Grader
 from judge.jobs import Selection, grade_file
 from judge.llm import LLMJudge
 from judge.outcome import Backend
+from judge.pricing import price_for
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord
+from judge.summary import SummaryBuilder
 
 T = TypeVar("T")
 CaseLike = Case | Mapping[str, Any]
@@ -119,6 +121,16 @@ class Judge:
         **options: Any,
     ) -> dict[str, Any]:
         return self._run(lambda: self.agrade_file(input_path, output_path, rubric, **options))
+
+    def summarise(
+        self, records: Iterable[GradedRecord], rubric: str | Rubric = "faithfulness"
+    ) -> dict[str, Any]:
+        """The summary (DESIGN.md) of records from `grade_many`, as `grade_file` returns it."""
+        loaded = self.rubric(rubric)
+        builder = SummaryBuilder(loaded.kind, loaded.ref)
+        for record in records:
+            builder.add(record)
+        return builder.result(price_for(self.config.model or "rules"))
 
     def _run(self, make: Callable[[], Awaitable[T]]) -> T:
         async def main() -> T:

@@ -98,6 +98,9 @@ def test_python_api_grades_one_and_many_offline() -> None:
         rubric="relevance",
     )
     assert [r.id for r in many] == ["0", "1", "2"] and all(r.status == "ok" for r in many)
+    summary = judge.summarise(many, rubric="relevance")
+    assert summary["cases"] == 3 and summary["status"] == {"ok": 3}
+    assert summary["mean_relevance"] == many[0].verdict["score"]  # type: ignore[index]
 
 
 def test_text_addressed_to_the_grader_is_never_evidence() -> None:
