@@ -4,8 +4,8 @@
 
 Starts `python -m judge.cli serve` on a free loopback port with the offline rules judge and
 a temporary data dir, sends `--requests` POST /v1/grade requests (cases from
-examples/cases.jsonl, in turn) with at most `--concurrency` in flight over one HTTP/1.1
-connection pool, and reports errors, throughput and latency percentiles. Writes
+examples/cases.jsonl, in turn) with at most `--concurrency` in flight over a few small HTTP/1.1
+connection pools, and reports errors, throughput and latency percentiles. Writes
 benchmarks/service_load.md (and prints the same figures). Bounded: a fixed number of
 requests, each with a timeout; the server is stopped at the end.
 """
@@ -71,28 +71,38 @@ async def drive(
     queue: asyncio.Queue[int] = asyncio.Queue()
     for index in range(requests):
         queue.put_nowait(index)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    # Several small pools: one httpx pool of 50 connections rescans them all per request and
+    # makes the load generator, not the service, the bottleneck (same fix as judge/client.py).
+    shards = -(-concurrency // 10)
+    size = -(-concurrency // shards)
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
     headers = {"Content-Type": "application/json"}
-    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30) as client:
+    clients = [
+        httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30) for _ in range(shards)
+    ]
 
-        async def worker() -> None:
-            while not queue.empty():
-                index = queue.get_nowait()
-                start = time.perf_counter()
-                try:
-                    response = await client.post(
-                        "/v1/grade", content=bodies[index % len(bodies)], headers=headers
-                    )
-                    ok = response.status_code == 200 and response.json()["records"]
-                    if not ok:
-                        errors.append(f"HTTP {response.status_code}: {response.text[:200]}")
-                except httpx.HTTPError as exc:
-                    errors.append(f"{type(exc).__name__}: {exc}")
-                latencies.append((time.perf_counter() - start) * 1000)
+    async def worker(client: httpx.AsyncClient) -> None:
+        while not queue.empty():
+            index = queue.get_nowait()
+            start = time.perf_counter()
+            try:
+                response = await client.post(
+                    "/v1/grade", content=bodies[index % len(bodies)], headers=headers
+                )
+                ok = response.status_code == 200 and response.json()["records"]
+                if not ok:
+                    errors.append(f"HTTP {response.status_code}: {response.text[:200]}")
+            except httpx.HTTPError as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+            latencies.append((time.perf_counter() - start) * 1000)
 
-        began = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        elapsed = time.perf_counter() - began
+    began = time.perf_counter()
+    try:
+        await asyncio.gather(*(worker(clients[i % shards]) for i in range(concurrency)))
+    finally:
+        for client in clients:
+            await client.aclose()
+    elapsed = time.perf_counter() - began
     return latencies, errors, elapsed
 
 
