@@ -21,6 +21,7 @@ from judge.config import JudgeConfig
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.grader import Grader
 from judge.jobs import Selection, grade_file
+from judge.pricing import price_for
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
@@ -178,7 +179,7 @@ def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         if output.resolve() == input_path.resolve():
             raise UsageError(f"the output {output} would overwrite the input")
         announce_judge(config)
-        prices = _prices(args)
+        prices = prices_from_args(args, config)
         summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
@@ -216,13 +217,11 @@ async def _grade(
             cache.close()
 
 
-def _prices(args: argparse.Namespace) -> tuple[float, float] | None:
-    from judge.pricing import price_for
-
+def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:
+    """USD per million (prompt, completion) tokens: the flags, else the table's price."""
     if args.price_input is not None or args.price_output is not None:
         return (args.price_input or 0.0, args.price_output or 0.0)
-    model = None if args.offline else (args.model or os.environ.get("JUDGE_MODEL"))
-    return price_for(model or "rules")
+    return price_for(config.model or "rules")
 
 
 class _input_file:

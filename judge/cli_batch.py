@@ -128,7 +128,7 @@ async def _import(
     args: argparse.Namespace,
     env: Mapping[str, str],
 ) -> ImportReport:
-    from judge.cli import _prices
+    from judge.cli import prices_from_args
 
     cache = open_cache(config)
     try:
@@ -142,7 +142,9 @@ async def _import(
             cache=cache,
             overwrite=args.overwrite,
             progress=show_progress(env),
-            prices=_prices(args) if config.model or args.price_input or args.price_output else None,
+            prices=prices_from_args(args, config)
+            if config.model or args.price_input or args.price_output
+            else None,
         )
     finally:
         if cache is not None:
@@ -157,7 +159,7 @@ async def _batch_api(
     args: argparse.Namespace,
     env: Mapping[str, str],
 ) -> ImportReport | None:
-    from judge.cli import _prices
+    from judge.cli import prices_from_args
 
     cache = open_cache(config)
     try:
@@ -173,7 +175,7 @@ async def _batch_api(
         )
         print(" ".join(manifest.batch_ids) or "(no batch: nothing to send)", flush=True)
         explicit = args.price_input is not None or args.price_output is not None
-        prices = _prices(args) if explicit else batch_prices(config)
+        prices = prices_from_args(args, config) if explicit else batch_prices(config)
         return await _collect(manifest, rubric, config, cache, env, prices)
     finally:
         if cache is not None:
