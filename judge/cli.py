@@ -142,9 +142,11 @@ def _add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
     p.add_argument("--limit", type=int, help="grade only the first N cases")
     p.add_argument(
-        "--sample", type=int, help="grade a random sample of N cases (see --sample-seed)"
+        "--sample",
+        type=int,
+        help="grade a reproducible random sample of N cases (seeded by --seed)",
     )
-    p.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (0)")
+    p.add_argument("--sample-seed", type=int, help="seed of --sample alone (default: --seed)")
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
     p.add_argument("--price-output", type=float, help="USD per million completion tokens")
@@ -205,7 +207,7 @@ async def _grade(
             grader,
             input_path,
             output,
-            selection=Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed),
+            selection=selection_from_args(args),
             overwrite=args.overwrite,
             use_cache=config.use_cache,
             progress=show_progress(env),
@@ -215,6 +217,12 @@ async def _grade(
         await backend.aclose()
         if cache is not None:
             cache.close()
+
+
+def selection_from_args(args: argparse.Namespace) -> Selection:
+    """`--limit N`, or `--sample N` seeded by `--sample-seed`, else by `--seed`."""
+    seed = args.sample_seed if args.sample_seed is not None else args.seed
+    return Selection(limit=args.limit, sample=args.sample, seed=seed if seed is not None else 0)
 
 
 def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:

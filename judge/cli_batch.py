@@ -31,8 +31,10 @@ from judge.cache import VerdictCache
 from judge.cli import (
     EXIT_OK,
     config_from_args,
+    prices_from_args,
     print_summary,
     rubrics_dir,
+    selection_from_args,
     show_progress,
     write_json,
 )
@@ -79,7 +81,7 @@ def run_grade_batch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         raise UsageError("batch grading needs a model: pass --model (or set $JUDGE_MODEL)")
     rubric = load_rubric(args.rubric, rubrics_dir(args, env))
     input_path = Path(args.input)
-    selection = Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
+    selection = selection_from_args(args)
     if args.export_batch:
         return _export(rubric, config, input_path, Path(args.export_batch), selection)
     output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
@@ -128,7 +130,6 @@ async def _import(
     args: argparse.Namespace,
     env: Mapping[str, str],
 ) -> ImportReport:
-    from judge.cli import prices_from_args
 
     cache = open_cache(config)
     try:
@@ -138,7 +139,7 @@ async def _import(
             input_path,
             results,
             output,
-            selection=Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed),
+            selection=selection_from_args(args),
             cache=cache,
             overwrite=args.overwrite,
             progress=show_progress(env),
@@ -159,7 +160,6 @@ async def _batch_api(
     args: argparse.Namespace,
     env: Mapping[str, str],
 ) -> ImportReport | None:
-    from judge.cli import prices_from_args
 
     cache = open_cache(config)
     try:
@@ -168,7 +168,7 @@ async def _batch_api(
             config,
             input_path,
             output,
-            selection=Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed),
+            selection=selection_from_args(args),
             cache=cache,
             overwrite=args.overwrite,
             notify=say,

@@ -187,3 +187,16 @@ def test_records_from_another_rubric_file_are_not_kept(source: Path, tmp_path: P
     run(again, source, out)
     assert again.asked == ["a"]
     assert len(read_jsonl(out)) == len(CLAIMS)
+
+
+def test_cli_sample_is_seeded_by_seed(tmp_path: Path) -> None:
+    from judge.cli import main
+
+    source = write_jsonl(tmp_path / "in.jsonl", [case(f"c{i}") for i in range(30)])
+    picks = []
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        out = tmp_path / f"{name}.jsonl"
+        args = ["grade", str(source), "--rubric", "relevance", "-o", str(out), "--sample", "5"]
+        assert main([*args, "--seed", seed], env={}) == 0
+        picks.append([r["id"] for r in read_jsonl(out)])
+    assert picks[0] == picks[1] and len(picks[0]) == 5 and picks[0] != picks[2]
