@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,6 +37,21 @@ def open_cache(config: JudgeConfig) -> VerdictCache | None:
     if config.offline or not config.use_cache:
         return None
     return VerdictCache(config.cache_dir or default_cache_dir())
+
+
+@asynccontextmanager
+async def open_grader(
+    config: JudgeConfig, rubric: Rubric, *, http_client: httpx.AsyncClient | None = None
+) -> AsyncIterator[Grader]:
+    """A grader with its backend and cache, both closed when the block ends."""
+    backend = make_backend(config, http_client=http_client)
+    cache = open_cache(config)
+    try:
+        yield Grader(backend, rubric, cache=cache, concurrency=config.concurrency)
+    finally:
+        await backend.aclose()
+        if cache is not None:
+            cache.close()
 
 
 class Judge:

@@ -16,10 +16,9 @@ from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
-from judge.api import make_backend, open_cache
+from judge.api import open_grader
 from judge.config import JudgeConfig
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
-from judge.grader import Grader
 from judge.jobs import Selection, grade_file
 from judge.pricing import price_for
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
@@ -199,10 +198,7 @@ async def _grade(
     env: Mapping[str, str],
     prices: tuple[float, float] | None,
 ) -> dict[str, Any]:
-    backend = make_backend(config)
-    cache = open_cache(config)
-    try:
-        grader = Grader(backend, rubric, cache=cache, concurrency=config.concurrency)
+    async with open_grader(config, rubric) as grader:
         return await grade_file(
             grader,
             input_path,
@@ -213,10 +209,6 @@ async def _grade(
             progress=show_progress(env),
             prices=prices,
         )
-    finally:
-        await backend.aclose()
-        if cache is not None:
-            cache.close()
 
 
 def selection_from_args(args: argparse.Namespace) -> Selection:

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
-from judge.api import make_backend, open_cache
+from judge.api import open_grader
 from judge.config import JudgeConfig
 from judge.errors import UsageError
-from judge.grader import Grader
 from judge.probes import (
     PROBE_KINDS,
     ProbeOptions,
@@ -177,12 +176,5 @@ def _human_labels(path: Path) -> dict[str, Any]:
 async def _run(
     kind: str, config: JudgeConfig, rubric: Rubric, cases: Sequence[Case], options: ProbeOptions
 ) -> ProbeResult:
-    backend = make_backend(config)
-    cache = open_cache(config)
-    try:
-        grader = Grader(backend, rubric, cache=cache, concurrency=config.concurrency)
+    async with open_grader(config, rubric) as grader:
         return await run_probe(kind, grader, cases, options)
-    finally:
-        await backend.aclose()
-        if cache is not None:
-            cache.close()

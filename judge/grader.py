@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from judge.cache import VerdictCache, cache_key
 from judge.errors import ApiError
 from judge.outcome import Backend, Outcome
 from judge.rubric import Rubric
-from judge.schemas import Case, GradedRecord, JudgeInfo, Usage
+from judge.schemas import Case, GradedRecord
 from judge.scoring import score_verdict
 
 log = logging.getLogger(__name__)
@@ -46,9 +46,9 @@ class Grader:
             raise self._fatal
         key = None
         identity = self.backend.cache_identity()
-        if self.cache is not None and identity is not None:
+        if use_cache and self.cache is not None and identity is not None:
             key = cache_key(self.rubric, identity, case)
-            hit = self.cache.get(key) if use_cache else None
+            hit = self.cache.get(key)
             if hit is not None:
                 return GradedRecord(**hit, id=case.id, slices=case.slices, cached=True)
         try:
@@ -58,8 +58,7 @@ class Grader:
                 self._fatal = exc
             raise
         record = build_record(self.rubric, case, outcome)
-        cacheable = record.status in ("ok", "abstained")
-        if key is not None and self.cache is not None and use_cache and cacheable:
+        if key is not None and self.cache is not None and record.status in ("ok", "abstained"):
             self.cache.set(key, _cacheable(record))
         return record
 
@@ -68,7 +67,6 @@ class Grader:
         cases: Iterable[Case],
         *,
         use_cache: bool = True,
-        on_record: Callable[[GradedRecord], None] | None = None,
     ) -> AsyncIterator[GradedRecord]:
         """Records in input order, at most `concurrency` cases in flight and a bounded window
         of finished ones waiting for a slower predecessor, so memory does not grow with N."""
@@ -84,15 +82,9 @@ class Grader:
             for case in cases:
                 pending.append(asyncio.ensure_future(run(case)))
                 while pending and (len(pending) >= window or pending[0].done()):
-                    record = await pending.popleft()
-                    if on_record:
-                        on_record(record)
-                    yield record
+                    yield await pending.popleft()
             while pending:
-                record = await pending.popleft()
-                if on_record:
-                    on_record(record)
-                yield record
+                yield await pending.popleft()
         finally:
             for task in pending:
                 task.cancel()
@@ -131,8 +123,5 @@ def build_record(rubric: Rubric, case: Case, outcome: Outcome) -> GradedRecord:
 
 
 def _cacheable(record: GradedRecord) -> dict[str, Any]:
-    data = record.model_dump(mode="json", exclude={"id", "slices", "cached", "usage", "latency_ms"})
-    # a cache hit costs nothing now: it reports zero usage and latency
-    data["usage"] = Usage().model_dump()
-    data["judge"] = JudgeInfo(**data["judge"]).model_dump()
-    return data
+    # a cache hit costs nothing now: it reports zero usage and latency (the defaults)
+    return record.model_dump(mode="json", exclude={"id", "slices", "cached", "usage", "latency_ms"})

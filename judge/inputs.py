@@ -103,8 +103,7 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
             else:
                 yield text.lstrip("\ufeff") if number == 1 else text
 
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.reader(lines(), delimiter=delimiter)
+    reader = csv.reader(lines(), delimiter=_delimiter(path))
     try:
         header = next(reader)
     except StopIteration:
@@ -133,14 +132,14 @@ def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
         yield problems.pop(0)
 
 
+def _delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
 def csv_header(path: Path) -> list[str]:
     with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-        return [
-            h.lstrip("\ufeff")
-            for h in next(
-                csv.reader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ","), []
-            )
-        ]
+        header = next(csv.reader(handle, delimiter=_delimiter(path)), [])
+    return [h.lstrip("\ufeff") for h in header]
 
 
 def _csv_row(row: dict[str, str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ grades the rest; the file is then rewritten atomically in input order, one line 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -19,22 +20,27 @@ from judge.schemas import GradedRecord
 KEEP_STATUSES = ("ok", "abstained")
 
 
-def scan_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(byte offset, record) for every complete, parseable line; torn lines are skipped."""
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(byte offset, record) for every line; None for a torn or unreadable one."""
     if not path.exists():
         return
     with path.open("rb") as handle:
         offset = 0
         for raw in handle:
             start, offset = offset, offset + len(raw)
-            if not raw.endswith(b"\n"):
-                break  # torn by a kill mid-write
-            try:
-                data = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                continue
-            if isinstance(data, dict) and isinstance(data.get("id"), str):
-                yield start, data
+            data = None
+            if raw.endswith(b"\n"):  # else torn by a kill mid-write
+                with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError):
+                    data = json.loads(raw)
+            ok = isinstance(data, dict) and isinstance(data.get("id"), str)
+            yield start, data if ok else None
+
+
+def scan_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, record) for every complete, parseable line; torn lines are skipped."""
+    for start, data in _lines(path):
+        if data is not None:
+            yield start, data
 
 
 def finished_ids(path: Path, rubric_sha256: str) -> set[str]:
@@ -53,7 +59,6 @@ def cut_torn_tail(path: Path) -> None:
     with path.open("rb+") as handle:
         handle.seek(0, os.SEEK_END)
         size = handle.tell()
-        step = min(size, 1 << 16)
         handle.seek(size - 1)
         if handle.read(1) == b"\n":
             return
@@ -116,12 +121,9 @@ def finalize(path: Path, ids: Callable[[], Iterable[str]]) -> None:
 
 
 def _in_order(path: Path, ids: Iterable[str]) -> bool:
-    with path.open("rb") as handle:
-        lines = sum(1 for _ in handle)
-    seen = 0
+    """One pass: every line a record, and the ids exactly `ids`, in order."""
     expected = iter(ids)
-    for _, data in scan_records(path):
-        seen += 1
-        if next(expected, None) != data["id"]:
+    for _, data in _lines(path):
+        if data is None or next(expected, None) != data["id"]:
             return False
-    return seen == lines and next(expected, None) is None
+    return next(expected, None) is None

@@ -190,13 +190,14 @@ def test_401_is_fatal_exit_1_and_sends_nothing_more(
 
 
 def test_no_api_key_is_written_anywhere(
-    openai_server: FakeOpenAIServer,
+    server_factory: Callable[..., FakeOpenAIServer],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level("DEBUG")
-    source = write_jsonl(tmp_path / "in.jsonl", [case("a"), pair("p")][:1])
+    openai_server = server_factory(api_key=SECRET)  # answers 401 unless the key is sent
+    source = write_jsonl(tmp_path / "in.jsonl", [case("a")])
     cache = tmp_path / "cache"
     openai_server.script(Reply(status=429, headers={"Retry-After": "0"}))
     out, summary = tmp_path / "o.jsonl", tmp_path / "s.json"
@@ -208,7 +209,7 @@ def test_no_api_key_is_written_anywhere(
         assert SECRET.encode() not in path.read_bytes(), path
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err + caplog.text
-    # the key did travel, in the Authorization header only
+    # the key did travel (the server checked it), in the Authorization header only
     assert openai_server.stats.bodies and SECRET not in str(list(openai_server.stats.bodies))
 
 
