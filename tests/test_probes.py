@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import REPO, SHARED, read_jsonl, write_jsonl
+from helpers import DATA, REPO, read_jsonl, write_jsonl
 
 from judge.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, main
 from judge.errors import InputError, UsageError
@@ -27,7 +27,7 @@ from judge.rubric import load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case
 
-CALIBRATION = SHARED / "data" / "calibration"
+CALIBRATION = DATA / "calibration"
 FIGURES = json.loads((CALIBRATION / "figures.json").read_text("utf-8"))
 EXAMPLES = REPO / "examples"
 
