@@ -143,7 +143,7 @@ class Judge:
     ) -> dict[str, Any]:
         """The summary (DESIGN.md) of records from `grade_many`, as `grade_file` returns it."""
         loaded = self.rubric(rubric)
-        builder = SummaryBuilder(loaded.kind, loaded.ref)
+        builder = SummaryBuilder(loaded)
         for record in records:
             builder.add(record)
         return builder.result(price_for(self.config.model or "rules"))

@@ -20,6 +20,7 @@ from judge.api import open_grader
 from judge.config import JudgeConfig
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.jobs import Selection, grade_file
+from judge.kinds import get_kind
 from judge.pricing import price_for
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
 
@@ -252,7 +253,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
-    columns = _HEADLINES.get(summary["kind"], _HEADLINES["pairwise"])
+    columns = get_kind(summary["kind"]).columns
     for heading in ["slice", "cases", "status", *columns.values()]:
         table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
     rows = [("all", summary), *summary.get("by_slice", {}).items()]
@@ -269,19 +270,6 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
-
-
-_HEADLINES = {
-    "faithfulness": {
-        "mean_score": "mean",
-        "claims": "claims",
-        "claim_hallucination_rate": "halluc/claim",
-        "answer_hallucination_rate": "halluc/answer",
-        "contradicted_claims": "contradicted",
-    },
-    "relevance": {"mean_relevance": "mean 1-5", "mean_normalised": "normalised"},
-    "pairwise": {"win_rates": "win rates"},
-}
 
 
 def _fmt(value: Any) -> str:

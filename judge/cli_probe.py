@@ -130,7 +130,7 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
         raise UsageError("--rubric is required, e.g. --rubric pairwise")
     config = config_from_args(args, env)
     rubric = _rubric(args.rubric, args, env)
-    if args.kind == "position" and rubric.kind != "pairwise":
+    if args.kind == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
     cases = load_cases(Path(args.input), rubric)
     options = ProbeOptions(

@@ -208,7 +208,7 @@ def _v1_routes(state: ServiceState) -> APIRouter:
     async def rubrics() -> list[RubricOut]:
         """Every rubric version, with the sha256 of its file."""
         found = await asyncio.to_thread(list_rubrics, state.pool.rubrics_dir)
-        return [RubricOut.model_validate(r.model_dump()) for r in found]
+        return [RubricOut.model_validate(_rubric_fields(r)) for r in found]
 
     @router.get(
         "/rubrics/{rubric_id}/{version}",
@@ -222,7 +222,7 @@ def _v1_routes(state: ServiceState) -> APIRouter:
             found = load_rubric(f"{rubric_id}@{version}", state.pool.rubrics_dir)
         except RubricError as exc:
             raise ServiceError(404, "not_found", str(exc)) from None
-        return RubricDetail(**found.model_dump(), json_schema=found.json_schema())
+        return RubricDetail(**_rubric_fields(found), json_schema=found.json_schema())
 
     @router.post(
         "/grade",
@@ -239,7 +239,7 @@ def _v1_routes(state: ServiceState) -> APIRouter:
         rubric, judge = state.pick(body.rubric, body.judge)
         cases = check_cases(body.cases, rubric)
         records = await _grade(state, judge, rubric, cases)
-        builder = SummaryBuilder(rubric.kind, rubric.ref)
+        builder = SummaryBuilder(rubric)
         for record in records:
             builder.add(record)
         return _json_response(records, builder.result())
@@ -312,6 +312,12 @@ def _json_response(records: list[GradedRecord], summary: dict[str, Any]) -> Resp
     items = ",".join(record.model_dump_json() for record in records)
     text = f'{{"records":[{items}],"summary":{json.dumps(summary, allow_nan=False)}}}'
     return Response(text, media_type="application/json")
+
+
+def _rubric_fields(rubric: Rubric) -> dict[str, Any]:
+    """A rubric as the API shows it: the schema name its kind sends, the kind's own keys."""
+    fields = rubric.model_dump(mode="json")
+    return {**fields, "output_schema": rubric.schema_name}
 
 
 def _judge_out(config: ServiceConfig, name: str, default: str) -> JudgeOut:

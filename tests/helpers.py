@@ -7,6 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import BaseModel
+
+from judge.kinds import Scored, kind_for_schema
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -96,3 +99,11 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def score_verdict(verdict: BaseModel) -> tuple[str, float | None, str | None]:
+    """(status, score, label) of a built-in kind's verdict, as its kind reads it."""
+    kind = kind_for_schema(type(verdict).__name__)
+    assert kind is not None, type(verdict).__name__
+    scored: Scored = kind.score(None, verdict)  # type: ignore[arg-type]
+    return scored.status, scored.score, scored.label
