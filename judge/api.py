@@ -17,7 +17,7 @@ from judge.jobs import Selection, grade_file
 from judge.llm import LLMJudge
 from judge.outcome import Backend
 from judge.pricing import price_for
-from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, load_rubric
+from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord
 from judge.summary import SummaryBuilder
@@ -67,7 +67,7 @@ class Judge:
         self,
         config: JudgeConfig | None = None,
         *,
-        rubrics_dir: Path = DEFAULT_RUBRICS_DIR,
+        rubrics_dir: Path | RubricLibrary | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.config = config or JudgeConfig()
