@@ -24,13 +24,18 @@ SCORE = 0.123456789  # a judge score no page may show
 _URL = re.compile(r"open (http://\S+)")
 
 
-def secret_records(cases: Path, path: Path, *, labels: tuple[str, ...] = ("faithful", "unfaithful")) -> Path:
+def secret_records(
+    cases: Path, path: Path, *, labels: tuple[str, ...] = ("faithful", "unfaithful")
+) -> Path:
     """Graded records for every case, with MARKER in every rationale and evidence, SCORE
     as every score, and labels alternating (so stratified sampling has strata)."""
     rows = [json.loads(line) for line in cases.read_text("utf-8").splitlines() if line.strip()]
     with path.open("w", encoding="utf-8") as out:
         for i, row in enumerate(rows):
-            verdict = {"claims": [{"claim": "c", "verdict": "supported", "evidence": MARKER}], "rationale": MARKER}
+            verdict = {
+                "claims": [{"claim": "c", "verdict": "supported", "evidence": MARKER}],
+                "rationale": MARKER,
+            }
             record = {
                 "id": row["id"],
                 "rubric": "faithfulness",
@@ -61,7 +66,12 @@ class LabelServer:
     def start(self) -> LabelServer:
         command = [sys.executable, "-m", "judge.cli", "label", *self.args, "--port", "0"]
         self.proc = subprocess.Popen(
-            command, cwd=REPO, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            command,
+            cwd=REPO,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
@@ -110,7 +120,12 @@ class LabelServer:
 def answer(api: httpx.Client, annotator: str, choice: str | None, note: str = "") -> dict[str, Any]:
     """Label (or skip) the case the server offers `annotator` now; return the new state."""
     state = api.get("/api/state", params={"annotator": annotator}).json()
-    body = {"annotator": annotator, "case_id": state["item"]["case_id"], "choice": choice, "note": note}
+    body = {
+        "annotator": annotator,
+        "case_id": state["item"]["case_id"],
+        "choice": choice,
+        "note": note,
+    }
     response = api.post("/api/answer", json=body)
     assert response.status_code == 200, response.text
     return {"labelled": state["item"]["case_id"], **response.json()}
@@ -128,7 +143,9 @@ class ThreadServer:
         self.sock.listen(64)
         config = uvicorn.Config(app, log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
 
     @property
     def base(self) -> str:

@@ -16,8 +16,8 @@ from judge.cli import main
 from judge.label.app import CSP, LabelSession, create_label_app
 from judge.label.choices import label_choices, shown_order
 from judge.label.export import export_labels
+from judge.label.labelset import LabelPlan, open_label_store
 from judge.label.queue import Queues
-from judge.label.setup import LabelPlan, open_label_store
 from judge.rubric import load_rubric
 from tests.label_support import CASES, MARKER, PAIRS, SCORE, ThreadServer, secret_records
 
@@ -29,11 +29,15 @@ def _client(db: Path, plan: LabelPlan, annotator: str | None = None) -> Iterator
     store = open_label_store(db, plan)
     rubric = plan.rubric
     queues = Queues(store, plan.seed)
-    session = LabelSession(rubric, label_choices(rubric), store, queues, plan.seed, TOKEN, annotator)
+    session = LabelSession(
+        rubric, label_choices(rubric), store, queues, plan.seed, TOKEN, annotator
+    )
     headers = {"Authorization": f"Bearer {TOKEN}"}
-    with ThreadServer(create_label_app(session)) as server:
-        with httpx.Client(base_url=server.base, headers=headers, timeout=30) as client:
-            yield client
+    with (
+        ThreadServer(create_label_app(session)) as server,
+        httpx.Client(base_url=server.base, headers=headers, timeout=30) as client,
+    ):
+        yield client
     store.close()
 
 
@@ -148,7 +152,11 @@ def test_pairwise_order_is_per_annotator_and_mapped_back(tmp_path: Path) -> None
             pair = pairs[item["case_id"]]
             expected = [pair["answer_a"], pair["answer_b"]][:: 1 if order == "ab" else -1]
             assert item["answers"] == expected
-            _post(client, "/api/answer", {"annotator": "ana", "case_id": item["case_id"], "choice": "first"})
+            _post(
+                client,
+                "/api/answer",
+                {"annotator": "ana", "case_id": item["case_id"], "choice": "first"},
+            )
     assert orders == {"ab", "ba"}  # 14 fair coins: both orders occur
     out = tmp_path / "pairs.csv"
     export_labels(tmp_path / "p.sqlite", out)
@@ -157,13 +165,22 @@ def test_pairwise_order_is_per_annotator_and_mapped_back(tmp_path: Path) -> None
         assert row["label"] == ("A" if row["shown_order"] == "ab" else "B")
 
 
-def test_stratified_sample_keeps_inclusion_probabilities(faithful: httpx.Client, tmp_path: Path) -> None:
+def test_stratified_sample_keeps_inclusion_probabilities(
+    faithful: httpx.Client, tmp_path: Path
+) -> None:
     for _ in range(12):
         _label(faithful, "ana", "faithful")
     out = tmp_path / "labels.csv"
     assert main(["label", "export", "--db", str(tmp_path / "l.sqlite"), "-o", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
-    assert list(rows[0]) == ["id", "label", "annotator", "note", "labelled_at", "inclusion_probability"]
+    assert list(rows[0]) == [
+        "id",
+        "label",
+        "annotator",
+        "note",
+        "labelled_at",
+        "inclusion_probability",
+    ]
     weights = sum(1 / float(r["inclusion_probability"]) for r in rows)
     assert weights == pytest.approx(43)  # Horvitz-Thompson: the sample stands for all 43 cases
 

@@ -18,7 +18,17 @@ def _export(db: Path, out: Path) -> list[dict[str, str]]:
 
 def test_sigkill_between_two_labels_loses_none(tmp_path: Path) -> None:
     db = tmp_path / "labels.sqlite"
-    args = (str(CASES), "--rubric", "faithfulness", "--db", str(db), "--sample", "12", "--seed", "3")
+    args = (
+        str(CASES),
+        "--rubric",
+        "faithfulness",
+        "--db",
+        str(db),
+        "--sample",
+        "12",
+        "--seed",
+        "3",
+    )
     given: dict[str, str] = {}
     server = LabelServer(*args).start()
     try:
@@ -46,11 +56,24 @@ def test_sigkill_between_two_labels_loses_none(tmp_path: Path) -> None:
 
 def test_restart_with_other_settings_is_refused(tmp_path: Path, capsys) -> None:
     db = tmp_path / "labels.sqlite"
-    from judge.label.setup import LabelPlan, open_label_store
+    from judge.label.labelset import LabelPlan, open_label_store
     from judge.rubric import load_rubric
 
     rubric = load_rubric("faithfulness")
     open_label_store(db, LabelPlan(CASES, rubric, sample=10, seed=1)).close()
-    code = main(["label", str(CASES), "--rubric", "faithfulness", "--db", str(db), "--sample", "11", "--seed", "1"])
+    code = main(
+        [
+            "label",
+            str(CASES),
+            "--rubric",
+            "faithfulness",
+            "--db",
+            str(db),
+            "--sample",
+            "11",
+            "--seed",
+            "1",
+        ]
+    )
     assert code == 2
     assert "sample" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 Roles: `choices` (a rubric's label set and what of a case is shown), `sampling` (which
 cases, with inclusion probabilities), `store` (SQLite, every label committed as given),
-`queue` (each annotator's next case), `setup` (create or resume a set), `app` (the
+`queue` (each annotator's next case), `labelset` (create or resume a set), `app` (the
 FastAPI page and API), `export` (the CSV for `judge calibrate`), `cli`.
 """
 

@@ -74,8 +74,8 @@ def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from judge.cli import rubrics_dir
     from judge.label.app import ANNOTATOR, LabelSession, create_label_app
     from judge.label.choices import label_choices
+    from judge.label.labelset import LabelPlan, describe, open_label_store
     from judge.label.queue import Queues
-    from judge.label.setup import LabelPlan, describe, open_label_store
     from judge.rubric import load_rubric
 
     _check(args)

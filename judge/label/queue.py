@@ -54,7 +54,8 @@ class Queues:
 
     def next_item(self, annotator: str) -> StoredItem | None:
         fresh, again = self._open(annotator)
-        return (fresh or again or [None])[0]
+        waiting = fresh or again
+        return waiting[0] if waiting else None
 
     def progress(self, annotator: str) -> dict[str, Any]:
         """This annotator's counts, and the whole set's: items with all the labels they need."""

@@ -31,7 +31,9 @@ def check_grade_html(args: argparse.Namespace) -> None:
         )
 
 
-def grade_html(args: argparse.Namespace, summary: dict[str, Any], records: Path, cases: Path) -> None:
+def grade_html(
+    args: argparse.Namespace, summary: dict[str, Any], records: Path, cases: Path
+) -> None:
     from judge.report.grade import write_grade_report
 
     if args.html:
@@ -39,7 +41,9 @@ def grade_html(args: argparse.Namespace, summary: dict[str, Any], records: Path,
         print(f"report: {args.html}", file=sys.stderr)
 
 
-def probe_html(args: argparse.Namespace, report: dict[str, Any], records: Sequence[Any] | None) -> list[Path]:
+def probe_html(
+    args: argparse.Namespace, report: dict[str, Any], records: Sequence[Any] | None
+) -> list[Path]:
     from judge.report.probe import write_probe_report
 
     if not args.html:

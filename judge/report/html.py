@@ -38,7 +38,7 @@ figcaption{font-size:.85rem;color:var(--muted)}
 .label{font-size:.8rem;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);margin:0}
 .tag{display:inline-block;border-radius:4px;padding:0 .4rem;background:#eef1f5;margin-right:.3rem}
 .bad{background:#fed7d7}.good{background:#c6f6d5}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;background:#fff;padding:.5rem .8rem;border:1px solid var(--line);border-radius:6px}
+dl{display:inline-grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;background:#fff;padding:.5rem .8rem;border:1px solid var(--line);border-radius:6px}
 dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere;font-family:ui-monospace,monospace;font-size:.9rem}
 footer{color:var(--muted);font-size:.85rem;margin-top:2rem}
 """.strip()

@@ -242,7 +242,9 @@ def _finite(value: float | None) -> bool:
 def _domain(
     rows: Sequence[tuple[str, float | None, Sequence[float] | None]],
 ) -> tuple[float, float]:
-    values = [v for _, e, ci in rows for v in [e, *(ci or [])] if _finite(v)]
+    values = [
+        float(v) for _, e, ci in rows for v in [e, *(ci or [])] if v is not None and _finite(v)
+    ]
     lo, hi = min(values, default=0.0), max(values, default=1.0)
     if lo >= 0 and hi <= 1:
         return 0.0, 1.0
