@@ -206,3 +206,24 @@ def test_export_needs_a_store(tmp_path: Path, capsys) -> None:
     assert main(["label", "export", "--db", str(tmp_path / "junk.sqlite"), "-o", "x.csv"]) == 2
     assert main(["label", "export"]) == 2
     assert "--db" in capsys.readouterr().err
+
+
+def test_a_preset_annotator_and_only_the_inputs_the_rubric_judges(tmp_path: Path) -> None:
+    plan = LabelPlan(CASES, load_rubric("relevance"), sample=2, seed=4)
+    with _client(tmp_path / "r.sqlite", plan, annotator="cy") as client:
+        state = client.get("/api/state").json()
+        assert state["annotator"] == "cy"
+        assert [c["name"] for c in state["choices"]] == ["1", "2", "3", "4", "5"]
+        item = state["item"]
+        assert item["contexts"] == [] and len(item["answers"]) == 1  # relevance: question, answer
+        assert set(item) == {"case_id", "question", "contexts", "answers"}  # no metadata
+
+
+def test_records_that_miss_cases_are_refused(tmp_path: Path, capsys) -> None:
+    records = tmp_path / "graded.jsonl"
+    secret_records(CASES, records)
+    records.write_text("\n".join(records.read_text().splitlines()[:5]) + "\n")
+    args = ["label", str(CASES), "--rubric", "faithfulness", "--records", str(records)]
+    assert main([*args, "--db", str(tmp_path / "x.sqlite"), "--sample", "5"]) == 2
+    assert "38 cases of the input have no record here" in capsys.readouterr().err
+    assert not (tmp_path / "x.sqlite").exists()  # nothing created from bad input

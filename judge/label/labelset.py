@@ -54,35 +54,41 @@ def _sha256(path: Path) -> str:
 
 
 def open_label_store(db: Path, plan: LabelPlan) -> LabelStore:
-    """The store at `db`, created from `plan` or checked against it."""
-    validate_file(plan.input, plan.rubric)  # InputError naming file and line, nothing written
-    wanted = plan.as_dict()
+    """The store at `db`, created from `plan` or checked against it. Bad input raises
+    before the store is touched."""
+    validate_file(plan.input, plan.rubric)  # InputError naming file and line
     strata = _strata(plan.records) if plan.records else None
+    if strata is not None:
+        _check_records(plan.records, strata, [case.id for case in iter_cases(plan.input)])
     store = LabelStore(db)
-    stored = store.plan()
-    if stored is None:
-        cases = {case.id: case for case in iter_cases(plan.input)}
-        if strata is not None:
-            _check_records(plan.records, strata, cases)
-        items = select_items(
-            list(cases),
-            strata=strata,
-            sample=plan.sample,
-            seed=plan.seed,
-            overlap=plan.overlap,
-        )
-        store.initialise(
-            wanted, [(item, case_view(plan.rubric, cases[item.case_id])) for item in items]
-        )
-        return store
+    try:
+        stored = store.plan()
+        if stored is None:
+            _initialise(store, plan, strata)
+        else:
+            _check_same(db, stored, plan.as_dict())
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _initialise(store: LabelStore, plan: LabelPlan, strata: dict[str, str] | None) -> None:
+    cases = {case.id: case for case in iter_cases(plan.input)}
+    items = select_items(
+        list(cases), strata=strata, sample=plan.sample, seed=plan.seed, overlap=plan.overlap
+    )
+    views = [(item, case_view(plan.rubric, cases[item.case_id])) for item in items]
+    store.initialise(plan.as_dict(), views)
+
+
+def _check_same(db: Path, stored: dict[str, Any], wanted: dict[str, Any]) -> None:
     changed = [k for k in wanted if k != "input" and stored.get(k) != wanted[k]]
     if changed:
-        store.close()
         raise UsageError(
             f"{db} holds a labelling set made with other settings ({', '.join(changed)} "
             f"differ): use the same ones to resume, or another --db to start a new set"
         )
-    return store
 
 
 def _strata(records: Path) -> dict[str, str]:
@@ -99,8 +105,8 @@ def _strata(records: Path) -> dict[str, str]:
     return out
 
 
-def _check_records(records: Path | None, strata: dict[str, str], cases: dict[str, Any]) -> None:
-    missing = [case_id for case_id in cases if case_id not in strata]
+def _check_records(records: Path | None, strata: dict[str, str], case_ids: list[str]) -> None:
+    missing = [case_id for case_id in case_ids if case_id not in strata]
     if missing:
         raise InputError(
             str(records),
