@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -134,8 +135,14 @@ def _run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr)."""
+def run(
+    args: argparse.Namespace,
+    on_result: Callable[[dict[str, Any]], list[Path]] | None = None,
+) -> int:
+    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr).
+
+    ``on_result`` (optional) receives the result once the report is written and returns
+    the paths of anything more it wrote (how ``judge calibrate --html`` adds its report)."""
     if args.plan:
         return _run_plan(args)
     if args.judge_labels is None or args.human_labels is None:
@@ -162,5 +169,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     paths = write_report(result, args.output)
+    if on_result is not None:
+        paths += on_result(result)
     _summary(result, paths, sys.stdout)
     return 0
