@@ -14,8 +14,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from calibration.binary import binary_rates
+from calibration.classes import choose_positive, order_labels
 from calibration.correlation import correlations, grouped_correlations
-from calibration.intervals import bootstrap_ci, wilson_interval
+from calibration.intervals import bootstrap_ci
 from calibration.labels import as_number, normalise_label
 from calibration.metrics import (
     Weights,
@@ -25,32 +27,11 @@ from calibration.metrics import (
     mean_absolute_error,
     per_class_scores,
 )
-from calibration.rates import rogan_gladen, rogan_gladen_interval
 
 __all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
 
 Scale = Literal["categorical", "ordinal", "continuous"]
 
-# Labels read as "the answer passes" when a two-class file does not say which is positive.
-POSITIVE_WORDS = frozenset(
-    [
-        "pass",
-        "passed",
-        "yes",
-        "true",
-        "ok",
-        "good",
-        "correct",
-        "acceptable",
-        "faithful",
-        "consistent",
-        "supported",
-        "relevant",
-        "positive",
-        "grounded",
-        "safe",
-    ]
-)
 MAX_DISAGREEMENTS = 500
 
 
@@ -76,32 +57,6 @@ def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
     return "continuous"
 
 
-def choose_positive(order: Sequence[str], explicit: str | None = None) -> str:
-    """The "pass" class of a two-class scale: ``explicit``; else the larger number; else the
-    one label that reads as a pass (``consistent``, ``faithful``, ``yes``...); else the last."""
-    if explicit is not None:
-        return explicit
-    if all(as_number(v) is not None for v in order):
-        return max(order, key=lambda v: float(v))
-    passes = [v for v in order if v.lower() in POSITIVE_WORDS]
-    return passes[0] if len(passes) == 1 else order[-1]
-
-
-def order_labels(values: Sequence[str], *, explicit: Sequence[str] | None = None) -> list[str]:
-    """Stated class order: ``explicit`` if given; numbers ascending; two classes with the
-    pass class last (as scikit-learn puts 1 after 0); otherwise alphabetical."""
-    if explicit:
-        return list(explicit)
-    distinct = set(values)
-    if all(as_number(v) is not None for v in distinct):
-        return sorted(distinct, key=float)
-    order = sorted(distinct)
-    if len(order) == 2:
-        positive = choose_positive(order)
-        order = [v for v in order if v != positive] + [positive]
-    return order
-
-
 def _kappa_ci(h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, weights: Weights):
     def statistic(hs: np.ndarray, js: np.ndarray) -> float:
         matrix = np.bincount(hs * k + js, minlength=k * k).reshape(k, k)
@@ -117,7 +72,13 @@ def _undefined_reason(matrix: np.ndarray, order: list[str]) -> str:
     return f"kappa undefined: the labels do not vary (both sides only say {used[0]!r})"
 
 
-def _categorical(h_lab: list[str], j_lab: list[str], order: list[str], opts: AnalysisOptions):
+def _categorical(
+    h_lab: list[str],
+    j_lab: list[str],
+    order: list[str],
+    opts: AnalysisOptions,
+    unlabelled: Sequence[str],
+) -> dict[str, Any]:
     index = {label: i for i, label in enumerate(order)}
     h = np.array([index[v] for v in h_lab], dtype=int)
     j = np.array([index[v] for v in j_lab], dtype=int)
@@ -145,36 +106,12 @@ def _categorical(h_lab: list[str], j_lab: list[str], order: list[str], opts: Ana
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
             out["weighted_kappa_ci95"] = _kappa_ci(h, j, k, opts, opts.weights)
-    if k == 2:
-        out["binary"] = _binary(matrix, order, opts)
-    return out
-
-
-def _binary(matrix: np.ndarray, order: list[str], opts: AnalysisOptions) -> dict[str, Any]:
-    pos = order.index(choose_positive(order, opts.positive_label))
-    neg = 1 - pos
-    tp, fn, fp, tn = (
-        int(matrix[a, b]) for a, b in [(pos, pos), (pos, neg), (neg, pos), (neg, neg)]
+    binary = binary_rates(
+        h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
     )
-    n = tp + fn + fp + tn
-    tpr = tp / (tp + fn) if tp + fn else float("nan")
-    tnr = tn / (tn + fp) if tn + fp else float("nan")
-    judge_rate = (tp + fp) / n if n else float("nan")
-    return {
-        "positive_label": order[pos],
-        "negative_label": order[neg],
-        "counts": {"tp": tp, "fn": fn, "fp": fp, "tn": tn},
-        "tpr": tpr,
-        "tnr": tnr,
-        "judge_pass_rate": judge_rate,
-        "judge_pass_rate_ci95": wilson_interval(tp + fp, n) if n else None,
-        "human_pass_rate": (tp + fn) / n if n else float("nan"),
-        "human_pass_rate_ci95": wilson_interval(tp + fn, n) if n else None,
-        "corrected_pass_rate": rogan_gladen(judge_rate, tpr, tnr),
-        "corrected_pass_rate_ci95": rogan_gladen_interval(
-            tp + fp, n, tp=tp, fn=fn, tn=tn, fp=fp, seed=opts.seed
-        ),
-    }
+    if binary is not None:
+        out["binary"] = binary
+    return out
 
 
 def _numeric(hx: np.ndarray, jx: np.ndarray, scale: Scale, groups: Sequence[Any] | None):
@@ -224,8 +161,13 @@ def analyse(
     options: AnalysisOptions = AnalysisOptions(),
     groups: Sequence[Any] | None = None,
     order: list[str] | None = None,
+    judge_unlabelled: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """All statistics of one set of paired labels (values may be raw text or numbers)."""
+    """All statistics of one set of paired labels (values may be raw text or numbers).
+
+    ``judge_unlabelled`` holds the judge's labels of the cases no person labelled: they
+    enter only the judge's pass rate that the corrected pass rate starts from.
+    """
     scale = scale_of(human, judge)
     h_lab = [normalise_label(v) for v in human]
     j_lab = [normalise_label(v) for v in judge]
@@ -234,7 +176,8 @@ def analyse(
         result.update(_continuous_placeholders())
     else:
         order = order or order_labels([*h_lab, *j_lab], explicit=options.labels)
-        result.update(_categorical(h_lab, j_lab, order, options))
+        unlabelled = [normalise_label(v) for v in judge_unlabelled]
+        result.update(_categorical(h_lab, j_lab, order, options, unlabelled))
     hx = jx = None
     if scale != "categorical":
         hx = np.array([as_number(v) for v in human], dtype=float)

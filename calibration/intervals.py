@@ -25,20 +25,18 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     Read it as the range of true rates compatible with what was seen. ``n == 0`` gives
     ``(nan, nan)``: nothing was observed.
 
+    Computed by ``scipy.stats.binomtest(...).proportion_ci(method="wilson")``.
+
     Reference: Wilson (1927), JASA 22(158); Brown, Cai and DasGupta (2001), Stat. Sci. 16(2).
     """
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0:
         return (float("nan"), float("nan"))
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     # At p = 0 (or 1) the bound is exactly 0 (or 1); floating point leaves ~1e-17 otherwise.
-    low = 0.0 if successes == 0 else max(0.0, float(centre - half))
-    high = 1.0 if successes == n else min(1.0, float(centre + half))
+    low = 0.0 if successes == 0 else max(0.0, float(ci.low))
+    high = 1.0 if successes == n else min(1.0, float(ci.high))
     return (low, high)
 
 

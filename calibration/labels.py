@@ -68,6 +68,8 @@ class JoinedLabels:
     fields: list[dict[str, Any]]
     judge_only: list[str]
     human_only: list[str]
+    judge_only_values: list[Any] = dataclass_field(default_factory=list)
+    judge_only_fields: list[dict[str, Any]] = dataclass_field(default_factory=list)
 
 
 def normalise_label(value: Any) -> str:
@@ -225,5 +227,8 @@ def join_labels(judge: LabelSet, human: LabelSet) -> JoinedLabels:
     human_ids |= {i for ids in human.excluded.values() for i in ids}
     judge_excluded = {i for ids in judge.excluded.values() for i in ids}
     joined.human_only = [i for i in joined.human_only if i not in judge_excluded]
-    joined.judge_only = [r.id for r in judge.records if r.id not in human_ids]
+    unlabelled = [r for r in judge.records if r.id not in human_ids]
+    joined.judge_only = [r.id for r in unlabelled]
+    joined.judge_only_values = [r.value for r in unlabelled]
+    joined.judge_only_fields = [r.fields for r in unlabelled]
     return joined

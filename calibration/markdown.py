@@ -82,21 +82,40 @@ def _binary(r: dict[str, Any]) -> list[str]:
     b = r.get("binary")
     if not b:
         return []
+    judged = b["judged"]
     rows = [
-        ["judge pass rate", b["judge_pass_rate"], _ci(b["judge_pass_rate_ci95"])],
-        ["human pass rate", b["human_pass_rate"], _ci(b["human_pass_rate_ci95"])],
+        ["judge pass rate, labelled cases", b["judge_pass_rate"], _ci(b["judge_pass_rate_ci95"])],
+        [
+            f"judge pass rate, all {judged['n']} judged cases",
+            judged["pass_rate"],
+            _ci(judged["pass_rate_ci95"]),
+        ],
+        ["human pass rate, labelled cases", b["human_pass_rate"], _ci(b["human_pass_rate_ci95"])],
         [
             "corrected pass rate (Rogan-Gladen)",
             b["corrected_pass_rate"],
             _ci(b["corrected_pass_rate_ci95"]),
         ],
-        ["true positive rate", b["tpr"], "—"],
-        ["true negative rate", b["tnr"], "—"],
+        ["true positive rate (sensitivity)", b["tpr"], _ci(b["tpr_ci95"])],
+        ["true negative rate (specificity)", b["tnr"], _ci(b["tnr_ci95"])],
     ]
-    note = (
-        "On this labelled set the corrected rate equals the human rate by construction; its "
-        "interval is what correcting a fresh judged set of this size would carry."
-    )
+    if judged["unlabelled"]:
+        note = (
+            f"The corrected rate applies the judge's error rates, measured on the labelled "
+            f"cases, to its verdicts on all {judged['n']} judged cases "
+            f"({judged['unlabelled']} of them unlabelled)."
+        )
+    else:
+        note = (
+            "Every judged case is labelled, so the corrected rate is the human rate with its "
+            "Wilson interval; it differs once the judge grades cases nobody labelled."
+        )
+    if b.get("left_out"):
+        note += (
+            f" {b['left_out']} labelled cases marked abstained are not pass/fail cases: left out."
+        )
+    if b.get("corrected_pass_rate_reason"):
+        note += f" _{b['corrected_pass_rate_reason']}_"
     title = f"## Pass rates (pass = `{b['positive_label']}`)"
     return [title, "", *_table(["rate", "value", "95% interval"], rows), note, ""]
 

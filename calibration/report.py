@@ -20,7 +20,7 @@ from calibration.errors import CalibrationInputError
 from calibration.labels import JoinedLabels, LabelSet, join_labels, normalise_label, read_labels
 from calibration.metrics import Weights
 from calibration.readiness import assess_readiness
-from calibration.threshold import apply_threshold
+from calibration.threshold import apply_threshold, cut_scores
 
 __all__ = ["calibrate", "to_strict_json", "write_report"]
 
@@ -63,6 +63,7 @@ def calibrate(
             path=judge.path,
         )
     judge_values: list[Any] = list(joined.judge)
+    unlabelled: list[Any] = list(joined.judge_only_values)
     threshold_info = None
     if threshold is not None or fit_threshold:
         judge_values, threshold_info = apply_threshold(
@@ -75,6 +76,7 @@ def calibrate(
             labels=labels,
             source=judge.path,
         )
+        unlabelled = cut_scores(joined.judge_only, unlabelled, threshold_info, source=judge.path)
     _check_scales(joined.human, judge_values, judge.path)
     options = AnalysisOptions(
         weights=weights,
@@ -86,11 +88,19 @@ def calibrate(
     order = _label_order(joined.human, judge_values, options, judge.path)
     groups = _field_values(joined, group_field) if group_field else None
     body = analyse(
-        joined.ids, joined.human, judge_values, options=options, groups=groups, order=order
+        joined.ids,
+        joined.human,
+        judge_values,
+        options=options,
+        groups=groups,
+        order=order,
+        judge_unlabelled=unlabelled,
     )
     result = _assemble(judge, human, joined, body, inter, threshold_info)
     if slice_field:
-        result["slices"] = _slices(joined, judge_values, slice_field, options, order, group_field)
+        result["slices"] = _slices(
+            joined, judge_values, unlabelled, slice_field, options, order, group_field
+        )
     result["settings"] = {
         "judge_file": judge.path,
         "human_file": human.path,
@@ -169,12 +179,26 @@ def _slice_members(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
 
 
-def _slices(joined, judge_values, field, options, order, group_field) -> dict[str, Any]:
+def _members(rows: Sequence[dict[str, Any]], field: str) -> dict[str, list[int]]:
     members: dict[str, list[int]] = {}
-    for i, fields in enumerate(joined.fields):
+    for i, fields in enumerate(rows):
         for name in _slice_members(fields.get(field)):
             members.setdefault(name, []).append(i)
-    out = {}
+    return members
+
+
+def _slices(
+    joined: JoinedLabels,
+    judge_values: list[Any],
+    unlabelled: list[Any],
+    field: str,
+    options: AnalysisOptions,
+    order: list[str] | None,
+    group_field: str | None,
+) -> dict[str, Any]:
+    members = _members(joined.fields, field)
+    extra = _members(joined.judge_only_fields, field)
+    out: dict[str, Any] = {}
     for name, idx in sorted(members.items()):
         ids = [joined.ids[i] for i in idx]
         groups = [joined.fields[i].get(group_field) for i in idx] if group_field else None
@@ -185,6 +209,7 @@ def _slices(joined, judge_values, field, options, order, group_field) -> dict[st
             options=options,
             groups=groups,
             order=order,
+            judge_unlabelled=[unlabelled[i] for i in extra.get(name, [])],
         )
         body["disagreement_ids"] = [d["id"] for d in body.pop("disagreements")]
         body["readiness"], body["readiness_reasons"] = assess_readiness(body)
