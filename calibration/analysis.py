@@ -58,6 +58,9 @@ def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
 
 
 def _kappa_ci(h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, weights: Weights):
+    if opts.n_bootstrap == 0:  # intervals switched off
+        return None
+
     def statistic(hs: np.ndarray, js: np.ndarray) -> float:
         matrix = np.bincount(hs * k + js, minlength=k * k).reshape(k, k)
         return kappa_from_confusion(matrix, weights=weights)

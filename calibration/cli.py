@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from calibration.cli_plan import add_plan_arguments, run_plan
 from calibration.errors import CalibrationInputError
-from calibration.plan import plan_sample_size
 from calibration.report import calibrate, write_report
 
 __all__ = ["add_arguments", "run"]
@@ -87,11 +87,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plan",
         action="store_true",
-        help="say how many labelled cases a narrow interval needs, then stop",
+        help="say how many labelled cases a narrow interval needs, then stop "
+        "(from the two files' pass rates and kappa when given)",
     )
-    parser.add_argument("--kappa", type=float, default=0.6, help="--plan: expected kappa")
-    parser.add_argument("--width", type=float, default=0.2, help="--plan: interval width")
-    parser.add_argument("--prevalence", type=float, default=0.5, help="--plan: pass rate")
+    add_plan_arguments(parser)
 
 
 def _fmt(value: Any) -> str:
@@ -124,20 +123,10 @@ def _summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
     print("wrote: " + ", ".join(str(p) for p in paths), file=out)
 
 
-def _run_plan(args: argparse.Namespace) -> int:
-    try:
-        plan = plan_sample_size(args.kappa, args.width, prevalence=args.prevalence)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(plan.describe())
-    return 0
-
-
 def run(args: argparse.Namespace) -> int:
     """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr)."""
     if args.plan:
-        return _run_plan(args)
+        return run_plan(args)
     if args.judge_labels is None or args.human_labels is None:
         print("error: JUDGE_LABELS and HUMAN_LABELS are required (or use --plan)", file=sys.stderr)
         return 2

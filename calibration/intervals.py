@@ -82,6 +82,8 @@ def bootstrap_ci(
     j = np.asarray(y_judge)
     if len(h) != len(j):
         raise ValueError(f"y_human has {len(h)} cases, y_judge {len(j)}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     if len(h) == 0:
         return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
