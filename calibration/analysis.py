@@ -117,12 +117,37 @@ def _categorical(
     return out
 
 
+def scale_mismatch(y_human: np.ndarray, y_judge: np.ndarray) -> str | None:
+    """Why two numeric sides are not on one scale, or ``None`` when they are.
+
+    One scale: the observed ranges share more than a point (a constant side lies inside the
+    other's range) and neither is over 10 times as wide as the other. A judge's 0-1 score
+    against a 1-5 human rating fails both; a judge that only uses 2-4 of a 1-5 scale passes.
+    Differences (MAE, exact and adjacent agreement) need one scale; correlations do not.
+    """
+    if not len(y_human):
+        return None
+    h0, h1 = float(y_human.min()), float(y_human.max())
+    j0, j1 = float(y_judge.min()), float(y_judge.max())
+    overlap = min(h1, j1) - max(h0, j0)
+    narrow, wide = sorted([h1 - h0, j1 - j0])
+    one_scale = overlap >= 0 if narrow == 0 else overlap > 0 and wide <= 10 * narrow
+    if one_scale:
+        return None
+    return (
+        f"the two sides are not on one scale (human {h0:g} to {h1:g}, judge {j0:g} to "
+        f"{j1:g}): no MAE or exact agreement; correlations still apply"
+    )
+
+
 def _numeric(hx: np.ndarray, jx: np.ndarray, scale: Scale, groups: Sequence[Any] | None):
+    mismatch = scale_mismatch(hx, jx)
     out: dict[str, Any] = {
         "correlation": correlations(hx, jx),
-        "mae": mean_absolute_error(hx, jx),
+        "mae": mean_absolute_error(hx, jx) if mismatch is None else None,
+        "scale_mismatch": mismatch,
     }
-    if scale == "ordinal":
+    if scale == "ordinal" and mismatch is None:
         out["exact_agreement"] = float(np.mean(hx == jx)) if len(hx) else None
         out["adjacent_agreement"] = adjacent_agreement(hx, jx)
     if groups is not None:

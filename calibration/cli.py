@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
 
 from calibration.cli_plan import add_plan_arguments, run_plan
+from calibration.cli_types import finite_number, non_negative_int
 from calibration.errors import CalibrationInputError
 from calibration.report import calibrate, write_report
+from calibration.terminal import print_summary
 
 __all__ = ["add_arguments", "run"]
 
@@ -55,7 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slice-field", metavar="F", help="field to break every statistic by")
     cut = parser.add_mutually_exclusive_group()
     cut.add_argument(
-        "--threshold", type=float, metavar="T", help="judge score >= T counts as the pass class"
+        "--threshold",
+        type=finite_number,
+        metavar="T",
+        help="judge score >= T counts as the pass class",
     )
     cut.add_argument(
         "--fit-threshold",
@@ -68,13 +72,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="class order for the confusion matrix (comma-separated)",
     )
     parser.add_argument("--positive-label", metavar="L", help="the pass class of two classes")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="bootstrap seed (default: 0)"
+    )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=non_negative_int,
         default=2000,
         metavar="N",
-        help="bootstrap resamples (default: 2000)",
+        help="bootstrap resamples (default: 2000; 0: no bootstrap intervals)",
     )
     parser.add_argument(
         "-o",
@@ -91,36 +97,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(from the two files' pass rates and kappa when given)",
     )
     add_plan_arguments(parser)
-
-
-def _fmt(value: Any) -> str:
-    return "undefined" if value is None or value != value else f"{value:.3f}"
-
-
-def _summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
-    ci = result.get("kappa_ci95")
-    interval = f" (95% CI {ci[0]:.3f} to {ci[1]:.3f})" if ci and ci[0] == ci[0] else ""
-    unmatched = result["unmatched"]
-    print(
-        f"n = {result['n']} matched; unmatched: {unmatched['judge_only']} judge-only, "
-        f"{unmatched['human_only']} human-only",
-        file=out,
-    )
-    print(f"kappa = {_fmt(result.get('kappa'))}{interval}", file=out)
-    if result.get("weighted_kappa") is not None:
-        print(f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}", file=out)
-    if result.get("correlation"):
-        corr = result["correlation"]
-        print(
-            "pearson = {} spearman = {} kendall = {}".format(
-                *(_fmt(corr[k]) for k in ("pearson", "spearman", "kendall"))
-            ),
-            file=out,
-        )
-    print(f"readiness: {result['readiness']}", file=out)
-    for reason in result["readiness_reasons"]:
-        print(f"  - {reason}", file=out)
-    print("wrote: " + ", ".join(str(p) for p in paths), file=out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,5 +127,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     paths = write_report(result, args.output)
-    _summary(result, paths, sys.stdout)
+    print_summary(result, paths, sys.stdout)
     return 0

@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+from calibration.cli_types import kappa_value, rate, width
 from calibration.errors import CalibrationInputError
 from calibration.plan import plan_sample_size, predicted_width
 from calibration.report import calibrate
@@ -24,14 +25,14 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
         "flags override them",
     )
     group.add_argument(
-        "--kappa", type=float, help=f"expected kappa (default: observed, else {DEFAULT_KAPPA})"
+        "--kappa",
+        type=kappa_value,
+        help=f"expected kappa (default: observed, else {DEFAULT_KAPPA})",
     )
-    group.add_argument("--width", type=float, default=0.2, help="interval width (default: 0.2)")
-    group.add_argument("--judge-rate", type=float, metavar="R", help="share the judge passes")
-    group.add_argument("--human-rate", type=float, metavar="R", help="share people pass")
-    group.add_argument(
-        "--prevalence", type=float, metavar="R", help="one pass rate for both raters"
-    )
+    group.add_argument("--width", type=width, default=0.2, help="interval width (default: 0.2)")
+    group.add_argument("--judge-rate", type=rate, metavar="R", help="share the judge passes")
+    group.add_argument("--human-rate", type=rate, metavar="R", help="share people pass")
+    group.add_argument("--prevalence", type=rate, metavar="R", help="one pass rate for both raters")
 
 
 def _observed(args: argparse.Namespace) -> dict[str, Any]:

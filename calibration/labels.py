@@ -32,6 +32,9 @@ __all__ = [
 
 ANNOTATOR_FIELD = "annotator"
 ABSTAINED = "abstained"
+# Fields every graded record of this project carries; a label file written by people has
+# no reason to hold three of them.
+GRADED_RECORD_FIELDS = frozenset({"rubric", "rubric_sha256", "status", "judge"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class LabelSet:
     records: list[LabelRecord]
     excluded: dict[str, list[str]] = dataclass_field(default_factory=dict)
     has_annotators: bool = False
+    graded_fields: frozenset[str] = frozenset()  # graded-record fields seen, when 3 or more
 
     def excluded_count(self) -> int:
         return sum(len(ids) for ids in self.excluded.values())
@@ -156,6 +160,9 @@ def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:
     seen: set[tuple[str, str]] = set()
     try:
         for line, row in _rows(file):
+            graded = GRADED_RECORD_FIELDS.intersection(row)
+            if len(graded) >= 3 and not result.graded_fields:
+                result.graded_fields = graded
             record = _record(file, line, row, field, result)
             if record is None:
                 continue

@@ -42,6 +42,12 @@ def _data(r: dict[str, Any]) -> list[str]:
     for side in ("judge", "human"):
         for reason, count in r["excluded"][side].items():
             lines.append(f"- excluded from the {side} file: {count} ({reason})")
+    vocab = r.get("vocabulary")
+    if vocab:
+        lines.append(f"- labels {vocab['normalisation']}")
+        for key, who in (("only_judge", "the judge"), ("only_human", "people")):
+            if vocab[key]:
+                lines.append(f"- labels only {who} used: {', '.join(vocab[key])}")
     return [*lines, ""]
 
 
@@ -129,6 +135,8 @@ def _numeric(r: dict[str, Any]) -> list[str]:
         if key in r:
             rows.append([key.replace("_", " "), r[key]])
     lines = ["## Scores", "", *_table(["statistic", "value"], rows)]
+    if r.get("scale_mismatch"):
+        lines += [f"_{r['scale_mismatch']}_", ""]
     g = r.get("correlation_by_group")
     if g:
         lines += [

@@ -30,7 +30,9 @@ def _finite(x: Any) -> bool:
 
 
 def _kappa_reason(name: str, value: float, ci: Any, verdict: str) -> str:
-    if ci is None or not all(_finite(b) for b in ci):
+    if ci is None:
+        return f"{name} {value:.3f} (no interval computed: bootstrap off); judged on the value"
+    if not all(_finite(b) for b in ci):
         return f"{name} {value:.3f} (no interval: too few varied resamples); judged on the value"
     meaning = {
         NOT_READY: f"below {ROUGH_FROM}: not ready to gate a release",

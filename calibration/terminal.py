@@ -1,0 +1,71 @@
+"""The few lines ``judge calibrate`` prints: what was compared, what was left out, the
+headline figures and the verdict. Everything else is in ``report.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["print_summary"]
+
+
+def _fmt(value: Any) -> str:
+    return "undefined" if value is None or value != value else f"{value:.3f}"
+
+
+def _interval(ci: Any) -> str:
+    return f" (95% CI {ci[0]:.3f} to {ci[1]:.3f})" if ci and ci[0] == ci[0] else ""
+
+
+def _data_lines(result: dict[str, Any]) -> list[str]:
+    unmatched = result["unmatched"]
+    lines = [
+        f"n = {result['n']} matched; unmatched ids: {unmatched['judge_only']} judge-only, "
+        f"{unmatched['human_only']} human-only"
+    ]
+    for side in ("judge", "human"):
+        for reason, count in result["excluded"][side].items():
+            lines.append(f"excluded from the {side} file: {count} ({reason})")
+    vocab = result.get("vocabulary")
+    if vocab:
+        lines.append(f"labels: {vocab['normalisation']}")
+        if vocab["only_judge"]:
+            lines.append(f"  only the judge used: {vocab['only_judge']}")
+        if vocab["only_human"]:
+            lines.append(f"  only people used: {vocab['only_human']}")
+    return lines
+
+
+def _figure_lines(result: dict[str, Any]) -> list[str]:
+    lines = []
+    if result.get("kappa_undefined_reason") is None or result.get("labels"):
+        lines.append(f"kappa = {_fmt(result.get('kappa'))}{_interval(result.get('kappa_ci95'))}")
+    if result.get("weighted_kappa") is not None:
+        lines.append(f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}")
+    corr = result.get("correlation")
+    if corr:
+        lines.append(
+            "pearson = {} spearman = {} kendall = {}".format(
+                *(_fmt(corr[k]) for k in ("pearson", "spearman", "kendall"))
+            )
+        )
+        lines.append(f"MAE = {_fmt(result['mae'])}" if result.get("mae") is not None else "")
+    if result.get("scale_mismatch"):
+        lines.append(f"note: {result['scale_mismatch']}")
+    grouped = result.get("correlation_by_group")
+    if grouped:
+        lines.append(
+            f"per-group correlation over {grouped['groups_used']} groups "
+            f"({grouped['groups_skipped']} skipped as constant): "
+            f"kendall {_fmt(grouped['kendall'])}, pearson {_fmt(grouped['pearson'])}"
+        )
+    return [line for line in lines if line]
+
+
+def print_summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
+    """Print the summary of a calibration result to ``out``."""
+    lines = [*_data_lines(result), *_figure_lines(result)]
+    lines.append(f"readiness: {result['readiness']}")
+    lines += [f"  - {reason}" for reason in result["readiness_reasons"]]
+    lines.append("wrote: " + ", ".join(str(p) for p in paths))
+    print("\n".join(lines), file=out)
