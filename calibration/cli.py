@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from calibration.cli_gates import EXIT_GATE, add_gate_arguments, check_gates
 from calibration.cli_plan import add_plan_arguments, run_plan
 from calibration.cli_types import finite_number, non_negative_int
 from calibration.errors import CalibrationInputError
@@ -97,10 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(from the two files' pass rates and kappa when given)",
     )
     add_plan_arguments(parser)
+    add_gate_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr)."""
+    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr),
+    3 a gate asked for (``--require-ready``, ``--fail-if``) failed."""
     if args.plan:
         return run_plan(args)
     if args.judge_labels is None or args.human_labels is None:
@@ -126,6 +129,11 @@ def run(args: argparse.Namespace) -> int:
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    gate = check_gates(result, args)
+    if gate is not None:
+        result["gate"] = gate
     paths = write_report(result, args.output)
     print_summary(result, paths, sys.stdout)
+    if gate is not None and gate["failed"]:
+        return EXIT_GATE
     return 0

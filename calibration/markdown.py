@@ -163,6 +163,14 @@ def _inter_annotator(r: dict[str, Any]) -> list[str]:
     return [title, "", *_table(["annotators", "n", "Cohen's kappa"], rows), summary, ""]
 
 
+def _gate(r: dict[str, Any]) -> list[str]:
+    gate = r.get("gate")
+    if not gate:
+        return []
+    lines = [f"## Gate: {'FAILED' if gate['failed'] else 'passed'}", ""]
+    return [*lines, *(f"- `{check}`" for check in gate["checks"]), ""]
+
+
 def _threshold(r: dict[str, Any]) -> list[str]:
     t = r.get("threshold")
     if not t:
@@ -202,6 +210,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines = ["# Judge calibration report", "", f"**Readiness: {result['readiness']}**", ""]
     lines += [f"- {reason}" for reason in result["readiness_reasons"]] + [""]
     for section in (
+        _gate,
         _data,
         _agreement,
         _confusion,

@@ -67,5 +67,9 @@ def print_summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> Non
     lines = [*_data_lines(result), *_figure_lines(result)]
     lines.append(f"readiness: {result['readiness']}")
     lines += [f"  - {reason}" for reason in result["readiness_reasons"]]
+    gate = result.get("gate")
+    if gate:
+        lines.append(f"gate: {'FAILED (exit 3)' if gate['failed'] else 'passed'}")
+        lines += [f"  - {check}" for check in gate["checks"]]
     lines.append("wrote: " + ", ".join(str(p) for p in paths))
     print("\n".join(lines), file=out)
