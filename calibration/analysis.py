@@ -8,16 +8,18 @@ being undefined for them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
 from calibration.binary import binary_rates
 from calibration.classes import choose_positive, order_labels
+from calibration.coefficients import ac1_from_confusion, prevalence_note
 from calibration.correlation import correlations, grouped_correlations
-from calibration.intervals import bootstrap_ci
+from calibration.intervals import bootstrap_ci, wilson_interval
 from calibration.labels import as_number, normalise_label
 from calibration.metrics import (
     Weights,
@@ -27,6 +29,7 @@ from calibration.metrics import (
     mean_absolute_error,
     per_class_scores,
 )
+from calibration.multirater import krippendorff_alpha_from_counts
 
 __all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
 
@@ -57,15 +60,41 @@ def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
     return "continuous"
 
 
-def _kappa_ci(h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, weights: Weights):
-    if opts.n_bootstrap == 0:  # intervals switched off
+def _matrix_ci(
+    h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, of_matrix: Callable[..., float]
+) -> tuple[float, float] | None:
+    """Bootstrap interval of a statistic of the confusion matrix; ``None`` when intervals
+    are switched off (``n_bootstrap = 0``)."""
+    if opts.n_bootstrap == 0:
         return None
 
     def statistic(hs: np.ndarray, js: np.ndarray) -> float:
-        matrix = np.bincount(hs * k + js, minlength=k * k).reshape(k, k)
-        return kappa_from_confusion(matrix, weights=weights)
+        return of_matrix(np.bincount(hs * k + js, minlength=k * k).reshape(k, k))
 
     return bootstrap_ci(h, j, statistic, n_resamples=opts.n_bootstrap, seed=opts.seed)
+
+
+def _pair_alpha(h: np.ndarray, j: np.ndarray, k: int) -> float:
+    """Krippendorff's alpha (nominal) of the judge and people as two raters of each case."""
+    counts = np.zeros((len(h), k))
+    np.add.at(counts, (np.arange(len(h)), h), 1)
+    np.add.at(counts, (np.arange(len(j)), j), 1)
+    return krippendorff_alpha_from_counts(counts, level="nominal")
+
+
+def _class_rates(matrix: np.ndarray, order: list[str], per_class: dict[str, Any]) -> None:
+    """Add each class's TPR (recall) and TNR, one class against the rest, with Wilson
+    intervals: how often the judge finds the class, and how often it keeps it apart."""
+    n = int(matrix.sum())
+    for i, label in enumerate(order):
+        tp, row, col = int(matrix[i, i]), int(matrix[i].sum()), int(matrix[:, i].sum())
+        tn, negatives = n - row - col + tp, n - row
+        per_class[label].update(
+            tpr=tp / row if row else float("nan"),
+            tpr_ci95=wilson_interval(tp, row) if row else None,
+            tnr=tn / negatives if negatives else float("nan"),
+            tnr_ci95=wilson_interval(tn, negatives) if negatives else None,
+        )
 
 
 def _undefined_reason(matrix: np.ndarray, order: list[str]) -> str:
@@ -89,13 +118,19 @@ def _categorical(
     matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
     n = int(matrix.sum())
     kappa = kappa_from_confusion(matrix)
+    ac1 = ac1_from_confusion(matrix)
     out: dict[str, Any] = {
         "labels": order,
         "observed_agreement": float(np.trace(matrix) / n) if n else None,
         "expected_agreement": float((matrix.sum(0) * matrix.sum(1)).sum() / n**2) if n else None,
         "kappa": kappa,
         "kappa_undefined_reason": None if np.isfinite(kappa) else _undefined_reason(matrix, order),
-        "kappa_ci95": _kappa_ci(h, j, k, opts, None) if np.isfinite(kappa) else None,
+        "kappa_ci95": _matrix_ci(h, j, k, opts, kappa_from_confusion)
+        if np.isfinite(kappa)
+        else None,
+        "ac1": ac1,
+        "ac1_ci95": _matrix_ci(h, j, k, opts, ac1_from_confusion) if np.isfinite(ac1) else None,
+        "krippendorff_alpha": _pair_alpha(h, j, k),
         "weights": opts.weights,
         "weighted_kappa": None,
         "weighted_kappa_ci95": None,
@@ -104,16 +139,20 @@ def _categorical(
         "balanced_accuracy": balanced_accuracy(h, j, labels=range(k)),
     }
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
+    _class_rates(matrix, order, out["per_class"])
     if opts.weights:
         weighted = kappa_from_confusion(matrix, weights=opts.weights)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
-            out["weighted_kappa_ci95"] = _kappa_ci(h, j, k, opts, opts.weights)
+            out["weighted_kappa_ci95"] = _matrix_ci(
+                h, j, k, opts, partial(kappa_from_confusion, weights=opts.weights)
+            )
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
     )
     if binary is not None:
         out["binary"] = binary
+    out["prevalence_note"] = prevalence_note(out)
     return out
 
 
@@ -160,7 +199,8 @@ def _continuous_placeholders() -> dict[str, Any]:
         "kappa undefined: the scores are continuous; kappa needs categories "
         "(use --threshold to turn scores into pass/fail)"
     )
-    keys = ["labels", "observed_agreement", "expected_agreement", "kappa", "kappa_ci95"]
+    keys = ["labels", "observed_agreement", "expected_agreement", "kappa", "kappa_ci95", "ac1"]
+    keys += ["ac1_ci95", "krippendorff_alpha", "prevalence_note"]
     return {**dict.fromkeys(keys), "kappa_undefined_reason": reason, "weighted_kappa": None}
 
 

@@ -25,7 +25,8 @@ _PATHS: dict[str, tuple[str | int, ...]] = {
     "spearman": ("correlation", "spearman"),
     "kendall": ("correlation", "kendall"),
 }
-for _name in ("kappa", "weighted_kappa"):
+_PATHS["krippendorff_alpha"] = ("krippendorff_alpha",)
+for _name in ("kappa", "weighted_kappa", "ac1"):
     _PATHS[_name] = (_name,)
     _PATHS[f"{_name}_ci95_low"] = (f"{_name}_ci95", 0)
     _PATHS[f"{_name}_ci95_high"] = (f"{_name}_ci95", 1)

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-__all__ = ["binomial_test_p", "bootstrap_ci", "wilson_interval"]
+__all__ = ["binomial_test_p", "bootstrap_ci", "bootstrap_indices_ci", "wilson_interval"]
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
@@ -58,6 +58,38 @@ def binomial_test_p(k: int, n: int, p: float = 0.5) -> float:
 Statistic = Callable[[np.ndarray, np.ndarray], float]
 
 
+def bootstrap_indices_ci(
+    n: int,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(index)`` over resampled case indices.
+
+    Each resample draws ``n`` indices in ``0..n-1`` with replacement; the statistic sees
+    them and picks its own rows (an item's several ratings stay together). Resamples
+    where it is undefined (``nan``) are left out; ``(nan, nan)`` if more than half are, or
+    if ``n == 0``. Seeded. See :func:`bootstrap_ci` for paired labels.
+
+    Reference: Efron and Tibshirani (1993), An Introduction to the Bootstrap, ch. 13.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    if n == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(n_resamples, n))
+    values = np.array([statistic(idx) for idx in draws], dtype=float)
+    finite = values[np.isfinite(values)]
+    if len(finite) < n_resamples / 2:
+        return (float("nan"), float("nan"))
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
+    return (float(lo), float(hi))
+
+
 def bootstrap_ci(
     y_human: ArrayLike,
     y_judge: ArrayLike,
@@ -82,16 +114,10 @@ def bootstrap_ci(
     j = np.asarray(y_judge)
     if len(h) != len(j):
         raise ValueError(f"y_human has {len(h)} cases, y_judge {len(j)}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    if len(h) == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(h), size=(n_resamples, len(h)))
-    values = np.array([statistic(h[idx], j[idx]) for idx in draws], dtype=float)
-    finite = values[np.isfinite(values)]
-    if len(finite) < n_resamples / 2:
-        return (float("nan"), float("nan"))
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
-    return (float(lo), float(hi))
+    return bootstrap_indices_ci(
+        len(h),
+        lambda idx: statistic(h[idx], j[idx]),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )

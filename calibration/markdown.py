@@ -56,6 +56,8 @@ def _agreement(r: dict[str, Any]) -> list[str]:
         ["observed agreement", r.get("observed_agreement"), "—"],
         ["expected (chance) agreement", r.get("expected_agreement"), "—"],
         ["Cohen's kappa", r.get("kappa"), _ci(r.get("kappa_ci95"))],
+        ["Gwet's AC1", r.get("ac1"), _ci(r.get("ac1_ci95"))],
+        ["Krippendorff's alpha (nominal)", r.get("krippendorff_alpha"), "—"],
     ]
     if r.get("weights"):
         rows.append(
@@ -69,6 +71,8 @@ def _agreement(r: dict[str, Any]) -> list[str]:
     lines = ["## Agreement", "", *_table(["statistic", "value", "95% interval"], rows)]
     if r.get("kappa_undefined_reason"):
         lines += [f"_{r['kappa_undefined_reason']}_", ""]
+    if r.get("prevalence_note"):
+        lines += [f"**{r['prevalence_note']}**", ""]
     return lines
 
 
@@ -80,8 +84,13 @@ def _confusion(r: dict[str, Any]) -> list[str]:
     rows = [[str(label), *row] for label, row in zip(cm["labels"], cm["matrix"], strict=True)]
     lines = ["## Confusion matrix (rows human, columns judge)", "", *_table(header, rows)]
     per = r.get("per_class") or {}
-    rows = [[k, v["precision"], v["recall"], v["f1"], v["support"]] for k, v in per.items()]
-    return lines + _table(["class", "precision", "recall", "F1", "support"], rows)
+    rows = [
+        [k, v["precision"], v["f1"], v["tpr"], _ci(v["tpr_ci95"]), v["tnr"], _ci(v["tnr_ci95"])]
+        + [v["support"]]
+        for k, v in per.items()
+    ]
+    header = ["class", "precision", "F1", "TPR (recall)", "95% interval", "TNR", "95% interval"]
+    return lines + _table([*header, "support"], rows)
 
 
 def _binary(r: dict[str, Any]) -> list[str]:
@@ -155,8 +164,10 @@ def _inter_annotator(r: dict[str, Any]) -> list[str]:
     rows = [[pair, v["n"], v["kappa"]] for pair, v in ia["pairwise"].items()]
     ties = len(r["excluded"]["human_ids"].get("tied majority", []))
     summary = (
-        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} on {ia['n_complete']} fully rated items; "
-        f"Krippendorff's alpha ({ia['alpha_level']}) {_num(ia['krippendorff_alpha'])}. "
+        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} {_ci(ia.get('fleiss_kappa_ci95'))} on "
+        f"{ia['n_complete']} fully rated items; Krippendorff's alpha ({ia['alpha_level']}) "
+        f"{_num(ia['krippendorff_alpha'])} {_ci(ia.get('krippendorff_alpha_ci95'))} "
+        "(95% bootstrap intervals over items). "
         f"The judge is compared with the majority label; tied ids left out: {ties}."
     )
     title = "## Inter-annotator agreement (the ceiling)"

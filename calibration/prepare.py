@@ -84,7 +84,9 @@ def _read(judge_path: str | Path, human_path: str | Path, s: Settings):
         raise CalibrationInputError("the judge file has an annotator column", path=judge.path)
     inter = None
     if human.has_annotators:
-        inter = inter_annotator_agreement(human, weights=s.weights)
+        inter = inter_annotator_agreement(
+            human, weights=s.weights, n_bootstrap=s.n_bootstrap, seed=s.seed
+        )
     human = consolidate_annotators(human)
     joined = join_labels(judge, human)
     if not joined.ids:

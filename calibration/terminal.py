@@ -40,6 +40,10 @@ def _figure_lines(result: dict[str, Any]) -> list[str]:
     lines = []
     if result.get("kappa_undefined_reason") is None or result.get("labels"):
         lines.append(f"kappa = {_fmt(result.get('kappa'))}{_interval(result.get('kappa_ci95'))}")
+    if result.get("ac1") is not None:
+        lines.append(f"Gwet's AC1 = {_fmt(result['ac1'])}{_interval(result.get('ac1_ci95'))}")
+    if result.get("prevalence_note"):
+        lines.append(f"note: {result['prevalence_note']}")
     if result.get("weighted_kappa") is not None:
         lines.append(f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}")
     corr = result.get("correlation")
