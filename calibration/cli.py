@@ -8,7 +8,7 @@ from pathlib import Path
 
 from calibration.cli_gates import EXIT_GATE, add_gate_arguments, check_gates
 from calibration.cli_plan import add_plan_arguments, run_plan
-from calibration.cli_types import finite_number, non_negative_int
+from calibration.cli_types import finite_number, non_negative_int, test_split
 from calibration.errors import CalibrationInputError
 from calibration.report import calibrate, write_report
 from calibration.terminal import print_summary
@@ -74,7 +74,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--positive-label", metavar="L", help="the pass class of two classes")
     parser.add_argument(
-        "--seed", type=non_negative_int, default=0, help="bootstrap seed (default: 0)"
+        "--split",
+        type=test_split,
+        metavar="test=F",
+        help="hold out a share F of the labelled cases, stratified by human label: fit on "
+        "dev, judge readiness on test, report both",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of the bootstrap and of --split (default: 0)",
     )
     parser.add_argument(
         "--bootstrap",
@@ -125,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             positive_label=args.positive_label,
             n_bootstrap=args.bootstrap,
             seed=args.seed,
+            test_fraction=args.split,
         )
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["finite_number", "kappa_value", "non_negative_int", "rate", "width"]
+__all__ = [
+    "finite_number",
+    "kappa_value",
+    "non_negative_int",
+    "rate",
+    "test_split",
+    "width",
+]
 
 
 def _number(text: str) -> float:
@@ -55,3 +62,11 @@ def kappa_value(text: str) -> float:
     if not -1 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{value:g} is not a kappa between -1 and 1")
     return value
+
+
+def test_split(text: str) -> float:
+    """``test=F``: hold out a share F (strictly between 0 and 1) of the labelled cases."""
+    name, _, share = text.partition("=")
+    if name.strip() != "test" or not share:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected test=F, e.g. test=0.3")
+    return rate(share)

@@ -29,6 +29,13 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _matched(r: dict[str, Any]) -> str:
+    split = r.get("split")
+    if not split:
+        return str(r["n"])
+    return f"{split['n_dev'] + split['n_test']} ({r['n']} in the test split)"
+
+
 def _data(r: dict[str, Any]) -> list[str]:
     s, u = r.get("settings", {}), r["unmatched"]
     lines = [
@@ -36,7 +43,7 @@ def _data(r: dict[str, Any]) -> list[str]:
         "",
         f"- judge: `{s.get('judge_file')}` (field `{s.get('judge_field')}`); "
         f"human: `{s.get('human_file')}` (field `{s.get('human_field')}`)",
-        f"- matched cases: **{r['n']}**; judge-only ids: {u['judge_only']}; "
+        f"- matched cases: **{_matched(r)}**; judge-only ids: {u['judge_only']}; "
         f"human-only ids: {u['human_only']} (listed in calibration.json)",
     ]
     for side in ("judge", "human"):
@@ -182,11 +189,37 @@ def _gate(r: dict[str, Any]) -> list[str]:
     return [*lines, *(f"- `{check}`" for check in gate["checks"]), ""]
 
 
+def _split(r: dict[str, Any]) -> list[str]:
+    split = r.get("split")
+    if not split:
+        return []
+    dev, test = split["side_by_side"]["dev"], split["side_by_side"]["test"]
+    rows = [
+        [name, dev.get(name), test.get(name)]
+        for name in split["shown"]
+        if dev.get(name) is not None or test.get(name) is not None
+    ]
+    intro = (
+        f"{split['n_test']} of {split['n_dev'] + split['n_test']} labelled cases held out "
+        f"(test {split['test_fraction']:g}, seed {split['seed']}"
+        f"{', stratified by human label' if split['stratified'] else ''}). Choices made "
+        "from the data (a fitted threshold) use dev only; every other section of this "
+        "report, and readiness, is the test split's."
+    )
+    return ["## Dev and test", "", intro, "", *_table(["figure", "dev", "test"], rows)]
+
+
 def _threshold(r: dict[str, Any]) -> list[str]:
     t = r.get("threshold")
     if not t:
         return []
-    fitted = " (fitted on these labels: in-sample, optimistic)" if t["fitted"] else ""
+    fitted = ""
+    if t["fitted"]:
+        fitted = (
+            " (fitted on the dev split only)"
+            if t.get("fitted_on") == "dev split"
+            else " (fitted on these labels: in-sample, optimistic)"
+        )
     return ["## Threshold", "", f"{t['rule']}{fitted}", ""]
 
 
@@ -223,6 +256,7 @@ def render_markdown(result: dict[str, Any]) -> str:
     for section in (
         _gate,
         _data,
+        _split,
         _agreement,
         _confusion,
         _binary,

@@ -19,8 +19,15 @@ from calibration.classes import order_labels
 from calibration.errors import CalibrationInputError
 from calibration.labels import JoinedLabels, LabelSet, join_labels, normalise_label, read_labels
 from calibration.metrics import Weights
+from calibration.split import Split, split_cases
 from calibration.threshold import apply_threshold, cut_scores
-from calibration.vocabulary import Vocabulary, check_human_file, respell, unify_labels
+from calibration.vocabulary import (
+    Vocabulary,
+    check_human_file,
+    label_key,
+    respell,
+    unify_labels,
+)
 
 __all__ = ["Pairs", "Prepared", "Settings", "prepare"]
 
@@ -40,6 +47,7 @@ class Settings:
     positive_label: str | None = None
     n_bootstrap: int = 1000
     seed: int = 0
+    test_fraction: float | None = None  # hold out this share of the labelled cases
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,7 @@ class Prepared:
     vocabulary: Vocabulary | None
     order: list[str] | None
     options: AnalysisOptions
+    split: Split | None = None
 
 
 def _read(judge_path: str | Path, human_path: str | Path, s: Settings):
@@ -141,21 +150,26 @@ def _label_order(human, judge, options: AnalysisOptions, path: str) -> list[str]
     return order
 
 
-def prepare(
-    judge_path: str | Path,
-    human_path: str | Path,
-    settings: Settings,
-    *,
-    fit_on: Sequence[int] | None = None,
-) -> Prepared:
-    """Read, check, join, cut and spell both label files (see the module docstring).
+def _split(joined: JoinedLabels, s: Settings) -> Split | None:
+    if s.test_fraction is None:
+        return None
+    continuous = scale_of(joined.human, joined.human) == "continuous"
+    strata = None if continuous else [label_key(normalise_label(v)) for v in joined.human]
+    return split_cases(strata, len(joined.ids), test_fraction=s.test_fraction, seed=s.seed)
 
-    ``fit_on`` (indices into the joined pairs) limits a fitted threshold to those pairs,
-    a development split; by default it is fitted on every pair.
+
+def prepare(judge_path: str | Path, human_path: str | Path, settings: Settings) -> Prepared:
+    """Read, check, join, split, cut and spell both label files (see the module docstring).
+
+    With ``settings.test_fraction`` the labelled pairs are split (stratified by human
+    label) and a fitted threshold is fitted on the development split only.
     """
     judge, human, joined, inter = _read(judge_path, human_path, settings)
-    fit = range(len(joined.ids)) if fit_on is None else fit_on
+    split = _split(joined, settings)
+    fit = range(len(joined.ids)) if split is None else split.dev
     judged, unlabelled, threshold = _cut(joined, fit, settings, judge.path)
+    if threshold is not None and split is not None:
+        threshold = {**threshold, "fitted_on": "dev split", "in_sample": False}
     _check_scales(joined.human, judged, judge.path)
     options = AnalysisOptions(
         weights=settings.weights,
@@ -170,17 +184,19 @@ def prepare(
         human_values, judged, unlabelled, vocabulary = unify_labels(
             human_values, judged, unlabelled, judge_path=judge.path, human_path=human.path
         )
-        explicit = respell(settings.labels, vocabulary)
-        positive = (
-            respell([settings.positive_label], vocabulary) if settings.positive_label else None
-        )
-        options = replace(
-            options,
-            labels=tuple(explicit) if explicit else None,
-            positive_label=positive[0] if positive else None,
-        )
+        options = _respelled(options, settings, vocabulary)
         order = _label_order(human_values, judged, options, judge.path)
     pairs = Pairs(list(joined.ids), human_values, judged, list(joined.fields))
     return Prepared(
-        judge, human, joined, inter, pairs, unlabelled, threshold, vocabulary, order, options
+        judge, human, joined, inter, pairs, unlabelled, threshold, vocabulary, order, options, split
+    )
+
+
+def _respelled(options: AnalysisOptions, s: Settings, vocabulary: Vocabulary) -> AnalysisOptions:
+    explicit = respell(s.labels, vocabulary)
+    positive = respell([s.positive_label], vocabulary) if s.positive_label else None
+    return replace(
+        options,
+        labels=tuple(explicit) if explicit else None,
+        positive_label=positive[0] if positive else None,
     )

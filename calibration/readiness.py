@@ -68,10 +68,10 @@ def _context(result: dict[str, Any], n: int) -> list[str]:
             "the ceiling a judge can be held to"
         )
     threshold = result.get("threshold")
-    if threshold and threshold.get("fitted"):
+    if threshold and threshold.get("fitted") and threshold.get("in_sample"):
         notes.append(
             f"threshold {threshold['value']:g} was fitted on these labels (in-sample): "
-            "expect lower agreement on new data"
+            "expect lower agreement on new data (hold out a test split: --split test=0.3)"
         )
     return notes
 

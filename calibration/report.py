@@ -8,12 +8,13 @@ slices. ``write_report`` (:mod:`calibration.output`) writes it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from calibration.analysis import analyse
 from calibration.errors import CalibrationInputError
+from calibration.held_out import held_out_section
 from calibration.metrics import Weights
 from calibration.output import to_strict_json, write_report
 from calibration.prepare import Pairs, Prepared, Settings, prepare
@@ -39,6 +40,7 @@ def calibrate(
     positive_label: str | None = None,
     n_bootstrap: int = 1000,
     seed: int = 0,
+    test_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Read both label files, join them on ``id`` and compute every statistic that applies.
 
@@ -46,6 +48,11 @@ def calibrate(
     common, a graded records file as the human side, a bad option. ``n_bootstrap = 0``
     computes no bootstrap intervals. The result follows DESIGN.md's calibration output;
     undefined values are ``nan`` here and ``null`` once written.
+
+    ``test_fraction`` holds out that share of the labelled cases (stratified by human
+    label, seeded by ``seed``): a fitted threshold is fitted on the rest (dev), the
+    top-level figures and readiness are the test split's, and ``split`` puts dev and test
+    side by side.
     """
     if n_bootstrap < 0:
         raise CalibrationInputError(f"n_bootstrap must be 0 (no intervals) or more: {n_bootstrap}")
@@ -61,12 +68,17 @@ def calibrate(
         positive_label=positive_label,
         n_bootstrap=n_bootstrap,
         seed=seed,
+        test_fraction=test_fraction,
     )
     prepared = prepare(judge_path, human_path, settings)
-    body = _analyse(prepared, prepared.pairs, prepared.unlabelled, group_field)
+    scope = _scopes(prepared)
+    body = _analyse(prepared, scope["test"], group_field)
     result = _assemble(prepared, body)
+    if prepared.split is not None:
+        dev = _analyse(prepared, scope["dev"], group_field)
+        result["split"] = held_out_section(prepared.split, prepared.pairs.ids, dev, result)
     if slice_field:
-        result["slices"] = _slices(prepared, slice_field, group_field)
+        result["slices"] = _slices(prepared, scope["test"], slice_field, group_field)
     result["settings"] = _settings(prepared, settings)
     return result
 
@@ -88,9 +100,35 @@ def _field_values(pairs: Pairs, name: str) -> list[Any]:
     return values
 
 
-def _analyse(
-    prepared: Prepared, pairs: Pairs, unlabelled: Sequence[Any], group_field: str | None
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Scope:
+    """Labelled pairs to analyse, and the judge's labels of the judged cases whose human
+    labels this analysis does not use (judge-only ids; with a split, the other split)."""
+
+    pairs: Pairs
+    unlabelled: list[Any]
+    unlabelled_fields: list[dict[str, Any]]
+
+
+def _scopes(prepared: Prepared) -> dict[str, Scope]:
+    """``test`` (every pair without a split) and, with one, ``dev``."""
+    pairs, joined = prepared.pairs, prepared.joined
+    split = prepared.split
+    if split is None:
+        return {"test": Scope(pairs, prepared.unlabelled, joined.judge_only_fields)}
+    out = {}
+    for name, mine, other in (("dev", split.dev, split.test), ("test", split.test, split.dev)):
+        hidden = pairs.take(other)
+        out[name] = Scope(
+            pairs.take(mine),
+            [*prepared.unlabelled, *hidden.judge],
+            [*joined.judge_only_fields, *hidden.fields],
+        )
+    return out
+
+
+def _analyse(prepared: Prepared, scope: Scope, group_field: str | None) -> dict[str, Any]:
+    pairs = scope.pairs
     return analyse(
         pairs.ids,
         pairs.human,
@@ -98,7 +136,7 @@ def _analyse(
         options=prepared.options,
         groups=_field_values(pairs, group_field) if group_field else None,
         order=prepared.order,
-        judge_unlabelled=unlabelled,
+        judge_unlabelled=scope.unlabelled,
     )
 
 
@@ -141,13 +179,19 @@ def _members(rows: Sequence[dict[str, Any]], field: str) -> dict[str, list[int]]
     return members
 
 
-def _slices(prepared: Prepared, field: str, group_field: str | None) -> dict[str, Any]:
-    members = _members(prepared.pairs.fields, field)
-    extra = _members(prepared.joined.judge_only_fields, field)
+def _slices(
+    prepared: Prepared, scope: Scope, field: str, group_field: str | None
+) -> dict[str, Any]:
+    members = _members(scope.pairs.fields, field)
+    extra = _members(scope.unlabelled_fields, field)
     out: dict[str, Any] = {}
     for name, idx in sorted(members.items()):
-        unlabelled = [prepared.unlabelled[i] for i in extra.get(name, [])]
-        body = _analyse(prepared, prepared.pairs.take(idx), unlabelled, group_field)
+        part = Scope(
+            scope.pairs.take(idx),
+            [scope.unlabelled[i] for i in extra.get(name, [])],
+            [scope.unlabelled_fields[i] for i in extra.get(name, [])],
+        )
+        body = _analyse(prepared, part, group_field)
         body["disagreement_ids"] = [d["id"] for d in body.pop("disagreements")]
         body["readiness"], body["readiness_reasons"] = assess_readiness(body)
         out[name] = body

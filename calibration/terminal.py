@@ -10,6 +10,8 @@ __all__ = ["print_summary"]
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     return "undefined" if value is None or value != value else f"{value:.3f}"
 
 
@@ -19,8 +21,12 @@ def _interval(ci: Any) -> str:
 
 def _data_lines(result: dict[str, Any]) -> list[str]:
     unmatched = result["unmatched"]
+    split = result.get("split")
+    matched = f"{result['n']} matched"
+    if split:
+        matched = f"{split['n_dev'] + split['n_test']} matched ({result['n']} in the test split)"
     lines = [
-        f"n = {result['n']} matched; unmatched ids: {unmatched['judge_only']} judge-only, "
+        f"n = {matched}; unmatched ids: {unmatched['judge_only']} judge-only, "
         f"{unmatched['human_only']} human-only"
     ]
     for side in ("judge", "human"):
@@ -66,9 +72,25 @@ def _figure_lines(result: dict[str, Any]) -> list[str]:
     return [line for line in lines if line]
 
 
+def _split_lines(result: dict[str, Any]) -> list[str]:
+    split = result.get("split")
+    if not split:
+        return []
+    dev, test = split["side_by_side"]["dev"], split["side_by_side"]["test"]
+    lines = [
+        f"held-out split: dev {split['n_dev']}, test {split['n_test']} labelled cases "
+        f"(seed {split['seed']}); the figures below are the test split's",
+        f"{'':20} {'dev':>9} {'test':>9}",
+    ]
+    for name in split["shown"]:
+        if dev.get(name) is not None or test.get(name) is not None:
+            lines.append(f"{name:20} {_fmt(dev.get(name)):>9} {_fmt(test.get(name)):>9}")
+    return lines
+
+
 def print_summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
     """Print the summary of a calibration result to ``out``."""
-    lines = [*_data_lines(result), *_figure_lines(result)]
+    lines = [*_data_lines(result), *_split_lines(result), *_figure_lines(result)]
     lines.append(f"readiness: {result['readiness']}")
     lines += [f"  - {reason}" for reason in result["readiness_reasons"]]
     gate = result.get("gate")
