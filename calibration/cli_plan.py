@@ -9,6 +9,7 @@ from typing import Any
 
 from calibration.cli_types import kappa_value, rate, width
 from calibration.errors import CalibrationInputError
+from calibration.metrics import kappa_from_confusion
 from calibration.plan import plan_sample_size, predicted_width
 from calibration.report import calibrate
 
@@ -55,9 +56,12 @@ def _observed(args: argparse.Namespace) -> dict[str, Any]:
             f"{result.get('labels')}: use --threshold or --judge-rate/--human-rate",
             path=args.human_labels,
         )
+    c = binary["counts"]
+    # Kappa of the pass/fail pairs the rates come from (abstentions aside).
+    kappa = kappa_from_confusion([[c["tn"], c["fp"]], [c["fn"], c["tp"]]])
     return {
-        "n": sum(binary["counts"].values()),
-        "kappa": result["kappa"] if math.isfinite(result["kappa"]) else None,
+        "n": sum(c.values()),
+        "kappa": kappa if math.isfinite(kappa) else None,
         "human_rate": binary["human_pass_rate"],
         "judge_rate": binary["judge_pass_rate"],
     }

@@ -8,7 +8,7 @@ import pytest
 from calibration import bootstrap_ci, calibrate, cohen_kappa
 from calibration.plan import plan_sample_size, predicted_width, simulate_interval_width
 from judge.cli import main
-from tests.calibration_sets import faithbench
+from tests.calibration_sets import examples, faithbench, grade_examples_offline
 
 
 def test_plan_on_faithbench_marginals_is_within_15_percent_of_the_bootstrap():
@@ -74,3 +74,14 @@ def test_bootstrap_width_needs_no_shared_rate_assumption():
         400, cohen_kappa(human, judge), human_rate=human.mean(), judge_rate=judge.mean()
     )
     assert planned == pytest.approx(hi - lo, rel=0.15)
+
+
+def test_cli_plan_leaves_abstentions_aside(tmp_path, capsys):
+    # examples/: 43 labels of which 6 abstained; kappa and rates come from the 37 pass/fail
+    # pairs alike (a three-class kappa with two-class rates was "impossible").
+    records = grade_examples_offline(tmp_path / "faithfulness.jsonl")
+    labelled = examples(records)
+    kappa = cohen_kappa(labelled.human, labelled.judge)
+    assert main(["calibrate", "--plan", str(records), str(labelled.human_file)]) == 0
+    out = capsys.readouterr().out
+    assert f"around kappa {kappa:.3g}" in out and "The 37 labelled cases" in out
