@@ -133,9 +133,7 @@ def _binary(r: dict[str, Any]) -> list[str]:
             "Wilson interval; it differs once the judge grades cases nobody labelled."
         )
     if b.get("left_out"):
-        note += (
-            f" {b['left_out']} labelled cases marked abstained are not pass/fail cases: left out."
-        )
+        note += f" {b['left_out']} labelled cases marked abstained (by either side) are left out."
     if b.get("corrected_pass_rate_reason"):
         note += f" _{b['corrected_pass_rate_reason']}_"
     title = f"## Pass rates (pass = `{b['positive_label']}`)"
