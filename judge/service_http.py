@@ -204,14 +204,15 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp, token: str, prefix: str = "/v1") -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
         self.prefix = prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path == self.prefix or path.startswith(self.prefix + "/"):
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            header = dict(scope.get("headers") or []).get(b"authorization", b"")
+            scheme, _, given = header.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
                 body = {"error": {"type": "unauthorized", "message": _UNAUTHORIZED}}
                 await _send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
                 return

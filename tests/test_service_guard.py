@@ -205,6 +205,11 @@ def test_an_unauthenticated_body_is_never_parsed(service: ServiceProcess) -> Non
             assert response.status_code == 401, (path, response.text[:200])
             assert response.json()["error"]["type"] == "unauthorized"
             assert response.headers["www-authenticate"] == "Bearer"
+    with service.client(token=None) as client:
+        spelled = {"Authorization": f"bearer {TOKEN}"}  # the scheme is case-insensitive
+        assert client.get("/v1/rubrics", headers=spelled).status_code == 200
+        wrong = {"Authorization": f"Basic {TOKEN}"}
+        assert client.get("/v1/rubrics", headers=wrong).status_code == 401
 
 
 @pytest.mark.parametrize("path", ["/v1/rubrics/", "/v1/grade/", "/healthz/", "/v1/jobs/"])
