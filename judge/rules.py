@@ -22,7 +22,7 @@ from typing import Literal
 from judge.outcome import Outcome
 from judge.rubric import Rubric
 from judge.rules_index import SENTENCE_END, Budget, BudgetExceeded, ContextIndex, numbers
-from judge.rules_screen import addressed_flags, normalise
+from judge.rules_screen import addressed_flags, is_addressed, normalise
 from judge.schemas import (
     Case,
     ClaimLabel,
@@ -81,7 +81,8 @@ def token_f1(prediction: str, reference: str) -> float:
 
 
 def answer_sentences(answer: str) -> list[str]:
-    """The answer's sentences, stripped, without those addressed to the grader."""
+    """The answer's sentences, stripped, without those addressed to the grader, a quotation
+    that runs over sentence ends screened whole (dropping text only lowers relevance)."""
     sentences = [s.strip() for s in SENTENCE_END.split(answer.strip())]
     flags = addressed_flags(sentences)
     return [s for s, addressed in zip(sentences, flags, strict=True) if s and not addressed]
@@ -90,11 +91,13 @@ def answer_sentences(answer: str) -> list[str]:
 def split_claims(answer: str) -> list[str]:
     """Sentences, with long ones split again at clause boundaries; abstentions, sentences
     addressed to the grader and repeats of an earlier claim (an echo, also behind a short
-    label such as "Verified:") dropped, so that an answer cannot raise its own score."""
+    label such as "Verified:") dropped, so that an answer cannot raise its own score.
+    Sentences are screened one by one here: a dropped claim raises faithfulness, so a
+    quotation must not carry the claims around an instruction away with it."""
     claims: list[str] = []
     seen: set[str] = set()
-    for sentence in answer_sentences(answer):
-        if _ABSTAIN.search(sentence.lower()):
+    for sentence in (s.strip() for s in SENTENCE_END.split(answer.strip())):
+        if not sentence or is_addressed(sentence) or _ABSTAIN.search(sentence.lower()):
             continue
         parts = [sentence]
         if len(sentence.split()) > LONG_CLAIM_WORDS:
