@@ -3,9 +3,15 @@
 Pure math on label files from any judge; this package never imports the grading engine.
 """
 
+from calibration.coefficients import ac1_from_confusion, gwet_ac1
 from calibration.correlation import correlations, grouped_correlations
 from calibration.errors import CalibrationInputError
-from calibration.intervals import binomial_test_p, bootstrap_ci, wilson_interval
+from calibration.intervals import (
+    binomial_test_p,
+    bootstrap_ci,
+    bootstrap_indices_ci,
+    wilson_interval,
+)
 from calibration.labels import JoinedLabels, LabelSet, join_labels, read_labels
 from calibration.metrics import (
     adjacent_agreement,
@@ -19,13 +25,14 @@ from calibration.metrics import (
     per_class_scores,
 )
 from calibration.multirater import fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
-from calibration.plan import LabelPlan, plan_sample_size
-from calibration.rates import rogan_gladen, rogan_gladen_interval
+from calibration.plan import LabelPlan, plan_sample_size, predicted_width
+from calibration.rates import corrected_pass_rate, rogan_gladen, rogan_gladen_interval
 from calibration.readiness import assess_readiness
 from calibration.report import calibrate, write_report
 
 __all__ = [
     "CalibrationInputError",
+    "ac1_from_confusion",
     "JoinedLabels",
     "LabelPlan",
     "LabelSet",
@@ -34,14 +41,17 @@ __all__ = [
     "balanced_accuracy",
     "binomial_test_p",
     "bootstrap_ci",
+    "bootstrap_indices_ci",
     "calibrate",
     "cohen_kappa",
     "confusion",
+    "corrected_pass_rate",
     "correlations",
     "expected_agreement",
     "fleiss_kappa",
     "fleiss_kappa_from_counts",
     "grouped_correlations",
+    "gwet_ac1",
     "join_labels",
     "kappa_from_confusion",
     "krippendorff_alpha",
@@ -49,6 +59,7 @@ __all__ = [
     "observed_agreement",
     "per_class_scores",
     "plan_sample_size",
+    "predicted_width",
     "read_labels",
     "rogan_gladen",
     "rogan_gladen_interval",

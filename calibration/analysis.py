@@ -8,12 +8,16 @@ being undefined for them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
+from calibration.binary import binary_rates
+from calibration.classes import choose_positive, order_labels
+from calibration.coefficients import ac1_from_confusion, prevalence_note
 from calibration.correlation import correlations, grouped_correlations
 from calibration.intervals import bootstrap_ci, wilson_interval
 from calibration.labels import as_number, normalise_label
@@ -25,32 +29,12 @@ from calibration.metrics import (
     mean_absolute_error,
     per_class_scores,
 )
-from calibration.rates import rogan_gladen, rogan_gladen_interval
+from calibration.multirater import krippendorff_alpha_from_counts
 
 __all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
 
 Scale = Literal["categorical", "ordinal", "continuous"]
 
-# Labels read as "the answer passes" when a two-class file does not say which is positive.
-POSITIVE_WORDS = frozenset(
-    [
-        "pass",
-        "passed",
-        "yes",
-        "true",
-        "ok",
-        "good",
-        "correct",
-        "acceptable",
-        "faithful",
-        "consistent",
-        "supported",
-        "relevant",
-        "positive",
-        "grounded",
-        "safe",
-    ]
-)
 MAX_DISAGREEMENTS = 500
 
 
@@ -76,38 +60,41 @@ def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
     return "continuous"
 
 
-def choose_positive(order: Sequence[str], explicit: str | None = None) -> str:
-    """The "pass" class of a two-class scale: ``explicit``; else the larger number; else the
-    one label that reads as a pass (``consistent``, ``faithful``, ``yes``...); else the last."""
-    if explicit is not None:
-        return explicit
-    if all(as_number(v) is not None for v in order):
-        return max(order, key=lambda v: float(v))
-    passes = [v for v in order if v.lower() in POSITIVE_WORDS]
-    return passes[0] if len(passes) == 1 else order[-1]
+def _matrix_ci(
+    h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, of_matrix: Callable[..., float]
+) -> tuple[float, float] | None:
+    """Bootstrap interval of a statistic of the confusion matrix; ``None`` when intervals
+    are switched off (``n_bootstrap = 0``)."""
+    if opts.n_bootstrap == 0:
+        return None
 
-
-def order_labels(values: Sequence[str], *, explicit: Sequence[str] | None = None) -> list[str]:
-    """Stated class order: ``explicit`` if given; numbers ascending; two classes with the
-    pass class last (as scikit-learn puts 1 after 0); otherwise alphabetical."""
-    if explicit:
-        return list(explicit)
-    distinct = set(values)
-    if all(as_number(v) is not None for v in distinct):
-        return sorted(distinct, key=float)
-    order = sorted(distinct)
-    if len(order) == 2:
-        positive = choose_positive(order)
-        order = [v for v in order if v != positive] + [positive]
-    return order
-
-
-def _kappa_ci(h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, weights: Weights):
     def statistic(hs: np.ndarray, js: np.ndarray) -> float:
-        matrix = np.bincount(hs * k + js, minlength=k * k).reshape(k, k)
-        return kappa_from_confusion(matrix, weights=weights)
+        return of_matrix(np.bincount(hs * k + js, minlength=k * k).reshape(k, k))
 
     return bootstrap_ci(h, j, statistic, n_resamples=opts.n_bootstrap, seed=opts.seed)
+
+
+def _pair_alpha(h: np.ndarray, j: np.ndarray, k: int) -> float:
+    """Krippendorff's alpha (nominal) of the judge and people as two raters of each case."""
+    counts = np.zeros((len(h), k))
+    np.add.at(counts, (np.arange(len(h)), h), 1)
+    np.add.at(counts, (np.arange(len(j)), j), 1)
+    return krippendorff_alpha_from_counts(counts, level="nominal")
+
+
+def _class_rates(matrix: np.ndarray, order: list[str], per_class: dict[str, Any]) -> None:
+    """Add each class's TPR (recall) and TNR, one class against the rest, with Wilson
+    intervals: how often the judge finds the class, and how often it keeps it apart."""
+    n = int(matrix.sum())
+    for i, label in enumerate(order):
+        tp, row, col = int(matrix[i, i]), int(matrix[i].sum()), int(matrix[:, i].sum())
+        tn, negatives = n - row - col + tp, n - row
+        per_class[label].update(
+            tpr=tp / row if row else float("nan"),
+            tpr_ci95=wilson_interval(tp, row) if row else None,
+            tnr=tn / negatives if negatives else float("nan"),
+            tnr_ci95=wilson_interval(tn, negatives) if negatives else None,
+        )
 
 
 def _undefined_reason(matrix: np.ndarray, order: list[str]) -> str:
@@ -117,7 +104,13 @@ def _undefined_reason(matrix: np.ndarray, order: list[str]) -> str:
     return f"kappa undefined: the labels do not vary (both sides only say {used[0]!r})"
 
 
-def _categorical(h_lab: list[str], j_lab: list[str], order: list[str], opts: AnalysisOptions):
+def _categorical(
+    h_lab: list[str],
+    j_lab: list[str],
+    order: list[str],
+    opts: AnalysisOptions,
+    unlabelled: Sequence[str],
+) -> dict[str, Any]:
     index = {label: i for i, label in enumerate(order)}
     h = np.array([index[v] for v in h_lab], dtype=int)
     j = np.array([index[v] for v in j_lab], dtype=int)
@@ -125,13 +118,19 @@ def _categorical(h_lab: list[str], j_lab: list[str], order: list[str], opts: Ana
     matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
     n = int(matrix.sum())
     kappa = kappa_from_confusion(matrix)
+    ac1 = ac1_from_confusion(matrix)
     out: dict[str, Any] = {
         "labels": order,
         "observed_agreement": float(np.trace(matrix) / n) if n else None,
         "expected_agreement": float((matrix.sum(0) * matrix.sum(1)).sum() / n**2) if n else None,
         "kappa": kappa,
         "kappa_undefined_reason": None if np.isfinite(kappa) else _undefined_reason(matrix, order),
-        "kappa_ci95": _kappa_ci(h, j, k, opts, None) if np.isfinite(kappa) else None,
+        "kappa_ci95": _matrix_ci(h, j, k, opts, kappa_from_confusion)
+        if np.isfinite(kappa)
+        else None,
+        "ac1": ac1,
+        "ac1_ci95": _matrix_ci(h, j, k, opts, ac1_from_confusion) if np.isfinite(ac1) else None,
+        "krippendorff_alpha": _pair_alpha(h, j, k),
         "weights": opts.weights,
         "weighted_kappa": None,
         "weighted_kappa_ci95": None,
@@ -140,49 +139,54 @@ def _categorical(h_lab: list[str], j_lab: list[str], order: list[str], opts: Ana
         "balanced_accuracy": balanced_accuracy(h, j, labels=range(k)),
     }
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
+    _class_rates(matrix, order, out["per_class"])
     if opts.weights:
         weighted = kappa_from_confusion(matrix, weights=opts.weights)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
-            out["weighted_kappa_ci95"] = _kappa_ci(h, j, k, opts, opts.weights)
-    if k == 2:
-        out["binary"] = _binary(matrix, order, opts)
+            out["weighted_kappa_ci95"] = _matrix_ci(
+                h, j, k, opts, partial(kappa_from_confusion, weights=opts.weights)
+            )
+    binary = binary_rates(
+        h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
+    )
+    if binary is not None:
+        out["binary"] = binary
+    out["prevalence_note"] = prevalence_note(out)
     return out
 
 
-def _binary(matrix: np.ndarray, order: list[str], opts: AnalysisOptions) -> dict[str, Any]:
-    pos = order.index(choose_positive(order, opts.positive_label))
-    neg = 1 - pos
-    tp, fn, fp, tn = (
-        int(matrix[a, b]) for a, b in [(pos, pos), (pos, neg), (neg, pos), (neg, neg)]
+def scale_mismatch(y_human: np.ndarray, y_judge: np.ndarray) -> str | None:
+    """Why two numeric sides are not on one scale, or ``None`` when they are.
+
+    One scale: the observed ranges share more than a point (a constant side lies inside the
+    other's range) and neither is over 10 times as wide as the other. A judge's 0-1 score
+    against a 1-5 human rating fails both; a judge that only uses 2-4 of a 1-5 scale passes.
+    Differences (MAE, exact and adjacent agreement) need one scale; correlations do not.
+    """
+    if not len(y_human):
+        return None
+    h0, h1 = float(y_human.min()), float(y_human.max())
+    j0, j1 = float(y_judge.min()), float(y_judge.max())
+    overlap = min(h1, j1) - max(h0, j0)
+    narrow, wide = sorted([h1 - h0, j1 - j0])
+    one_scale = overlap >= 0 if narrow == 0 else overlap > 0 and wide <= 10 * narrow
+    if one_scale:
+        return None
+    return (
+        f"the two sides are not on one scale (human {h0:g} to {h1:g}, judge {j0:g} to "
+        f"{j1:g}): no MAE or exact agreement; correlations still apply"
     )
-    n = tp + fn + fp + tn
-    tpr = tp / (tp + fn) if tp + fn else float("nan")
-    tnr = tn / (tn + fp) if tn + fp else float("nan")
-    judge_rate = (tp + fp) / n if n else float("nan")
-    return {
-        "positive_label": order[pos],
-        "negative_label": order[neg],
-        "counts": {"tp": tp, "fn": fn, "fp": fp, "tn": tn},
-        "tpr": tpr,
-        "tnr": tnr,
-        "judge_pass_rate": judge_rate,
-        "judge_pass_rate_ci95": wilson_interval(tp + fp, n) if n else None,
-        "human_pass_rate": (tp + fn) / n if n else float("nan"),
-        "human_pass_rate_ci95": wilson_interval(tp + fn, n) if n else None,
-        "corrected_pass_rate": rogan_gladen(judge_rate, tpr, tnr),
-        "corrected_pass_rate_ci95": rogan_gladen_interval(
-            tp + fp, n, tp=tp, fn=fn, tn=tn, fp=fp, seed=opts.seed
-        ),
-    }
 
 
 def _numeric(hx: np.ndarray, jx: np.ndarray, scale: Scale, groups: Sequence[Any] | None):
+    mismatch = scale_mismatch(hx, jx)
     out: dict[str, Any] = {
         "correlation": correlations(hx, jx),
-        "mae": mean_absolute_error(hx, jx),
+        "mae": mean_absolute_error(hx, jx) if mismatch is None else None,
+        "scale_mismatch": mismatch,
     }
-    if scale == "ordinal":
+    if scale == "ordinal" and mismatch is None:
         out["exact_agreement"] = float(np.mean(hx == jx)) if len(hx) else None
         out["adjacent_agreement"] = adjacent_agreement(hx, jx)
     if groups is not None:
@@ -195,7 +199,8 @@ def _continuous_placeholders() -> dict[str, Any]:
         "kappa undefined: the scores are continuous; kappa needs categories "
         "(use --threshold to turn scores into pass/fail)"
     )
-    keys = ["labels", "observed_agreement", "expected_agreement", "kappa", "kappa_ci95"]
+    keys = ["labels", "observed_agreement", "expected_agreement", "kappa", "kappa_ci95", "ac1"]
+    keys += ["ac1_ci95", "krippendorff_alpha", "prevalence_note"]
     return {**dict.fromkeys(keys), "kappa_undefined_reason": reason, "weighted_kappa": None}
 
 
@@ -224,8 +229,13 @@ def analyse(
     options: AnalysisOptions = AnalysisOptions(),
     groups: Sequence[Any] | None = None,
     order: list[str] | None = None,
+    judge_unlabelled: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """All statistics of one set of paired labels (values may be raw text or numbers)."""
+    """All statistics of one set of paired labels (values may be raw text or numbers).
+
+    ``judge_unlabelled`` holds the judge's labels of the cases no person labelled: they
+    enter only the judge's pass rate that the corrected pass rate starts from.
+    """
     scale = scale_of(human, judge)
     h_lab = [normalise_label(v) for v in human]
     j_lab = [normalise_label(v) for v in judge]
@@ -234,7 +244,8 @@ def analyse(
         result.update(_continuous_placeholders())
     else:
         order = order or order_labels([*h_lab, *j_lab], explicit=options.labels)
-        result.update(_categorical(h_lab, j_lab, order, options))
+        unlabelled = [normalise_label(v) for v in judge_unlabelled]
+        result.update(_categorical(h_lab, j_lab, order, options, unlabelled))
     hx = jx = None
     if scale != "categorical":
         hx = np.array([as_number(v) for v in human], dtype=float)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from calibration.cli_gates import EXIT_GATE, add_gate_arguments, check_gates
+from calibration.cli_plan import add_plan_arguments, run_plan
+from calibration.cli_types import finite_number, non_negative_int, test_split
 from calibration.errors import CalibrationInputError
-from calibration.plan import plan_sample_size
 from calibration.report import calibrate, write_report
+from calibration.terminal import print_summary
 
 __all__ = ["add_arguments", "run"]
 
@@ -55,7 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slice-field", metavar="F", help="field to break every statistic by")
     cut = parser.add_mutually_exclusive_group()
     cut.add_argument(
-        "--threshold", type=float, metavar="T", help="judge score >= T counts as the pass class"
+        "--threshold",
+        type=finite_number,
+        metavar="T",
+        help="judge score >= T counts as the pass class",
     )
     cut.add_argument(
         "--fit-threshold",
@@ -68,13 +75,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="class order for the confusion matrix (comma-separated)",
     )
     parser.add_argument("--positive-label", metavar="L", help="the pass class of two classes")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument(
+        "--split",
+        type=test_split,
+        metavar="test=F",
+        help="hold out a share F of the labelled cases, stratified by human label: fit on "
+        "dev, judge readiness on test, report both",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of the bootstrap and of --split (default: 0)",
+    )
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=non_negative_int,
         default=2000,
         metavar="N",
-        help="bootstrap resamples (default: 2000)",
+        help="bootstrap resamples (default: 2000; 0: no bootstrap intervals)",
     )
     parser.add_argument(
         "-o",
@@ -87,57 +106,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--plan",
         action="store_true",
-        help="say how many labelled cases a narrow interval needs, then stop",
+        help="say how many labelled cases a narrow interval needs, then stop "
+        "(from the two files' pass rates and kappa when given)",
     )
-    parser.add_argument("--kappa", type=float, default=0.6, help="--plan: expected kappa")
-    parser.add_argument("--width", type=float, default=0.2, help="--plan: interval width")
-    parser.add_argument("--prevalence", type=float, default=0.5, help="--plan: pass rate")
+    add_plan_arguments(parser)
+    add_gate_arguments(parser)
 
 
-def _fmt(value: Any) -> str:
-    return "undefined" if value is None or value != value else f"{value:.3f}"
+def run(
+    args: argparse.Namespace,
+    on_result: Callable[[dict[str, Any]], list[Path]] | None = None,
+) -> int:
+    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr),
+    3 a gate asked for (``--require-ready``, ``--fail-if``) failed.
 
-
-def _summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
-    ci = result.get("kappa_ci95")
-    interval = f" (95% CI {ci[0]:.3f} to {ci[1]:.3f})" if ci and ci[0] == ci[0] else ""
-    unmatched = result["unmatched"]
-    print(
-        f"n = {result['n']} matched; unmatched: {unmatched['judge_only']} judge-only, "
-        f"{unmatched['human_only']} human-only",
-        file=out,
-    )
-    print(f"kappa = {_fmt(result.get('kappa'))}{interval}", file=out)
-    if result.get("weighted_kappa") is not None:
-        print(f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}", file=out)
-    if result.get("correlation"):
-        corr = result["correlation"]
-        print(
-            "pearson = {} spearman = {} kendall = {}".format(
-                *(_fmt(corr[k]) for k in ("pearson", "spearman", "kendall"))
-            ),
-            file=out,
-        )
-    print(f"readiness: {result['readiness']}", file=out)
-    for reason in result["readiness_reasons"]:
-        print(f"  - {reason}", file=out)
-    print("wrote: " + ", ".join(str(p) for p in paths), file=out)
-
-
-def _run_plan(args: argparse.Namespace) -> int:
-    try:
-        plan = plan_sample_size(args.kappa, args.width, prevalence=args.prevalence)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(plan.describe())
-    return 0
-
-
-def run(args: argparse.Namespace) -> int:
-    """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr)."""
+    ``on_result`` (optional) receives the result once the report is written and returns
+    the paths of anything more it wrote (how ``judge calibrate --html`` adds its report)."""
     if args.plan:
-        return _run_plan(args)
+        return run_plan(args)
     if args.judge_labels is None or args.human_labels is None:
         print("error: JUDGE_LABELS and HUMAN_LABELS are required (or use --plan)", file=sys.stderr)
         return 2
@@ -157,10 +143,18 @@ def run(args: argparse.Namespace) -> int:
             positive_label=args.positive_label,
             n_bootstrap=args.bootstrap,
             seed=args.seed,
+            test_fraction=args.split,
         )
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    gate = check_gates(result, args)
+    if gate is not None:
+        result["gate"] = gate
     paths = write_report(result, args.output)
-    _summary(result, paths, sys.stdout)
+    if on_result is not None:
+        paths += on_result(result)
+    print_summary(result, paths, sys.stdout)
+    if gate is not None and gate["failed"]:
+        return EXIT_GATE
     return 0

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-__all__ = ["binomial_test_p", "bootstrap_ci", "wilson_interval"]
+__all__ = ["binomial_test_p", "bootstrap_ci", "bootstrap_indices_ci", "wilson_interval"]
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
@@ -25,20 +25,18 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     Read it as the range of true rates compatible with what was seen. ``n == 0`` gives
     ``(nan, nan)``: nothing was observed.
 
+    Computed by ``scipy.stats.binomtest(...).proportion_ci(method="wilson")``.
+
     Reference: Wilson (1927), JASA 22(158); Brown, Cai and DasGupta (2001), Stat. Sci. 16(2).
     """
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0:
         return (float("nan"), float("nan"))
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     # At p = 0 (or 1) the bound is exactly 0 (or 1); floating point leaves ~1e-17 otherwise.
-    low = 0.0 if successes == 0 else max(0.0, float(centre - half))
-    high = 1.0 if successes == n else min(1.0, float(centre + half))
+    low = 0.0 if successes == 0 else max(0.0, float(ci.low))
+    high = 1.0 if successes == n else min(1.0, float(ci.high))
     return (low, high)
 
 
@@ -58,6 +56,38 @@ def binomial_test_p(k: int, n: int, p: float = 0.5) -> float:
 
 
 Statistic = Callable[[np.ndarray, np.ndarray], float]
+
+
+def bootstrap_indices_ci(
+    n: int,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(index)`` over resampled case indices.
+
+    Each resample draws ``n`` indices in ``0..n-1`` with replacement; the statistic sees
+    them and picks its own rows (an item's several ratings stay together). Resamples
+    where it is undefined (``nan``) are left out; ``(nan, nan)`` if more than half are, or
+    if ``n == 0``. Seeded. See :func:`bootstrap_ci` for paired labels.
+
+    Reference: Efron and Tibshirani (1993), An Introduction to the Bootstrap, ch. 13.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    if n == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(n_resamples, n))
+    values = np.array([statistic(idx) for idx in draws], dtype=float)
+    finite = values[np.isfinite(values)]
+    if len(finite) < n_resamples / 2:
+        return (float("nan"), float("nan"))
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
+    return (float(lo), float(hi))
 
 
 def bootstrap_ci(
@@ -84,14 +114,10 @@ def bootstrap_ci(
     j = np.asarray(y_judge)
     if len(h) != len(j):
         raise ValueError(f"y_human has {len(h)} cases, y_judge {len(j)}")
-    if len(h) == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(h), size=(n_resamples, len(h)))
-    values = np.array([statistic(h[idx], j[idx]) for idx in draws], dtype=float)
-    finite = values[np.isfinite(values)]
-    if len(finite) < n_resamples / 2:
-        return (float("nan"), float("nan"))
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(finite, [alpha, 1 - alpha])
-    return (float(lo), float(hi))
+    return bootstrap_indices_ci(
+        len(h),
+        lambda idx: statistic(h[idx], j[idx]),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )

@@ -32,6 +32,9 @@ __all__ = [
 
 ANNOTATOR_FIELD = "annotator"
 ABSTAINED = "abstained"
+# Fields every graded record of this project carries; a label file written by people has
+# no reason to hold three of them.
+GRADED_RECORD_FIELDS = frozenset({"rubric", "rubric_sha256", "status", "judge"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class LabelSet:
     records: list[LabelRecord]
     excluded: dict[str, list[str]] = dataclass_field(default_factory=dict)
     has_annotators: bool = False
+    graded_fields: frozenset[str] = frozenset()  # graded-record fields seen, when 3 or more
 
     def excluded_count(self) -> int:
         return sum(len(ids) for ids in self.excluded.values())
@@ -68,6 +72,8 @@ class JoinedLabels:
     fields: list[dict[str, Any]]
     judge_only: list[str]
     human_only: list[str]
+    judge_only_values: list[Any] = dataclass_field(default_factory=list)
+    judge_only_fields: list[dict[str, Any]] = dataclass_field(default_factory=list)
 
 
 def normalise_label(value: Any) -> str:
@@ -154,6 +160,9 @@ def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:
     seen: set[tuple[str, str]] = set()
     try:
         for line, row in _rows(file):
+            graded = GRADED_RECORD_FIELDS.intersection(row)
+            if len(graded) >= 3 and not result.graded_fields:
+                result.graded_fields = graded
             record = _record(file, line, row, field, result)
             if record is None:
                 continue
@@ -225,5 +234,8 @@ def join_labels(judge: LabelSet, human: LabelSet) -> JoinedLabels:
     human_ids |= {i for ids in human.excluded.values() for i in ids}
     judge_excluded = {i for ids in judge.excluded.values() for i in ids}
     joined.human_only = [i for i in joined.human_only if i not in judge_excluded]
-    joined.judge_only = [r.id for r in judge.records if r.id not in human_ids]
+    unlabelled = [r for r in judge.records if r.id not in human_ids]
+    joined.judge_only = [r.id for r in unlabelled]
+    joined.judge_only_values = [r.value for r in unlabelled]
+    joined.judge_only_fields = [r.fields for r in unlabelled]
     return joined

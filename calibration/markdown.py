@@ -29,6 +29,13 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _matched(r: dict[str, Any]) -> str:
+    split = r.get("split")
+    if not split:
+        return str(r["n"])
+    return f"{split['n_dev'] + split['n_test']} ({r['n']} in the test split)"
+
+
 def _data(r: dict[str, Any]) -> list[str]:
     s, u = r.get("settings", {}), r["unmatched"]
     lines = [
@@ -36,12 +43,18 @@ def _data(r: dict[str, Any]) -> list[str]:
         "",
         f"- judge: `{s.get('judge_file')}` (field `{s.get('judge_field')}`); "
         f"human: `{s.get('human_file')}` (field `{s.get('human_field')}`)",
-        f"- matched cases: **{r['n']}**; judge-only ids: {u['judge_only']}; "
+        f"- matched cases: **{_matched(r)}**; judge-only ids: {u['judge_only']}; "
         f"human-only ids: {u['human_only']} (listed in calibration.json)",
     ]
     for side in ("judge", "human"):
         for reason, count in r["excluded"][side].items():
             lines.append(f"- excluded from the {side} file: {count} ({reason})")
+    vocab = r.get("vocabulary")
+    if vocab:
+        lines.append(f"- labels {vocab['normalisation']}")
+        for key, who in (("only_judge", "the judge"), ("only_human", "people")):
+            if vocab[key]:
+                lines.append(f"- labels only {who} used: {', '.join(vocab[key])}")
     return [*lines, ""]
 
 
@@ -50,6 +63,8 @@ def _agreement(r: dict[str, Any]) -> list[str]:
         ["observed agreement", r.get("observed_agreement"), "—"],
         ["expected (chance) agreement", r.get("expected_agreement"), "—"],
         ["Cohen's kappa", r.get("kappa"), _ci(r.get("kappa_ci95"))],
+        ["Gwet's AC1", r.get("ac1"), _ci(r.get("ac1_ci95"))],
+        ["Krippendorff's alpha (nominal)", r.get("krippendorff_alpha"), "—"],
     ]
     if r.get("weights"):
         rows.append(
@@ -63,6 +78,8 @@ def _agreement(r: dict[str, Any]) -> list[str]:
     lines = ["## Agreement", "", *_table(["statistic", "value", "95% interval"], rows)]
     if r.get("kappa_undefined_reason"):
         lines += [f"_{r['kappa_undefined_reason']}_", ""]
+    if r.get("prevalence_note"):
+        lines += [f"**{r['prevalence_note']}**", ""]
     return lines
 
 
@@ -74,29 +91,51 @@ def _confusion(r: dict[str, Any]) -> list[str]:
     rows = [[str(label), *row] for label, row in zip(cm["labels"], cm["matrix"], strict=True)]
     lines = ["## Confusion matrix (rows human, columns judge)", "", *_table(header, rows)]
     per = r.get("per_class") or {}
-    rows = [[k, v["precision"], v["recall"], v["f1"], v["support"]] for k, v in per.items()]
-    return lines + _table(["class", "precision", "recall", "F1", "support"], rows)
+    rows = [
+        [k, v["precision"], v["f1"], v["tpr"], _ci(v["tpr_ci95"]), v["tnr"], _ci(v["tnr_ci95"])]
+        + [v["support"]]
+        for k, v in per.items()
+    ]
+    header = ["class", "precision", "F1", "TPR (recall)", "95% interval", "TNR", "95% interval"]
+    return lines + _table([*header, "support"], rows)
 
 
 def _binary(r: dict[str, Any]) -> list[str]:
     b = r.get("binary")
     if not b:
         return []
+    judged = b["judged"]
     rows = [
-        ["judge pass rate", b["judge_pass_rate"], _ci(b["judge_pass_rate_ci95"])],
-        ["human pass rate", b["human_pass_rate"], _ci(b["human_pass_rate_ci95"])],
+        ["judge pass rate, labelled cases", b["judge_pass_rate"], _ci(b["judge_pass_rate_ci95"])],
+        [
+            f"judge pass rate, all {judged['n']} judged cases",
+            judged["pass_rate"],
+            _ci(judged["pass_rate_ci95"]),
+        ],
+        ["human pass rate, labelled cases", b["human_pass_rate"], _ci(b["human_pass_rate_ci95"])],
         [
             "corrected pass rate (Rogan-Gladen)",
             b["corrected_pass_rate"],
             _ci(b["corrected_pass_rate_ci95"]),
         ],
-        ["true positive rate", b["tpr"], "—"],
-        ["true negative rate", b["tnr"], "—"],
+        ["true positive rate (sensitivity)", b["tpr"], _ci(b["tpr_ci95"])],
+        ["true negative rate (specificity)", b["tnr"], _ci(b["tnr_ci95"])],
     ]
-    note = (
-        "On this labelled set the corrected rate equals the human rate by construction; its "
-        "interval is what correcting a fresh judged set of this size would carry."
-    )
+    if judged["unlabelled"]:
+        note = (
+            f"The corrected rate applies the judge's error rates, measured on the labelled "
+            f"cases, to its verdicts on all {judged['n']} judged cases "
+            f"({judged['unlabelled']} of them unlabelled)."
+        )
+    else:
+        note = (
+            "Every judged case is labelled, so the corrected rate is the human rate with its "
+            "Wilson interval; it differs once the judge grades cases nobody labelled."
+        )
+    if b.get("left_out"):
+        note += f" {b['left_out']} labelled cases marked abstained (by either side) are left out."
+    if b.get("corrected_pass_rate_reason"):
+        note += f" _{b['corrected_pass_rate_reason']}_"
     title = f"## Pass rates (pass = `{b['positive_label']}`)"
     return [title, "", *_table(["rate", "value", "95% interval"], rows), note, ""]
 
@@ -110,6 +149,8 @@ def _numeric(r: dict[str, Any]) -> list[str]:
         if key in r:
             rows.append([key.replace("_", " "), r[key]])
     lines = ["## Scores", "", *_table(["statistic", "value"], rows)]
+    if r.get("scale_mismatch"):
+        lines += [f"_{r['scale_mismatch']}_", ""]
     g = r.get("correlation_by_group")
     if g:
         lines += [
@@ -128,19 +169,55 @@ def _inter_annotator(r: dict[str, Any]) -> list[str]:
     rows = [[pair, v["n"], v["kappa"]] for pair, v in ia["pairwise"].items()]
     ties = len(r["excluded"]["human_ids"].get("tied majority", []))
     summary = (
-        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} on {ia['n_complete']} fully rated items; "
-        f"Krippendorff's alpha ({ia['alpha_level']}) {_num(ia['krippendorff_alpha'])}. "
+        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} {_ci(ia.get('fleiss_kappa_ci95'))} on "
+        f"{ia['n_complete']} fully rated items; Krippendorff's alpha ({ia['alpha_level']}) "
+        f"{_num(ia['krippendorff_alpha'])} {_ci(ia.get('krippendorff_alpha_ci95'))} "
+        "(95% bootstrap intervals over items). "
         f"The judge is compared with the majority label; tied ids left out: {ties}."
     )
     title = "## Inter-annotator agreement (the ceiling)"
     return [title, "", *_table(["annotators", "n", "Cohen's kappa"], rows), summary, ""]
 
 
+def _gate(r: dict[str, Any]) -> list[str]:
+    gate = r.get("gate")
+    if not gate:
+        return []
+    lines = [f"## Gate: {'FAILED' if gate['failed'] else 'passed'}", ""]
+    return [*lines, *(f"- `{check}`" for check in gate["checks"]), ""]
+
+
+def _split(r: dict[str, Any]) -> list[str]:
+    split = r.get("split")
+    if not split:
+        return []
+    dev, test = split["side_by_side"]["dev"], split["side_by_side"]["test"]
+    rows = [
+        [name, dev.get(name), test.get(name)]
+        for name in split["shown"]
+        if dev.get(name) is not None or test.get(name) is not None
+    ]
+    intro = (
+        f"{split['n_test']} of {split['n_dev'] + split['n_test']} labelled cases held out "
+        f"(test {split['test_fraction']:g}, seed {split['seed']}"
+        f"{', stratified by human label' if split['stratified'] else ''}). Choices made "
+        "from the data (a fitted threshold) use dev only; every other section of this "
+        "report, and readiness, is the test split's."
+    )
+    return ["## Dev and test", "", intro, "", *_table(["figure", "dev", "test"], rows)]
+
+
 def _threshold(r: dict[str, Any]) -> list[str]:
     t = r.get("threshold")
     if not t:
         return []
-    fitted = " (fitted on these labels: in-sample, optimistic)" if t["fitted"] else ""
+    fitted = ""
+    if t["fitted"]:
+        fitted = (
+            " (fitted on the dev split only)"
+            if t.get("fitted_on") == "dev split"
+            else " (fitted on these labels: in-sample, optimistic)"
+        )
     return ["## Threshold", "", f"{t['rule']}{fitted}", ""]
 
 
@@ -175,7 +252,9 @@ def render_markdown(result: dict[str, Any]) -> str:
     lines = ["# Judge calibration report", "", f"**Readiness: {result['readiness']}**", ""]
     lines += [f"- {reason}" for reason in result["readiness_reasons"]] + [""]
     for section in (
+        _gate,
         _data,
+        _split,
         _agreement,
         _confusion,
         _binary,

@@ -12,7 +12,13 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["fleiss_kappa", "fleiss_kappa_from_counts", "krippendorff_alpha"]
+__all__ = [
+    "category_counts",
+    "fleiss_kappa",
+    "fleiss_kappa_from_counts",
+    "krippendorff_alpha",
+    "krippendorff_alpha_from_counts",
+]
 
 Level = Literal["nominal", "ordinal", "interval"]
 
@@ -21,7 +27,7 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
-def _category_counts(ratings: ArrayLike, labels: Sequence[Any] | None) -> np.ndarray:
+def category_counts(ratings: ArrayLike, labels: Sequence[Any] | None) -> np.ndarray:
     """Items x categories table of how many annotators gave each category."""
     table = np.asarray(ratings, dtype=object)
     if table.ndim != 2:
@@ -65,7 +71,7 @@ def fleiss_kappa(ratings: ArrayLike, *, labels: Sequence[Any] | None = None) -> 
 
     Reference: Fleiss (1971), Psychol. Bull. 76(5).
     """
-    return fleiss_kappa_from_counts(_category_counts(ratings, labels))
+    return fleiss_kappa_from_counts(category_counts(ratings, labels))
 
 
 def _delta_squared(counts_by_value: np.ndarray, values: np.ndarray, level: Level) -> np.ndarray:
@@ -103,19 +109,29 @@ def krippendorff_alpha(
     Reference: Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability";
     Hayes and Krippendorff (2007), Commun. Methods Meas. 1(1).
     """
-    counts = _category_counts(ratings, labels)
-    m = counts.sum(axis=1)
-    counts = counts[m >= 2]
+    counts = category_counts(ratings, labels)
+    order = labels if labels is not None else _sorted_labels(ratings)
+    values = np.asarray(order, dtype=float) if level == "interval" else np.arange(len(order))
+    return krippendorff_alpha_from_counts(counts, level=level, values=values)
+
+
+def krippendorff_alpha_from_counts(
+    counts: ArrayLike, *, level: Level = "nominal", values: ArrayLike | None = None
+) -> float:
+    """Krippendorff's alpha from an items x categories table of rating counts; see
+    :func:`krippendorff_alpha`. ``values`` are the categories' numbers (interval level)."""
+    table = np.asarray(counts, dtype=float)
+    m = table.sum(axis=1)
+    table = table[m >= 2]
     m = m[m >= 2]
-    if len(counts) == 0:
+    if len(table) == 0:
         return float("nan")
-    coincidence = np.einsum("uc,uk->ck", counts / (m - 1)[:, None], counts)
-    coincidence -= np.diag((counts / (m - 1)[:, None]).sum(axis=0))
+    coincidence = np.einsum("uc,uk->ck", table / (m - 1)[:, None], table)
+    coincidence -= np.diag((table / (m - 1)[:, None]).sum(axis=0))
     n_c = coincidence.sum(axis=1)
     n = n_c.sum()
-    order = labels if labels is not None else _sorted_labels(ratings)
-    values = np.asarray(order, dtype=float) if level == "interval" else np.arange(len(n_c))
-    delta = _delta_squared(n_c, values.astype(float), level)
+    numbers = np.arange(len(n_c)) if values is None else np.asarray(values)
+    delta = _delta_squared(n_c, numbers.astype(float), level)
     expected = float((np.outer(n_c, n_c) * delta).sum())
     if expected == 0:
         return float("nan")

@@ -1,10 +1,22 @@
-"""A judge's pass rate corrected for its measured errors (Rogan-Gladen)."""
+"""A judge's pass rate corrected for its measured errors (Rogan-Gladen, two-phase design).
+
+The design this module assumes is the one a calibration run has: a judge grades ``N``
+cases; people label a random subset of ``m`` of them (``m <= N``). The judge's apparent
+pass rate ``p`` comes from all ``N`` judged cases; its sensitivity ``Se`` (it passes what
+people pass) and specificity ``Sp`` (it fails what people fail) from the ``m`` labelled
+ones. The cases only the judge saw are what the correction is for: with ``m = N`` there is
+nothing to correct, and the corrected rate is the human rate with its Wilson interval.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from dataclasses import dataclass
 
-__all__ = ["rogan_gladen", "rogan_gladen_interval"]
+import numpy as np
+from scipy import stats
+
+__all__ = ["CorrectedRate", "corrected_pass_rate", "rogan_gladen", "rogan_gladen_interval"]
 
 
 def rogan_gladen(apparent_rate: float, sensitivity: float, specificity: float) -> float:
@@ -13,8 +25,8 @@ def rogan_gladen(apparent_rate: float, sensitivity: float, specificity: float) -
     Formula: ``π = (p + Sp - 1) / (Se + Sp - 1)``, clipped to [0, 1], where ``p`` is the
     share of cases the judge passes, ``Se`` its true-positive rate (passes what humans
     pass) and ``Sp`` its true-negative rate (fails what humans fail), both measured against
-    human labels. A judge that passes too readily (low Sp) inflates ``p``; the correction
-    removes that.
+    human labels. It inverts ``p = π·Se + (1-π)·(1-Sp)``. A judge that passes too readily
+    (low Sp) inflates ``p``; the correction removes that.
 
     Undefined (``nan``) when ``Se + Sp <= 1``: the judge is no better than a coin at
     telling the classes apart, so its verdicts carry no information about the true rate.
@@ -27,6 +39,13 @@ def rogan_gladen(apparent_rate: float, sensitivity: float, specificity: float) -
     return float(min(1.0, max(0.0, (apparent_rate + specificity - 1) / youden)))
 
 
+def _shrunk_variance(successes: int, n: int, z2: float) -> float:
+    """``p̃(1-p̃)·n/(n+z²)`` with ``p̃ = (x + z²/2)/(n + z²)`` (Agresti and Coull 1998):
+    a measured Se or Sp of exactly 1 still carries the uncertainty of a finite sample."""
+    shrunk = (successes + z2 / 2) / (n + z2)
+    return shrunk * (1 - shrunk) * n / (n + z2)
+
+
 def rogan_gladen_interval(
     judged_positive: int,
     n_judged: int,
@@ -36,35 +55,98 @@ def rogan_gladen_interval(
     tn: int,
     fp: int,
     confidence: float = 0.95,
-    n_resamples: int = 4000,
-    seed: int = 0,
 ) -> tuple[float, float]:
-    """Interval for the corrected rate that carries both sources of uncertainty.
+    """Score interval for the corrected rate when the labelled cases are among the judged.
 
-    Parametric bootstrap: each draw takes the apparent rate from
-    ``Binomial(n_judged, judged_positive/n_judged)``, the sensitivity from
-    ``Binomial(tp+fn, Se)`` and the specificity from ``Binomial(tn+fp, Sp)``, independently
-    (the judged set and the human-labelled calibration set are separate samples), and
-    applies :func:`rogan_gladen`. The percentile interval is taken over the draws where the
-    correction is defined; ``(nan, nan)`` if fewer than half are.
+    ``n_judged`` cases were judged, ``judged_positive`` of them passed; ``tp, fn, tn, fp``
+    count the labelled ones (a random subset of the judged, so
+    ``m = tp+fn+tn+fp <= n_judged``). With ``A = p + Sp - 1`` and ``Y = Se + Sp - 1`` the
+    interval is every ``π₀`` in [0, 1] that the score statistic does not reject:
 
-    It is wider than an interval on the apparent rate alone because the judge's error rates
-    are themselves estimates from a finite calibration set.
+    ``(A - π₀ Y)² <= z² · V(π₀)``,
+    ``V(π₀) = Y² π₀(1-π₀)/N + (1/m - 1/N) · (π₀ Se(1-Se) + (1-π₀) Sp(1-Sp))``,
 
-    Reference: Rogan and Gladen (1978); Lang and Reiczigel (2014), Prev. Vet. Med. 113(1).
+    a quadratic inequality in ``π₀`` solved in closed form. ``V`` is the delta-method
+    variance of ``A - π₀ Y`` under the two-phase design: the first term is the sampling
+    variation of the true rate itself, the second that of the judge's errors measured on
+    ``m`` labelled cases instead of all ``N`` (zero when every judged case is labelled).
+    Se and Sp in ``V`` use the Agresti-Coull adjustment, so a perfect measured Sp (the
+    judge never passed a failure on a small sample) does not claim certainty.
+
+    How to read it: the range of true pass rates compatible with both the judge's verdicts
+    on every case and its measured error rates. With ``m = N`` it is exactly the Wilson
+    interval of the human rate; it widens as the judge's verdicts carry less information
+    (``Y`` near 0) and as fewer of the judged cases are labelled. Like Wilson's (and
+    unlike a Wald or delta-method interval) it does not rely on the ratio being normal,
+    which fails when ``Y`` is small. ``(nan, nan)`` when either class is missing from the
+    labels or ``Y <= 0``.
+
+    Seeded simulations (tests/test_calibration_rates.py) check that it covers the full-data
+    human rate at least at its nominal rate.
+
+    References: Rogan and Gladen (1978); Tenenbein (1970), JASA 65(331) (double sampling
+    with misclassification); Wilson (1927), JASA 22(158) (score inversion); Agresti and
+    Coull (1998), Am. Stat. 52(2); Lang and Reiczigel (2014), Prev. Vet. Med. 113(1).
     """
     n_pos, n_neg = tp + fn, tn + fp
-    if n_judged <= 0 or n_pos <= 0 or n_neg <= 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    p = rng.binomial(n_judged, judged_positive / n_judged, n_resamples) / n_judged
-    se = rng.binomial(n_pos, tp / n_pos, n_resamples) / n_pos
-    sp = rng.binomial(n_neg, tn / n_neg, n_resamples) / n_neg
+    m = n_pos + n_neg
+    if m > n_judged:
+        raise ValueError(f"{m} labelled cases but only {n_judged} judged: labels are a subset")
+    nan = (float("nan"), float("nan"))
+    if n_pos == 0 or n_neg == 0:
+        return nan
+    se, sp = tp / n_pos, tn / n_neg
     youden = se + sp - 1
-    defined = youden > 0
-    if defined.sum() < n_resamples / 2:
-        return (float("nan"), float("nan"))
-    values = np.clip((p[defined] + sp[defined] - 1) / youden[defined], 0.0, 1.0)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(values, [alpha, 1 - alpha])
-    return (float(lo), float(hi))
+    if youden <= 0:
+        return nan
+    z2 = float(stats.norm.ppf(0.5 + confidence / 2)) ** 2
+    a = judged_positive / n_judged + sp - 1
+    fpc = 1 / m - 1 / n_judged
+    s1, s0 = _shrunk_variance(tp, n_pos, z2), _shrunk_variance(tn, n_neg, z2)
+    # (A - tY)² - z²·V(t) <= 0 written as qa·t² + qb·t + qc <= 0.
+    qa = youden**2 * (1 + z2 / n_judged)
+    qb = -2 * a * youden - z2 * (youden**2 / n_judged + fpc * (s1 - s0))
+    qc = a * a - z2 * fpc * s0
+    disc = qb * qb - 4 * qa * qc
+    point = min(1.0, max(0.0, a / youden))
+    if disc < 0:  # no rate in [0, 1] fits: the correction left the unit interval
+        return (point, point)
+    root = math.sqrt(disc)
+    low, high = (-qb - root) / (2 * qa), (-qb + root) / (2 * qa)
+    return (min(1.0, max(0.0, low)), min(1.0, max(0.0, high)))
+
+
+@dataclass(frozen=True)
+class CorrectedRate:
+    """The corrected pass rate, its interval and what it was computed from."""
+
+    rate: float
+    ci95: tuple[float, float] | None
+    n_judged: int
+    n_labelled: int
+    apparent_rate: float
+    reason: str | None
+
+
+def corrected_pass_rate(
+    judged_positive: int, n_judged: int, *, tp: int, fn: int, tn: int, fp: int
+) -> CorrectedRate:
+    """:func:`rogan_gladen` on the judge's rate over all judged cases, with Se and Sp from
+    the labelled ones, and :func:`rogan_gladen_interval`; ``reason`` says why it is
+    undefined (``nan``) when it is."""
+    n_pos, n_neg = tp + fn, tn + fp
+    apparent = judged_positive / n_judged if n_judged else float("nan")
+    sizes = (n_judged, n_pos + n_neg, apparent)
+    if n_pos == 0 or n_neg == 0:
+        reason = "corrected rate undefined: the labelled cases hold only one class"
+        return CorrectedRate(float("nan"), None, *sizes, reason)
+    se, sp = tp / n_pos, tn / n_neg
+    rate = rogan_gladen(apparent, se, sp)
+    if not math.isfinite(rate):
+        reason = (
+            f"corrected rate undefined: sensitivity {se:.3f} + specificity {sp:.3f} <= 1, "
+            "the judge's verdicts carry no information about the true rate"
+        )
+        return CorrectedRate(rate, None, *sizes, reason)
+    ci = rogan_gladen_interval(judged_positive, n_judged, tp=tp, fn=fn, tn=tn, fp=fp)
+    return CorrectedRate(rate, ci, *sizes, None)

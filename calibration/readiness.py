@@ -30,7 +30,9 @@ def _finite(x: Any) -> bool:
 
 
 def _kappa_reason(name: str, value: float, ci: Any, verdict: str) -> str:
-    if ci is None or not all(_finite(b) for b in ci):
+    if ci is None:
+        return f"{name} {value:.3f} (no interval computed: bootstrap off); judged on the value"
+    if not all(_finite(b) for b in ci):
         return f"{name} {value:.3f} (no interval: too few varied resamples); judged on the value"
     meaning = {
         NOT_READY: f"below {ROUGH_FROM}: not ready to gate a release",
@@ -66,10 +68,10 @@ def _context(result: dict[str, Any], n: int) -> list[str]:
             "the ceiling a judge can be held to"
         )
     threshold = result.get("threshold")
-    if threshold and threshold.get("fitted"):
+    if threshold and threshold.get("fitted") and threshold.get("in_sample"):
         notes.append(
             f"threshold {threshold['value']:g} was fitted on these labels (in-sample): "
-            "expect lower agreement on new data"
+            "expect lower agreement on new data (hold out a test split: --split test=0.3)"
         )
     return notes
 

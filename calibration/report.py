@@ -1,26 +1,24 @@
-"""Calibrate a judge's label file against a human one, and write the report.
+"""Calibrate a judge's label file against a human one: the whole result in one dict.
 
-``calibrate`` reads, joins and analyses; ``write_report`` writes ``calibration.json``
-(strict JSON: undefined values are ``null``), ``report.md`` and ``confusion.png``.
+``calibrate`` prepares the pairs (:mod:`calibration.prepare`), analyses them
+(:mod:`calibration.analysis`), adds what was left out and why, readiness and, on request,
+slices. ``write_report`` (:mod:`calibration.output`) writes it.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from calibration.analysis import AnalysisOptions, analyse, order_labels, scale_of
-from calibration.annotators import consolidate_annotators, inter_annotator_agreement
+from calibration.analysis import analyse
 from calibration.errors import CalibrationInputError
-from calibration.labels import JoinedLabels, LabelSet, join_labels, normalise_label, read_labels
+from calibration.held_out import held_out_section
 from calibration.metrics import Weights
+from calibration.output import to_strict_json, write_report
+from calibration.prepare import Pairs, Prepared, Settings, prepare
 from calibration.readiness import assess_readiness
-from calibration.threshold import apply_threshold
 
 __all__ = ["calibrate", "to_strict_json", "write_report"]
 
@@ -42,97 +40,59 @@ def calibrate(
     positive_label: str | None = None,
     n_bootstrap: int = 1000,
     seed: int = 0,
+    test_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Read both label files, join them on ``id`` and compute every statistic that applies.
 
-    Raises :class:`CalibrationInputError` on unusable input, including no id in common.
-    The result follows DESIGN.md's calibration output; undefined values are ``nan`` here
-    and ``null`` once written.
+    Raises :class:`CalibrationInputError` on unusable input: no id in common, no label in
+    common, a graded records file as the human side, a bad option. ``n_bootstrap = 0``
+    computes no bootstrap intervals. The result follows DESIGN.md's calibration output;
+    undefined values are ``nan`` here and ``null`` once written.
+
+    ``test_fraction`` holds out that share of the labelled cases (stratified by human
+    label, seeded by ``seed``): a fitted threshold is fitted on the rest (dev), the
+    top-level figures and readiness are the test split's, and ``split`` puts dev and test
+    side by side.
     """
-    judge = read_labels(judge_path, field=judge_field)
-    human = read_labels(human_path, field=human_field)
-    if judge.has_annotators:
-        raise CalibrationInputError("the judge file has an annotator column", path=judge.path)
-    inter = inter_annotator_agreement(human, weights=weights) if human.has_annotators else None
-    human = consolidate_annotators(human)
-    joined = join_labels(judge, human)
-    if not joined.ids:
-        raise CalibrationInputError(
-            f"no id in common with {human.path} ({len(judge.records)} judge ids, "
-            f"{len(human.records)} human ids)",
-            path=judge.path,
-        )
-    judge_values: list[Any] = list(joined.judge)
-    threshold_info = None
-    if threshold is not None or fit_threshold:
-        judge_values, threshold_info = apply_threshold(
-            joined.ids,
-            joined.human,
-            joined.judge,
-            threshold=threshold,
-            fit=fit_threshold,
-            positive_label=positive_label,
-            labels=labels,
-            source=judge.path,
-        )
-    _check_scales(joined.human, judge_values, judge.path)
-    options = AnalysisOptions(
+    if n_bootstrap < 0:
+        raise CalibrationInputError(f"n_bootstrap must be 0 (no intervals) or more: {n_bootstrap}")
+    settings = Settings(
+        judge_field=judge_field,
+        human_field=human_field,
         weights=weights,
+        group_field=group_field,
+        slice_field=slice_field,
+        threshold=threshold,
+        fit_threshold=fit_threshold,
         labels=tuple(labels) if labels else None,
         positive_label=positive_label,
         n_bootstrap=n_bootstrap,
         seed=seed,
+        test_fraction=test_fraction,
     )
-    order = _label_order(joined.human, judge_values, options, judge.path)
-    groups = _field_values(joined, group_field) if group_field else None
-    body = analyse(
-        joined.ids, joined.human, judge_values, options=options, groups=groups, order=order
-    )
-    result = _assemble(judge, human, joined, body, inter, threshold_info)
+    prepared = prepare(judge_path, human_path, settings)
+    scope = _scopes(prepared)
+    body = _analyse(prepared, scope["test"], group_field)
+    result = _assemble(prepared, body)
+    if prepared.split is not None:
+        dev = _analyse(prepared, scope["dev"], group_field)
+        result["split"] = held_out_section(prepared.split, prepared.pairs.ids, dev, result)
     if slice_field:
-        result["slices"] = _slices(joined, judge_values, slice_field, options, order, group_field)
-    result["settings"] = {
-        "judge_file": judge.path,
-        "human_file": human.path,
-        "judge_field": judge_field,
-        "human_field": human_field,
-        "weights": weights,
-        "group_field": group_field,
-        "slice_field": slice_field,
-        "bootstrap_resamples": n_bootstrap,
-        "seed": seed,
-    }
+        result["slices"] = _slices(prepared, scope["test"], slice_field, group_field)
+    result["settings"] = _settings(prepared, settings)
     return result
 
 
-def _check_scales(human: Sequence[Any], judge: Sequence[Any], path: str) -> None:
-    sides = {scale_of(human, human), scale_of(judge, judge)}
-    if sides == {"continuous", "categorical"}:
-        raise CalibrationInputError(
-            "one side gives numeric scores and the other text labels: "
-            "use --threshold T (or --fit-threshold) to turn scores into pass/fail",
-            path=path,
-        )
+def _settings(prepared: Prepared, settings: Settings) -> dict[str, Any]:
+    chosen = asdict(settings)
+    chosen["bootstrap_resamples"] = chosen.pop("n_bootstrap")
+    chosen["labels"] = list(settings.labels) if settings.labels else None
+    return {"judge_file": prepared.judge.path, "human_file": prepared.human.path, **chosen}
 
 
-def _label_order(human, judge, options: AnalysisOptions, path: str) -> list[str] | None:
-    if scale_of(human, judge) == "continuous":
-        return None
-    seen = [normalise_label(v) for v in [*human, *judge]]
-    order = order_labels(seen, explicit=options.labels)
-    unknown = sorted(set(seen) - set(order))
-    if unknown:
-        raise CalibrationInputError(f"labels {unknown} are not in --labels {order}", path=path)
-    if options.positive_label is not None and options.positive_label not in order:
-        raise CalibrationInputError(
-            f"--positive-label {options.positive_label!r} is not a label: {order}", path=path
-        )
-    return order
-
-
-def _field_values(joined: JoinedLabels, name: str) -> list[Any]:
-    values = [fields.get(name) for fields in joined.fields]
-    missing = [i for i, v in zip(joined.ids, values, strict=True) if v in (None, "")]
+def _field_values(pairs: Pairs, name: str) -> list[Any]:
+    values = [fields.get(name) for fields in pairs.fields]
+    missing = [i for i, v in zip(pairs.ids, values, strict=True) if v in (None, "")]
     if missing:
         raise CalibrationInputError(
             f"field {name!r} is missing for {len(missing)} ids, e.g. {missing[0]!r}"
@@ -140,7 +100,48 @@ def _field_values(joined: JoinedLabels, name: str) -> list[Any]:
     return values
 
 
-def _assemble(judge: LabelSet, human: LabelSet, joined: JoinedLabels, body, inter, threshold):
+@dataclass(frozen=True)
+class Scope:
+    """Labelled pairs to analyse, and the judge's labels of the judged cases whose human
+    labels this analysis does not use (judge-only ids; with a split, the other split)."""
+
+    pairs: Pairs
+    unlabelled: list[Any]
+    unlabelled_fields: list[dict[str, Any]]
+
+
+def _scopes(prepared: Prepared) -> dict[str, Scope]:
+    """``test`` (every pair without a split) and, with one, ``dev``."""
+    pairs, joined = prepared.pairs, prepared.joined
+    split = prepared.split
+    if split is None:
+        return {"test": Scope(pairs, prepared.unlabelled, joined.judge_only_fields)}
+    out = {}
+    for name, mine, other in (("dev", split.dev, split.test), ("test", split.test, split.dev)):
+        hidden = pairs.take(other)
+        out[name] = Scope(
+            pairs.take(mine),
+            [*prepared.unlabelled, *hidden.judge],
+            [*joined.judge_only_fields, *hidden.fields],
+        )
+    return out
+
+
+def _analyse(prepared: Prepared, scope: Scope, group_field: str | None) -> dict[str, Any]:
+    pairs = scope.pairs
+    return analyse(
+        pairs.ids,
+        pairs.human,
+        pairs.judge,
+        options=prepared.options,
+        groups=_field_values(pairs, group_field) if group_field else None,
+        order=prepared.order,
+        judge_unlabelled=scope.unlabelled,
+    )
+
+
+def _assemble(prepared: Prepared, body: dict[str, Any]) -> dict[str, Any]:
+    judge, human, joined = prepared.judge, prepared.human, prepared.joined
     result: dict[str, Any] = {
         "n": body.pop("n"),
         "unmatched": {
@@ -156,8 +157,9 @@ def _assemble(judge: LabelSet, human: LabelSet, joined: JoinedLabels, body, inte
             "human_ids": human.excluded,
         },
         **body,
-        "inter_annotator": inter,
-        "threshold": threshold,
+        "vocabulary": prepared.vocabulary.as_dict() if prepared.vocabulary else None,
+        "inter_annotator": prepared.inter_annotator,
+        "threshold": prepared.threshold,
     }
     result["readiness"], result["readiness_reasons"] = assess_readiness(result)
     return result
@@ -166,57 +168,31 @@ def _assemble(judge: LabelSet, human: LabelSet, joined: JoinedLabels, body, inte
 def _slice_members(value: Any) -> list[str]:
     if value in (None, ""):
         return [NO_SLICE]
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return [str(v) for v in value] if isinstance(value, list) else [str(v) for v in [value]]
 
 
-def _slices(joined, judge_values, field, options, order, group_field) -> dict[str, Any]:
+def _members(rows: Sequence[dict[str, Any]], field: str) -> dict[str, list[int]]:
     members: dict[str, list[int]] = {}
-    for i, fields in enumerate(joined.fields):
+    for i, fields in enumerate(rows):
         for name in _slice_members(fields.get(field)):
             members.setdefault(name, []).append(i)
-    out = {}
+    return members
+
+
+def _slices(
+    prepared: Prepared, scope: Scope, field: str, group_field: str | None
+) -> dict[str, Any]:
+    members = _members(scope.pairs.fields, field)
+    extra = _members(scope.unlabelled_fields, field)
+    out: dict[str, Any] = {}
     for name, idx in sorted(members.items()):
-        ids = [joined.ids[i] for i in idx]
-        groups = [joined.fields[i].get(group_field) for i in idx] if group_field else None
-        body = analyse(
-            ids,
-            [joined.human[i] for i in idx],
-            [judge_values[i] for i in idx],
-            options=options,
-            groups=groups,
-            order=order,
+        part = Scope(
+            scope.pairs.take(idx),
+            [scope.unlabelled[i] for i in extra.get(name, [])],
+            [scope.unlabelled_fields[i] for i in extra.get(name, [])],
         )
+        body = _analyse(prepared, part, group_field)
         body["disagreement_ids"] = [d["id"] for d in body.pop("disagreements")]
         body["readiness"], body["readiness_reasons"] = assess_readiness(body)
         out[name] = body
     return out
-
-
-def to_strict_json(value: Any) -> Any:
-    """The value with numpy types made plain and ``nan``/``inf`` made ``None``."""
-    if isinstance(value, dict):
-        return {str(k): to_strict_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_strict_json(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def write_report(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
-    """Write ``calibration.json``, ``report.md`` and (with categories) ``confusion.png``."""
-    from calibration.markdown import render_markdown
-    from calibration.plot import plot_confusion
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    strict = to_strict_json(result)
-    paths = [out / "calibration.json", out / "report.md"]
-    paths[0].write_text(json.dumps(strict, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    paths[1].write_text(render_markdown(strict), encoding="utf-8")
-    matrix = strict.get("confusion_matrix")
-    if matrix:
-        paths.append(plot_confusion(matrix["labels"], matrix["matrix"], out / "confusion.png"))
-    return paths

@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from calibration.analysis import choose_positive, order_labels
+from calibration.classes import choose_positive, order_labels
 from calibration.errors import CalibrationInputError
 from calibration.labels import as_number, normalise_label
 from calibration.metrics import kappa_from_confusion
 
-__all__ = ["apply_threshold", "fit_threshold"]
+__all__ = ["apply_threshold", "cut_scores", "fit_threshold"]
 
 
 def fit_threshold(scores: Sequence[float], is_positive: Sequence[bool]) -> tuple[float, float]:
@@ -55,14 +55,13 @@ def apply_threshold(
         )
     positive = choose_positive(order, positive_label)
     negative = order[0] if order[1] == positive else order[1]
-    scores = [as_number(v) for v in judge]
-    bad = [case_id for case_id, s in zip(ids, scores, strict=True) if s is None]
-    if bad:
-        raise CalibrationInputError(
-            f"a threshold needs numeric judge scores; not a number for id {bad[0]!r}", path=source
-        )
-    numbers = [float(s) for s in scores if s is not None]
-    info: dict[str, Any] = {"fitted": fit, "positive_label": positive, "in_sample": fit}
+    numbers = _numbers(ids, judge, source)
+    info: dict[str, Any] = {
+        "fitted": fit,
+        "positive_label": positive,
+        "negative_label": negative,
+        "in_sample": fit,
+    }
     if fit:
         cut, _ = fit_threshold(numbers, [normalise_label(v) == positive for v in human])
     else:
@@ -70,3 +69,22 @@ def apply_threshold(
     info["value"] = cut
     info["rule"] = f"judge score >= {cut:g} -> {positive!r}, else {negative!r}"
     return [positive if s >= cut else negative for s in numbers], info
+
+
+def _numbers(ids: Sequence[str], values: Sequence[Any], source: str) -> list[float]:
+    scores = [as_number(v) for v in values]
+    bad = [case_id for case_id, s in zip(ids, scores, strict=True) if s is None]
+    if bad:
+        raise CalibrationInputError(
+            f"a threshold needs numeric judge scores; not a number for id {bad[0]!r}", path=source
+        )
+    return [float(s) for s in scores if s is not None]
+
+
+def cut_scores(
+    ids: Sequence[str], values: Sequence[Any], info: dict[str, Any], *, source: str = "judge file"
+) -> list[str]:
+    """Judge labels from scores by the rule ``info`` (from :func:`apply_threshold`), for
+    cases the threshold was not fitted on (judge-only cases, a held-out split)."""
+    positive, negative, cut = info["positive_label"], info["negative_label"], info["value"]
+    return [positive if s >= cut else negative for s in _numbers(ids, values, source)]

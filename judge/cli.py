@@ -22,6 +22,7 @@ from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageErr
 from judge.jobs import Selection, grade_file
 from judge.kinds import get_kind
 from judge.pricing import price_for
+from judge.report.cli import add_html_option, check_grade_html, grade_html, run_calibrate
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
@@ -161,11 +162,13 @@ def _add_grade(sub: argparse._SubParsersAction) -> None:
         action="append",
         help="records from a batch results file (OpenAI or vLLM; repeat for several)",
     )
+    add_html_option(p)
     add_judge_options(p)
     p.set_defaults(run=_run_grade)
 
 
 def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    check_grade_html(args)
     if args.batch_api or args.export_batch or args.import_batch:
         from judge.cli_batch import run_grade_batch
 
@@ -183,6 +186,7 @@ def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         announce_judge(config)
         prices = prices_from_args(args, config)
         summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
+        grade_html(args, summary, output, input_path)
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
     if args.summary:
@@ -293,7 +297,8 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("calibrate", help="agreement of a judge's labels with human labels")
     calibration_cli.add_arguments(p)
-    p.set_defaults(run=lambda args, env: calibration_cli.run(args))
+    add_html_option(p, cases=True)
+    p.set_defaults(run=lambda args, env: run_calibrate(args))
 
 
 # ---- main ------------------------------------------------------------------------------
@@ -306,6 +311,7 @@ def _registrars() -> list[Register]:
     from judge.cli_batch import add_batch_command as _add_batch
     from judge.cli_probe import add_probe_command as _add_probe
     from judge.cli_serve import add_serve as _add_serve
+    from judge.label.cli import add_label_command as _add_label
 
     return [
         _add_rubrics,
@@ -314,6 +320,7 @@ def _registrars() -> list[Register]:
         _add_batch,
         _add_probe,
         _add_serve,
+        _add_label,
     ]
 
 

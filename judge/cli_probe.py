@@ -32,6 +32,7 @@ from judge.probes import (
 )
 from judge.probes_position import check_ids, position_result, read_recorded_verdicts
 from judge.probes_verbosity import PADDINGS
+from judge.report.cli import add_html_option, probe_html
 from judge.rubric import Rubric
 from judge.schemas import Case
 
@@ -71,6 +72,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     )
     gate.add_argument("--tolerance", type=float, default=0.05, help="bias tolerance (0.05)")
     gate.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the gate (0.05)")
+    add_html_option(p)
     add_judge_options(p)
     p.set_defaults(run=run_probe_command)
 
@@ -91,6 +93,7 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     result.markdown += gate_markdown(gate)
     output = args.output or Path(f"{Path(args.input or args.verdicts).stem}.probe-{args.kind}.json")
     paths = write_outputs(result, output)
+    paths += probe_html(args, result.report, result.records)
     print("\n".join(result.markdown))
     print("wrote: " + ", ".join(str(p) for p in paths), file=sys.stderr)
     return EXIT_GATE if gate["failed"] else EXIT_OK

@@ -1,17 +1,29 @@
-"""`judge serve`: run the grading service (FastAPI app under uvicorn)."""
+"""`judge serve`: run the grading service (FastAPI app under uvicorn).
+
+Before anything is printed the command checks what would make the server useless or unsafe,
+each a one-line error and exit 2: a busy port (the socket is bound here and handed to
+uvicorn, so nothing can take it in between), a missing or short token off loopback, a job
+index that cannot be read. Every log line passes the server's redactor (keys, the token,
+passwords in URLs), whatever the verbosity.
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import logging
+import socket
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from judge.errors import UsageError
 
 log = logging.getLogger(__name__)
+
+MIN_TOKEN_CHARS = 16
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
@@ -33,36 +45,90 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_token(host: str, token: str | None) -> None:
+    """Off loopback the service needs a token of at least MIN_TOKEN_CHARS characters."""
+    if is_loopback(host):
+        return
+    if token is None:
+        raise UsageError(
+            f"binding to {host} needs a bearer token: set JUDGE_SERVICE_TOKEN "
+            "or `token`/`token_env` in the configuration"
+        )
+    if len(token) < MIN_TOKEN_CHARS:
+        raise UsageError(
+            f"binding to {host} needs a bearer token of at least {MIN_TOKEN_CHARS} characters, "
+            f"got {len(token)} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe())'`)"
+        )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or a one-line UsageError saying why not."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port must be 0..65535, got {port}")
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or exc
+        raise UsageError(f"cannot listen on {host}:{port}: {reason}") from None
+    return sock
+
+
+def install_log_redaction(redact: Callable[[str], str]) -> None:
+    """Pass every log record made from now on, by any logger, through `redact`: its message
+    and its traceback are rendered at creation and only the redacted text is kept."""
+    make_record = logging.getLogRecordFactory()
+
+    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make_record(*args, **kwargs)
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return record
+
+    logging.setLogRecordFactory(redacted_record)
+
+
 def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     import uvicorn
 
     from judge.service import create_app
-    from judge.service_config import load_service_config
+    from judge.service_config import Redactor, load_service_config
 
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be 0..65535, got {args.port}")
     config = load_service_config(args.config, env, data_dir=args.data_dir, cache_dir=args.cache_dir)
-    if config.token is None and not is_loopback(args.host):
-        raise UsageError(
-            f"binding to {args.host} needs a bearer token: set JUDGE_SERVICE_TOKEN "
-            "or `token`/`token_env` in the configuration"
-        )
-    app = create_app(config)
+    check_token(args.host, config.token.get_secret_value() if config.token else None)
+    sock = bind(args.host, args.port)
+    install_log_redaction(Redactor(config.secrets()))
+    try:
+        app = create_app(config)
+    except BaseException:
+        sock.close()
+        raise
+    port = sock.getsockname()[1]
     names = ", ".join(config.judge_names())
     auth = "bearer token required" if config.token is not None else "no token (loopback only)"
     print(
-        f"judge serve: http://{args.host}:{args.port} (docs at /docs); judges: {names}; "
+        f"judge serve: http://{args.host}:{port} (docs at /docs); judges: {names}; "
         f"{auth}; data: {config.data_dir}",
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        timeout_keep_alive=5,
-        timeout_graceful_shutdown=10,
-        server_header=False,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=10,
+            server_header=False,
+        )
     )
+    server.run(sockets=[sock])
     return 0

@@ -6,14 +6,15 @@
 Routes (OpenAPI at /docs): GET /healthz; GET /v1/judges; GET /v1/rubrics and
 /v1/rubrics/{id}/{version}; POST /v1/grade; POST/GET/DELETE /v1/jobs (service_routes_jobs);
 POST /v1/calibrate. Grading goes through `Grader` exactly as `judge grade` does, so records
-match the CLI's; jobs persist in SQLite and resume after a restart (service_jobs).
+match the CLI's; jobs live in folders indexed by SQLite (service_store) and resume after a
+restart (service_jobs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -24,12 +25,15 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from judge.errors import ApiError, RubricError
 from judge.inputs import to_case
+from judge.outcome import Backend
 from judge.rubric import Rubric, list_rubrics, load_rubric
 from judge.schemas import Case, GradedRecord
 from judge.service_config import Redactor, ServiceConfig
 from judge.service_http import (
     ERROR_RESPONSES,
+    BearerAuth,
     BodyLimit,
+    CatchAll,
     ServiceError,
     check_token,
     install_error_handlers,
@@ -79,12 +83,12 @@ class ServiceState:
             raise ServiceError(422, "unknown_rubric", str(exc), field="rubric") from None
 
 
-def create_app(config: ServiceConfig) -> FastAPI:
-    """The FastAPI app for `config`; the job store opens now, jobs resume on startup."""
-    config.data_dir.mkdir(parents=True, exist_ok=True)
+def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None) -> FastAPI:
+    """The FastAPI app for `config`; the job store opens now (rebuilding what its index
+    lost), jobs resume on startup. `backends` replaces judges by name (tests)."""
     state = ServiceState(
         config=config,
-        pool=JudgePool(config),
+        pool=JudgePool(config, backends=backends),
         store=JobStore(config.data_dir),
         redact=Redactor(config.secrets()),
     )
@@ -108,11 +112,15 @@ def create_app(config: ServiceConfig) -> FastAPI:
         version="1",
         lifespan=lifespan,
         responses={500: ERROR_RESPONSES[500]},
+        redirect_slashes=False,  # a redirect would echo the client's Host header back
     )
     app.state.service = state
     _document_choices(app, state)
     install_error_handlers(app)
     app.add_middleware(BodyLimit, limit_for=_limit_for(config))
+    if config.token is not None:  # outside the body limit: no token, no reading
+        app.add_middleware(BearerAuth, token=config.token.get_secret_value())
+    app.add_middleware(CatchAll)
     app.include_router(_meta_routes(state))
     from judge.service_analysis import analysis_routes
     from judge.service_routes import job_routes

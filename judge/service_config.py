@@ -27,6 +27,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
@@ -98,10 +99,15 @@ class ServiceConfig(BaseModel):
         )
 
     def secrets(self) -> list[str]:
-        """Every secret value the server holds, to scrub from anything it says."""
+        """Every secret value the server holds, to scrub from anything it says: keys, the
+        token, and a password written into a judge's base_url."""
         values = [key.get_secret_value() for key in self.api_keys.values()]
         if self.token is not None:
             values.append(self.token.get_secret_value())
+        for spec in self.judges.values():
+            password = urlsplit(spec.base_url).password if spec.base_url else None
+            if password:
+                values += [password, unquote(password)]
         return [v for v in values if v]
 
 
@@ -162,14 +168,17 @@ def _resolve_secrets(config: ServiceConfig, env: Mapping[str, str]) -> dict[str,
 
 
 class Redactor:
-    """Replaces the server's secrets, and anything shaped like an API key, with `***`."""
+    """Replaces the server's secrets, anything shaped like an API key, and the user
+    information of any URL (`https://user:password@host` -> `https://***@host`) with `***`."""
 
     _KEYLIKE = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+[A-Za-z0-9._\-~+/]+=*")
+    _USERINFO = re.compile(r"(?<=://)[^/?#@\s]+@")
 
     def __init__(self, secrets: list[str]) -> None:
         self._secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
+        text = self._USERINFO.sub("***@", text)
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return self._KEYLIKE.sub("***", text)

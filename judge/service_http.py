@@ -2,7 +2,9 @@
 
 Every error leaves as `{"error": {"type", "message", "field"?}}` with its status code, from
 our own checks, from request validation, from routing (404/405) and from anything unforeseen
-(500, with the traceback in the log and nothing internal in the body).
+(500, with the traceback in the log and nothing internal in the body; the connection stays
+usable). The bearer token is checked before anything reads the body (BearerAuth), so an
+anonymous client learns nothing from how its body is parsed.
 """
 
 from __future__ import annotations
@@ -172,11 +174,17 @@ def _too_large(limit: int) -> dict[str, Any]:
     return {"error": {"type": "payload_too_large", "message": message}}
 
 
-async def _send_json(send: Send, status: int, body: dict[str, Any]) -> None:
+async def _send_json(
+    send: Send, status: int, body: dict[str, Any], extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     data = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    headers += extra or []
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": data})
+
+
+_UNAUTHORIZED = "a valid bearer token is required (Authorization: Bearer TOKEN)"
 
 
 def check_token(expected: str | None, credentials: HTTPAuthorizationCredentials | None) -> None:
@@ -186,8 +194,56 @@ def check_token(expected: str | None, credentials: HTTPAuthorizationCredentials 
     given = credentials.credentials if credentials is not None else ""
     if not hmac.compare_digest(given.encode(), expected.encode()):
         raise ServiceError(
-            401,
-            "unauthorized",
-            "a valid bearer token is required (Authorization: Bearer TOKEN)",
-            headers={"WWW-Authenticate": "Bearer"},
+            401, "unauthorized", _UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"}
         )
+
+
+class BearerAuth:
+    """ASGI middleware: 401 for a request under `prefix` without the token, sent before the
+    route (and its body parsing) runs. The routes' own dependency documents the scheme."""
+
+    def __init__(self, app: ASGIApp, token: str, prefix: str = "/v1") -> None:
+        self.app = app
+        self.expected = token.encode()
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == self.prefix or path.startswith(self.prefix + "/"):
+            header = dict(scope.get("headers") or []).get(b"authorization", b"")
+            scheme, _, given = header.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
+                body = {"error": {"type": "unauthorized", "message": _UNAUTHORIZED}}
+                await _send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
+                return
+        await self.app(scope, receive, send)
+
+
+class CatchAll:
+    """ASGI middleware: an exception no handler took becomes a JSON 500 and is logged, and
+    the server goes on with the connection (Starlette's last-resort handler answers, then
+    re-raises, and the server drops the connection)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except Exception as exc:
+            method, path = scope.get("method"), scope["path"]
+            log.error("internal error on %s %s: %s", method, path, type(exc).__name__, exc_info=exc)
+            if started:
+                raise  # headers are out: nothing valid can follow
+            body = {"error": {"type": "internal_error", "message": "internal server error"}}
+            await _send_json(send, 500, body)

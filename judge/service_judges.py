@@ -7,15 +7,17 @@ small requests and a large job together never put more calls in flight than conf
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from judge.api import make_backend
 from judge.cache import VerdictCache
-from judge.config import default_cache_dir
+from judge.config import JudgeConfig, default_cache_dir
 from judge.grader import Grader
 from judge.outcome import Backend, Outcome
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, load_rubric
+from judge.rules import RulesJudge
 from judge.schemas import Case
 from judge.service_config import ServiceConfig
 
@@ -42,9 +44,12 @@ class _Throttled:
 class JudgePool:
     """Backends by judge name (made on first use), the shared verdict cache, rubrics."""
 
-    def __init__(self, config: ServiceConfig) -> None:
+    def __init__(
+        self, config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None
+    ) -> None:
         self.config = config
         self.rubrics_dir: Path = config.rubrics_dir or DEFAULT_RUBRICS_DIR
+        self._made = dict(backends or {})
         self._backends: dict[str, Backend] = {}
         self._rubrics: dict[str, Rubric] = {}
         self._cache: VerdictCache | None = None
@@ -66,13 +71,23 @@ class JudgePool:
     def grader(self, name: str, rubric: Rubric) -> Grader:
         config = self.config.judge_config(name)
         if name not in self._backends:
-            self._backends[name] = _Throttled(make_backend(config), config.concurrency)
+            self._backends[name] = _Throttled(self._make(name, config), config.concurrency)
         return Grader(
             self._backends[name],
             rubric,
             cache=self._cache_for(name),
             concurrency=config.concurrency,
         )
+
+    def _make(self, name: str, config: JudgeConfig) -> Backend:
+        """The backend for judge `name`. The rules judge gets the request timeout as its
+        budget per case: a case over it ends as an `api_error` record (in a job), and a
+        /v1/grade request over it gets 504 first."""
+        if name in self._made:
+            return self._made[name]
+        if config.offline:
+            return RulesJudge(time_budget_s=self.config.limits.request_timeout_s)
+        return make_backend(config)
 
     def _cache_for(self, name: str) -> VerdictCache | None:
         config = self.config.judge_config(name)

@@ -246,8 +246,11 @@ def test_rogan_gladen_corrects_an_over_generous_judge():
 
 
 def test_rogan_gladen_interval_carries_the_calibration_uncertainty():
-    small = rogan_gladen_interval(480, 1000, tp=27, fn=3, tn=49, fp=21, seed=1)
-    large = rogan_gladen_interval(480, 1000, tp=2700, fn=300, tn=4900, fp=2100, seed=1)
+    # 1000 judged cases, 100 of them labelled; then 100000 judged, 10000 labelled. The
+    # labelled cases are among the judged ones (issue 15: not two separate samples).
+    small = rogan_gladen_interval(480, 1000, tp=27, fn=3, tn=49, fp=21)
+    large = rogan_gladen_interval(48000, 100000, tp=2700, fn=300, tn=4900, fp=2100)
     naive = wilson_interval(480, 1000)
     assert small[0] < 0.3 < small[1]
-    assert small[1] - small[0] > large[1] - large[0] > naive[1] - naive[0]
+    assert large[0] < 0.3 < large[1]
+    assert small[1] - small[0] > naive[1] - naive[0] > large[1] - large[0]

@@ -13,6 +13,7 @@ from judge.api import make_backend, open_cache
 from judge.config import JudgeConfig
 from judge.grader import Grader
 from judge.probes import ProbeOptions, run_probe
+from judge.probes_injection import INJECTIONS
 from judge.probes_position import content_winner
 from judge.rubric import load_rubric
 from judge.schemas import Case
@@ -159,7 +160,8 @@ async def test_injection_against_a_judge_that_obeys_injections(server_factory, t
     result = await probe(server, "injection", cases, tmp_path / "c", rubric="relevance")
     report = result.report
     assert report["placements"] == ["answer"]  # relevance does not send contexts
-    assert report["eligible"] == report["flips"] == 3 * 6
+    assert len(INJECTIONS) >= 10
+    assert report["eligible"] == report["flips"] == 3 * len(INJECTIONS)
     assert report["flip_rate"] == 1.0 and report["flip_rate_ci95"][0] > 0.8
     assert "i0:ignore_previous:answer" in report["flipped"]
 

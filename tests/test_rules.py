@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from judge import Judge
-from judge.kinds._lexical import judge_claim, split_claims, token_f1
 from judge.kinds.faithfulness import faithfulness_verdict
 from judge.kinds.pairwise import pairwise_verdict
 from judge.kinds.relevance import relevance_verdict
+from judge.lexical import judge_claim, split_claims, token_f1
 from tests.helpers import TRIAL_ANSWER, TRIAL_CONTEXT, score_verdict
 
 

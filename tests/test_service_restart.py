@@ -130,3 +130,29 @@ def test_judge_failure_is_a_json_error_without_the_key(
     assert not any(KEY in text or "base_url" in text for text in everything[:2])
     assert KEY not in everything[2]
     assert KEY not in service.log_text()
+
+
+def test_a_job_whose_stored_input_was_garbled_ends_failed_not_done(
+    service: ServiceProcess, tmp_path: Path
+) -> None:
+    """Two lines of a running job's stored input garbled while the server was down: the
+    resumed job must not end `done` with records missing (it used to: 1000/1000, 998)."""
+    with service.client(token=None) as api:
+        job_id = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": cases()}).json()[
+            "id"
+        ]
+        wait_for_progress(api, job_id, at_least=30)
+    service.kill()
+    stored = tmp_path / "data" / "jobs" / job_id / "cases.jsonl"
+    lines = stored.read_text("utf-8").splitlines(keepends=True)
+    lines[150] = lines[150][: len(lines[150]) // 2] + "\n"  # torn
+    lines[190] = "garbage\n"
+    stored.write_text("".join(lines), "utf-8")
+
+    service.start()
+    with service.client(token=None) as api:
+        state = wait_for_job(api, job_id, timeout=90)
+        assert state["status"] == "failed", state
+        assert "changed since it was submitted" in state["error"]
+        assert state["progress"]["done"] < TOTAL
+        assert api.get(f"/v1/jobs/{job_id}/records").status_code == 409

@@ -1,6 +1,8 @@
-"""Helpers for the service tests: `judge serve` as a real subprocess on 127.0.0.1.
+"""Helpers for the service tests: `judge serve` as a real subprocess on 127.0.0.1, or the
+same app under uvicorn in a thread of the test process (to hand it a controllable judge).
 
-No tests here; the service test modules import `ServiceProcess` and `wait_for_job`.
+No tests here; the service test modules import `ServiceProcess`, `InProcessService` and
+`wait_for_job`.
 """
 
 from __future__ import annotations
@@ -10,12 +12,19 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
 import yaml
+
+from judge.outcome import Backend
+from judge.service import create_app
+from judge.service_config import ServiceConfig
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "test-service-token-5f1c"
@@ -36,8 +45,11 @@ def write_config(path: Path, **config: Any) -> Path:
 class ServiceProcess:
     """`python -m judge.cli serve` in a subprocess; `start`, `kill` (SIGKILL), `stop`."""
 
-    def __init__(self, config: Path, *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, config: Path, *, env: dict[str, str] | None = None, verbose: int = 0
+    ) -> None:
         self.config = config
+        self.verbose = ["-" + "v" * verbose] if verbose else []
         self.log = config.with_suffix(".log")
         self.env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
         self.env.update(env or {})
@@ -50,7 +62,8 @@ class ServiceProcess:
 
     def start(self, timeout: float = 30.0) -> ServiceProcess:
         self.port = free_port()
-        command = [sys.executable, "-m", "judge.cli", "serve", "--port", str(self.port)]
+        command = [sys.executable, "-m", "judge.cli", *self.verbose, "serve"]
+        command += ["--port", str(self.port)]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 [*command, "--config", str(self.config)],
@@ -93,6 +106,35 @@ class ServiceProcess:
 
     def log_text(self) -> str:
         return self.log.read_text("utf-8", errors="replace") if self.log.exists() else ""
+
+
+class InProcessService:
+    """`create_app(config, backends=...)` under uvicorn in a thread, on a loopback port:
+    for tests that must hold a judge still (a real server, a judge the test controls)."""
+
+    def __init__(self, config: ServiceConfig, backends: Mapping[str, Backend] | None = None):
+        self.app = create_app(config, backends=backends)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning"))
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
+
+    def __enter__(self) -> InProcessService:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the in-process service did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.sock.close()
 
 
 def wait_for_job(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.lexical import Budget
 from judge.schemas import Case, GradedRecord, Status
 
 if TYPE_CHECKING:
@@ -181,7 +182,10 @@ class Kind:
 
     # ---- the rules judge -----------------------------------------------------------
 
-    def rules_verdict(self, rubric: Rubric, case: Case) -> BaseModel | Abstain:
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: Budget | None = None
+    ) -> BaseModel | Abstain:
+        """The rules judge's verdict; `budget` is checked between steps of long work."""
         return Abstain(f"the rules judge cannot grade kind {self.name!r}; use a model judge")
 
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:

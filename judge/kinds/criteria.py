@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from judge.kinds import _lexical
+from judge import lexical
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel, ratio
 from judge.kinds._scales import Scale
 from judge.schemas import Case, GradedRecord
@@ -197,7 +197,9 @@ class CriteriaKind(Kind):
             names.append(f"criteria.{c.name}.{'rate' if c.type == 'boolean' else 'mean'}")
         return names
 
-    def rules_verdict(self, rubric: Rubric, case: Case) -> BaseModel | Abstain:
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
+    ) -> BaseModel | Abstain:
         parts: dict[str, Any] = {}
         for c in self._spec(rubric).criteria:
             reads = set(c.inputs or rubric.inputs)
@@ -236,8 +238,8 @@ def _rules_signal(reads: set[str], case: Case, *, boolean: bool) -> tuple[float,
     it measured; for a boolean the share of unsupported claims (a hallucination flag)."""
     answer, contexts = case.answer or "", case.contexts
     if {"contexts", "answer"} <= reads and contexts:
-        context = _lexical.evidence_text(contexts)
-        claims = [_lexical.judge_claim(c, context)[1] for c in _lexical.split_claims(answer)]
+        context = lexical.evidence_text(contexts)
+        claims = [lexical.judge_claim(c, context)[1] for c in lexical.split_claims(answer)]
         supported = claims.count("supported")
         if boolean:
             unsupported = len(claims) - supported
@@ -247,12 +249,12 @@ def _rules_signal(reads: set[str], case: Case, *, boolean: bool) -> tuple[float,
     if boolean:
         return None
     if {"answer", "reference"} <= reads and case.reference:
-        f1 = _lexical.token_f1(answer, case.reference)
+        f1 = lexical.token_f1(answer, case.reference)
         return f1, f"token F1 with the reference {f1:.2f}"
     if {"question", "contexts"} <= reads and contexts:
-        found, terms = _lexical.term_coverage(case.question or "", " ".join(contexts))
+        found, terms = lexical.term_coverage(case.question or "", " ".join(contexts))
         return (found / terms if terms else 1.0), f"contexts use {found} of {terms} question terms"
     if {"question", "answer"} <= reads:
-        found, terms = _lexical.term_coverage(case.question or "", answer)
+        found, terms = lexical.term_coverage(case.question or "", answer)
         return (found / terms if terms else 1.0), f"answer uses {found} of {terms} question terms"
     return None

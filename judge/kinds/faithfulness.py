@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from judge.kinds import _lexical
+from judge import lexical
 from judge.kinds._base import Choice, Kind, KindStats, Scored, VerdictModel, ratio
 from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
     from judge.rubric import Rubric
 
-ClaimLabel = _lexical.ClaimLabel
+ClaimLabel = lexical.ClaimLabel
 
 
 class ClaimVerdict(VerdictModel):
@@ -60,16 +60,24 @@ class FaithfulnessStats(KindStats):
         }
 
 
-def faithfulness_verdict(answer: str, contexts: list[str]) -> FaithfulnessVerdict:
+def faithfulness_verdict(
+    answer: str, contexts: list[str], *, budget: lexical.Budget | None = None
+) -> FaithfulnessVerdict:
     """The rules judge: each sentence of the answer is a claim, supported when the
-    contexts cover enough of its content words and every number in it (see `_lexical`)."""
-    context = _lexical.evidence_text(contexts)
-    claims = [
-        ClaimVerdict(claim=c, verdict=v, evidence=e)
-        for c, v, e in (
-            _lexical.judge_claim(claim, context) for claim in _lexical.split_claims(answer)
-        )
-    ]
+    contexts cover enough of its content words and every number in it (`judge.lexical`)."""
+    return claims_verdict(answer, lexical.evidence_index(contexts), budget)
+
+
+def claims_verdict(
+    answer: str, index: lexical.ContextIndex, budget: lexical.Budget | None = None
+) -> FaithfulnessVerdict:
+    """The answer's claims checked against an evidence index read once for the case."""
+    claims = []
+    for claim in lexical.split_claims(answer):
+        if budget is not None:
+            budget.check()
+        checked = lexical.check_claim(claim, index)
+        claims.append(ClaimVerdict(claim=claim, verdict=checked.verdict, evidence=checked.evidence))
     return FaithfulnessVerdict(claims=claims)
 
 
@@ -115,8 +123,10 @@ class FaithfulnessKind(Kind):
             "answer_hallucination_rate",
         ]
 
-    def rules_verdict(self, rubric: Rubric, case: Case) -> BaseModel:
-        return faithfulness_verdict(case.answer or "", case.contexts)
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
+    ) -> BaseModel:
+        return faithfulness_verdict(case.answer or "", case.contexts, budget=budget)
 
     def simulated_verdict(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
         contexts = [str(c) for c in payload.get("contexts") or []]

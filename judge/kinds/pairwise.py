@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
+from judge import lexical
 from judge.kinds._base import Choice, Kind, KindStats, Scored, VerdictModel, ratio
-from judge.kinds.faithfulness import faithfulness_verdict
+from judge.kinds.faithfulness import claims_verdict
 from judge.kinds.relevance import relevance_verdict
 from judge.schemas import Case, GradedRecord
 
@@ -45,22 +46,34 @@ class PairwiseStats(KindStats):
         return {"win_rates": {w: ratio(self.winners[w], self.scored) for w in ("A", "B", "tie")}}
 
 
-def _quality(question: str, answer: str, contexts: list[str]) -> float:
+def _quality(
+    question: str,
+    answer: str,
+    index: lexical.ContextIndex | None,
+    budget: lexical.Budget | None,
+) -> float:
     relevance = relevance_verdict(question, answer)
     rel = 0.0 if relevance.abstained else (relevance.score - 1) / 4
-    if not contexts:
+    if index is None:
         return rel
-    claims = faithfulness_verdict(answer, contexts).claims
+    claims = claims_verdict(answer, index, budget).claims
     faith = sum(c.verdict == "supported" for c in claims) / len(claims) if claims else 0.5
     return 0.5 * rel + 0.5 * faith
 
 
 def pairwise_verdict(
-    question: str, answer_a: str, answer_b: str, contexts: list[str]
+    question: str,
+    answer_a: str,
+    answer_b: str,
+    contexts: list[str],
+    *,
+    budget: lexical.Budget | None = None,
 ) -> PairwiseVerdict:
     """The answer with the higher rules quality (mean of relevance and faithfulness) wins;
     within TIE_MARGIN it is a tie."""
-    qa, qb = _quality(question, answer_a, contexts), _quality(question, answer_b, contexts)
+    index = lexical.evidence_index(contexts) if contexts else None
+    qa = _quality(question, answer_a, index, budget)
+    qb = _quality(question, answer_b, index, budget)
     if abs(qa - qb) <= TIE_MARGIN:
         return PairwiseVerdict(rationale=f"Quality {qa:.2f} vs {qb:.2f}: too close.", winner="tie")
     winner: Literal["A", "B"] = "A" if qa > qb else "B"
@@ -106,9 +119,15 @@ class PairwiseKind(Kind):
     def metric_names(self, rubric: Rubric) -> list[str]:
         return ["mean_score", "win_rates.A", "win_rates.B", "win_rates.tie"]
 
-    def rules_verdict(self, rubric: Rubric, case: Case) -> BaseModel:
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
+    ) -> BaseModel:
         return pairwise_verdict(
-            case.question or "", case.answer_a or "", case.answer_b or "", case.contexts
+            case.question or "",
+            case.answer_a or "",
+            case.answer_b or "",
+            case.contexts,
+            budget=budget,
         )
 
     def simulated_verdict(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:

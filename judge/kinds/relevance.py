@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel
 
-from judge.kinds import _lexical
+from judge import lexical
 from judge.kinds._base import Choice, Kind, KindStats, Scored, VerdictModel, ratio
 from judge.schemas import Case, GradedRecord
 
@@ -50,9 +50,9 @@ class RelevanceStats(KindStats):
 def relevance_verdict(question: str, answer: str) -> RelevanceVerdict:
     """Question-term coverage of the answer: >=0.75 -> 5, >=0.5 -> 4, >=0.3 -> 3, >0 -> 2,
     else 1; an answer with nothing but declining sentences abstains."""
-    if not _lexical.split_claims(answer):
+    if not lexical.split_claims(answer):
         return RelevanceVerdict(rationale="The answer declines to answer.", abstained=True, score=1)
-    found, terms = _lexical.term_coverage(question, answer)
+    found, terms = lexical.term_coverage(question, answer)
     coverage = found / terms if terms else 1.0
     score = 5 if coverage >= 0.75 else 4 if coverage >= 0.5 else 3 if coverage >= 0.3 else 2
     if coverage == 0:
@@ -87,7 +87,9 @@ class RelevanceKind(Kind):
     def metric_names(self, rubric: Rubric) -> list[str]:
         return ["mean_score", "mean_relevance", "mean_normalised"]
 
-    def rules_verdict(self, rubric: Rubric, case: Case) -> BaseModel:
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
+    ) -> BaseModel:
         return relevance_verdict(case.question or "", case.answer or "")
 
     def simulated_verdict(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, create_model, field_validator
 
-from judge.kinds import _lexical
+from judge import lexical
 from judge.kinds._base import (
     Abstain,
     Choice,
@@ -125,13 +125,15 @@ class ScaleKind(Kind):
         labels = [f"label_rates.{c.name}" for c in self.choices(rubric)]
         return ["mean_score", "mean_value", "pass_rate", *labels]
 
-    def rules_verdict(self, rubric: Rubric, case: Case) -> BaseModel | Abstain:
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
+    ) -> BaseModel | Abstain:
         spec: ScaleSpec = rubric.spec
         if not ({"question", "answer"} <= set(rubric.inputs)):
             return Abstain(
                 "the rules judge scores a scale from question and answer only; use a model judge"
             )
-        found, terms = _lexical.term_coverage(case.question or "", case.answer or "")
+        found, terms = lexical.term_coverage(case.question or "", case.answer or "")
         value = spec.scale.from_share(found / terms if terms else 1.0)
         rationale = (
             f"Rules judge, a weak lexical signal: the answer uses {found} of {terms} question "
