@@ -37,6 +37,8 @@ def price_for(
 def estimate_cost(
     prompt_tokens: int, completion_tokens: int, prices: tuple[float, float] | None
 ) -> float | None:
+    if prompt_tokens == completion_tokens == 0:
+        return 0.0  # nothing spent costs nothing, whatever the price
     if prices is None:
         return None
     return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1_000_000

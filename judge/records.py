@@ -163,7 +163,7 @@ def check_resumable(
             f"matched to this run's judge, {judge}"
         )
     else:
-        info = data.get("judge") if isinstance(data.get("judge"), dict) else {}
+        info = data["judge"] if isinstance(data.get("judge"), dict) else {}
         message = (
             f"{where} from another judge, {describe_record_judge(info)} (judge_id "
             f"{data.get('judge_id')}); this run grades with {judge} (judge_id {judge_id})"
