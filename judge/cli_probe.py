@@ -19,7 +19,7 @@ from calibration.errors import CalibrationInputError
 from judge.api import open_grader
 from judge.config import JudgeConfig
 from judge.errors import UsageError
-from judge.gates import check_conditions
+from judge.gates import check_conditions, probe_failure
 from judge.outputs import Output, check_outputs
 from judge.probes import (
     PROBE_KINDS,
@@ -81,7 +81,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
 
 
 def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from judge.cli import EXIT_GATE, EXIT_OK
+    from judge.cli import EXIT_FATAL, EXIT_GATE, EXIT_OK
 
     conditions = _conditions(args)
     output = args.output or Path(
@@ -101,6 +101,10 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     paths = write_outputs(result, output)
     print("\n".join(result.markdown))
     print("wrote: " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    failure = probe_failure(result.report)
+    if failure is not None:
+        print(f"error: the probe failed: {failure}; see {output}", file=sys.stderr)
+        return EXIT_FATAL
     return EXIT_GATE if gate["failed"] else EXIT_OK
 
 
@@ -122,6 +126,8 @@ def _conditions(args: argparse.Namespace) -> list[str]:
     if args.max_flip_rate is not None:
         if args.kind != "injection":
             raise UsageError("--max-flip-rate applies to the injection probe only")
+        if not 0 <= args.max_flip_rate <= 1:
+            raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
         conditions.append(f"flip_rate > {args.max_flip_rate}")
     # a typo fails here, before anything is sent
     valid = probe_metric_names(args.kind, paddings=args.padding or ())

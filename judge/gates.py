@@ -141,6 +141,22 @@ def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None
     return f"{failed} of {cases} cases failed ({parts}{limit})"
 
 
+def probe_failure(report: Mapping[str, Any]) -> str | None:
+    """Why a probe run counts as failed, or None: every verdict it asked for failed (a
+    probe's rates already leave failed verdicts out; with none left there is no result)."""
+    statuses = report.get("status")
+    if isinstance(statuses, Mapping) and statuses:
+        total = sum(statuses.values())
+        failed = {s: statuses[s] for s in FAILED_STATUSES if statuses.get(s)}
+        if total and sum(failed.values()) == total:
+            parts = ", ".join(f"{s} {n}" for s, n in failed.items())
+            return f"every one of its {total} verdicts failed ({parts})"
+    pairs = report.get("pairs")
+    if isinstance(pairs, int) and pairs and report.get("complete_pairs") == 0:
+        return f"none of its {pairs} pairs has both verdicts"
+    return None
+
+
 def commonest_failure(records: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
     """The error text most failed records share, and how many share it."""
     causes: Counter[str] = Counter()

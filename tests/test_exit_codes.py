@@ -221,3 +221,15 @@ def test_the_probe_gate_names_are_the_reports_numbers(
     assert found - names == set()
     # the declared top-level names all appear (status counts appear only when seen)
     assert {n for n in names if not n.startswith("status.")} - found == set()
+
+
+def test_a_probe_whose_every_verdict_failed_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    args = ["probe", "repeat", str(EXAMPLES / "cases.jsonl"), "--rubric", "relevance"]
+    args += ["--repeats", "2", "-o", str(tmp_path / "r.json"), "--model", MODEL]
+    assert main([*args, "--base-url", url, "--max-retries", "0"], env={}) == 1
+    err = capsys.readouterr().err
+    assert "the probe failed: every one of its 86 verdicts failed (api_error 86)" in err
+    assert (tmp_path / "r.json").exists()  # the report is kept

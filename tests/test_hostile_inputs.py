@@ -127,3 +127,18 @@ def test_a_ragas_jsonl_without_ids_and_a_list_literal_that_is_code(tmp_path: Pat
     source.write_text("id,question,contexts,answer\na,q?,\"[__import__('os').getcwd()]\",x\n")
     (only,) = iter_cases(source)
     assert only.contexts == ["[__import__('os').getcwd()]"]  # text, never evaluated
+
+
+def test_rubric_refs_and_locks_that_crashed(tmp_path: Path) -> None:
+    """Found by tests/test_cli_fuzz.py (a lock that is not UTF-8) and in review (a version
+    in non-ASCII digits, which str.isdigit accepts and int() refuses)."""
+    import shutil
+
+    from judge.rubric import DEFAULT_RUBRICS_DIR
+
+    assert main(["rubrics", "show", "faithfulness@\u00b2"], env={}) == 2
+    rubrics = tmp_path / "rubrics"
+    shutil.copytree(DEFAULT_RUBRICS_DIR, rubrics)
+    lock = rubrics / "rubrics.lock"
+    lock.write_bytes(b"\x80" + lock.read_bytes())
+    assert main(["rubrics", "verify", "--rubrics-dir", str(rubrics)], env={}) == 2
