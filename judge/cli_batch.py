@@ -37,7 +37,13 @@ from judge.cli import (
     show_progress,
     write_json,
 )
-from judge.cli_run import EXIT_OK, finish_run, grade_outputs, run_conditions, table_price
+from judge.cli_run import (
+    EXIT_OK,
+    finish_run,
+    grade_outputs,
+    run_conditions,
+    table_price,
+)
 from judge.config import JudgeConfig, default_cache_dir
 from judge.errors import UsageError
 from judge.jobs import Selection
@@ -94,8 +100,10 @@ def run_grade_batch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         report = asyncio.run(_import(rubric, config, input_path, results, output, args, env))
     else:
         report = asyncio.run(_batch_api(rubric, config, input_path, output, args, env))
-    if report is None:
-        return EXIT_OK  # still running: `judge batch fetch` finishes the run
+    if report is None:  # still running: `judge batch fetch` finishes the run
+        if conditions:
+            say("--fail-if is not applied: the batches are still running, no records to gate yet")
+        return EXIT_OK
     _finish(report, output, args.summary)
     return finish_run(
         report.summary, output, max_error_rate=args.max_error_rate, conditions=conditions

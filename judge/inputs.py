@@ -6,8 +6,6 @@ again. Every problem names the file and line; nothing is graded from a file that
 
 from __future__ import annotations
 
-import ast
-import csv
 import hashlib
 import json
 from array import array
@@ -20,13 +18,13 @@ import numpy as np
 from pydantic import ValidationError
 
 from judge.errors import InputError
+from judge.inputs_csv import csv_header, iter_csv
 from judge.rubric import Rubric
 from judge.schemas import CASE_ALIASES, Case
 
 MAX_PROBLEMS = 20
 MAX_LINE_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64  # a case is a few levels deep; deeper JSON only serves to exhaust a parser
-_LIST_FIELDS = ("contexts", "slices")
 # Ragas' column names: a file that uses them may have no `id` (ids then come from row numbers)
 RAGAS_COLUMNS = frozenset({"user_input", "retrieved_contexts", "response"})
 NOT_JSONL = (
@@ -154,108 +152,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 
 def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    problems: list[tuple[int, str]] = []
-    last = [0]
-
-    def lines() -> Iterator[str]:
-        for number, text, problem in _decoded_lines(path):
-            last[0] = number
-            if text is None:
-                problems.append((number, problem))
-                yield "\n"
-            else:
-                yield text.lstrip("\ufeff") if number == 1 else text
-
-    reader = csv.reader(lines(), delimiter=_delimiter(path))
-    try:
-        header = next(reader)
-    except StopIteration:
-        return
-    except csv.Error as exc:
-        yield last[0], f"unreadable CSV header ({exc})"
-        return
-    while True:
-        start = last[0] + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            yield last[0], f"unreadable CSV ({exc})"
-            break
-        while problems:
-            yield problems.pop(0)
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(header):
-            yield start, f"has {len(row)} fields, the header has {len(header)}"
-            continue
-        yield start, _csv_row(dict(zip(header, row, strict=True)))
-    while problems:
-        yield problems.pop(0)
-
-
-def _delimiter(path: Path) -> str:
-    return "\t" if path.suffix.lower() == ".tsv" else ","
-
-
-def csv_header(path: Path) -> list[str]:
-    with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-        header = next(csv.reader(handle, delimiter=_delimiter(path)), [])
-    return [h.lstrip("\ufeff") for h in header]
-
-
-def _csv_row(row: dict[str, str]) -> dict[str, Any]:
-    """CSV cells are text: list fields may hold a JSON array (or one plain text / a|b|c)."""
-    out: dict[str, Any] = {}
-    for key, value in row.items():
-        name = CASE_ALIASES.get(key, key)
-        if name in _LIST_FIELDS:
-            out[key] = _cell_list(value, split=name == "slices")
-        elif name == "metadata":
-            out[key] = _cell_object(value)
-        elif value == "" and name not in ("id",):
-            continue
-        else:
-            out[key] = value
-    return out
-
-
-def _cell_object(value: str) -> Any:
-    if not value.strip():
-        return {}
-    try:
-        return json.loads(value)
-    except (json.JSONDecodeError, RecursionError):
-        return value  # validation then says metadata must be an object
-
-
-def _cell_list(value: str, *, split: bool) -> list[str]:
-    """A list cell: a JSON array, a Python list literal (as pandas writes a Ragas
-    DataFrame's `retrieved_contexts`), else one text (or `a|b|c` for slices)."""
-    text = value.strip()
-    if not text:
-        return []
-    if text.startswith("["):
-        parsed = _list_literal(text)
-        if parsed is not None:
-            return parsed
-    if split:
-        return [part.strip() for part in text.replace(";", "|").split("|") if part.strip()]
-    return [value]
-
-
-def _list_literal(text: str) -> list[str] | None:
-    """A JSON array or a Python list literal of plain values, read without evaluating code
-    (`ast.literal_eval` accepts literals only); None when the text is neither."""
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            parsed = parse(text)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-        if isinstance(parsed, list | tuple):
-            return [str(v) for v in parsed]
-    return None
+    return iter_csv(path, _decoded_lines(path))
 
 
 def to_case(row: dict[str, Any], rubric: Rubric | None = None) -> tuple[Case | None, str | None]:
