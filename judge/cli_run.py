@@ -25,9 +25,9 @@ from judge.gates import (
     grade_metric_names,
     grade_metrics,
 )
-from judge.identity import OPENAI_BASE_URL, endpoint_of
+from judge.identity import endpoint_of
 from judge.outputs import Output
-from judge.pricing import price_for
+from judge.pricing import list_price
 from judge.rubric import Rubric
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
@@ -107,11 +107,8 @@ def finish_run(
 
 
 def table_price(config: JudgeConfig) -> tuple[float, float] | None:
-    """The price table's entry for the model, only at OpenAI's own endpoint: elsewhere the
-    same model name says nothing about what a token costs (unknown unless given)."""
-    if config.model is None or endpoint_of(config.base_url) != endpoint_of(OPENAI_BASE_URL):
-        return None
-    return price_for(config.model)
+    """The price table's entry for the configured model (OpenAI's endpoint only)."""
+    return list_price(config.model, config.base_url)
 
 
 def discover_model(config: JudgeConfig) -> str:

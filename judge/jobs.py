@@ -61,8 +61,8 @@ async def grade_file(
     The input is validated in full first (InputError, nothing written) unless `validate` is
     False (the caller already did). An existing output is resumed only when every record in
     it comes from this rubric file and this judge (else OutputConflictError, the file left
-    as it was): records already `ok`/`abstained` are kept, the rest graded. The output ends with one
-    record per selected case, in input order. `progress` is True for a bar on the terminal,
+    as it was): records already `ok`/`abstained` are kept, the rest graded. The output ends
+    with one record per selected case, in input order. `progress` is True for a bar on the terminal,
     or a hook called with the number of cases done so far. File passes run in a thread, so
     a server's event loop keeps answering meanwhile.
     """
