@@ -16,7 +16,7 @@ from judge.grader import Grader
 from judge.jobs import Selection, grade_file
 from judge.llm import LLMJudge
 from judge.outcome import Backend
-from judge.pricing import price_for
+from judge.pricing import list_price
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord
@@ -146,7 +146,7 @@ class Judge:
         builder = SummaryBuilder(loaded)
         for record in records:
             builder.add(record)
-        return builder.result(price_for(self.config.model or "rules"))
+        return builder.result(list_price(self.config.model, self.config.base_url))
 
     def _run(self, make: Callable[[], Awaitable[T]]) -> T:
         async def main() -> T:

@@ -38,8 +38,10 @@ from judge.cache import VerdictCache
 from judge.client import RetryWait, translate_error
 from judge.config import JudgeConfig
 from judge.errors import ApiError, UsageError
+from judge.identity import describe_identity, judge_id
 from judge.jobs import Selection
-from judge.records import finished_ids
+from judge.llm import model_identity
+from judge.records import check_resumable, finished_ids
 from judge.rubric import Rubric
 
 T = TypeVar("T")
@@ -99,6 +101,14 @@ async def submit_batches(
     _check_unfetched(output, overwrite)
     if overwrite:
         output.unlink(missing_ok=True)
+    identity = model_identity(config)
+    check_resumable(
+        output,
+        rubric_sha256=rubric.sha256,
+        rubric_ref=rubric.ref,
+        judge_id=judge_id(identity),
+        judge=describe_identity(identity),
+    )
     report = await export_requests(
         rubric,
         config,

@@ -1,7 +1,8 @@
 """Verdict cache on disk (diskcache), keyed by exactly what changes the judge's output.
 
 Key = sha256 of canonical JSON of: rubric id, version and file hash; the judge's model,
-temperature, top_p, seed, max tokens and output mode; and the case content (question,
+endpoint (scheme, host, port, path: a model name means different weights on different
+servers), temperature, top_p, seed, max tokens and output mode; and the case content (question,
 contexts, answer; for pairwise both answers in the order shown). Retries, timeouts,
 concurrency and the API key are not in it. Only `ok` and `abstained` outcomes are stored.
 """
@@ -11,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
+from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
 
@@ -33,13 +36,28 @@ def cache_key(rubric: Rubric, identity: dict[str, Any], case: Case) -> str:
 
 
 class VerdictCache:
-    """A folder private to the user (mode 0700) holding one entry per cache key."""
+    """A folder holding one entry per cache key. A folder it creates is private to the
+    user (mode 0700); an existing folder is used as it is, its mode never changed (it may
+    be a shared folder the user chose, and is not ours to chmod)."""
 
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(directory, 0o700)
+        try:
+            directory.mkdir(parents=True, mode=0o700)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise UsageError(f"cache folder {directory} exists and is not a folder") from None
+            # not ours: leave its mode alone
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create the cache folder {directory}: {exc.strerror}"
+            ) from None
+        else:
+            os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
         self.directory = directory
-        self._store = diskcache.Cache(str(directory))
+        try:
+            self._store = diskcache.Cache(str(directory))
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(f"cannot use the cache folder {directory}: {exc}") from None
 
     def get(self, key: str) -> dict[str, Any] | None:
         value = self._store.get(key)

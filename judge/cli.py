@@ -17,15 +17,29 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 
 from judge.api import open_grader
-from judge.config import JudgeConfig
+from judge.cli_run import (
+    EXIT_FATAL,
+    EXIT_GATE,  # noqa: F401 (re-exported: judge.cli_probe and callers use judge.cli.EXIT_*)
+    EXIT_OK,
+    EXIT_USAGE,
+    add_run_options,
+    check_run_options,
+    discover_model,
+    finish_run,
+    grade_outputs,
+    run_conditions,
+    table_price,
+)
+from judge.config import JudgeConfig, default_cache_dir
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
+from judge.inputs import derived_ids_note
 from judge.jobs import Selection, grade_file
 from judge.kinds import get_kind
-from judge.pricing import price_for
+from judge.outputs import check_outputs
 from judge.report.cli import add_html_option, check_grade_html, grade_html, run_calibrate
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
 
-EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+DEFAULT_SAMPLE_SEED = 0
 OFFLINE_NOTE = (
     "judge: no model configured: grading with the offline rules judge (deterministic, no network)"
 )
@@ -47,7 +61,9 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--output-mode", choices=["auto", "json_schema", "json_object", "prompt"], default="auto"
     )
-    group.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")
+    group.add_argument(
+        "--cache-dir", type=Path, default=None, help="($XDG_CACHE_HOME or ~/.cache)/llm-judge"
+    )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     group.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
 
@@ -57,7 +73,7 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeC
     model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
     key = env.get("OPENAI_API_KEY")
     try:
-        return JudgeConfig(
+        config = JudgeConfig(
             model=model,
             base_url=args.base_url or env.get("OPENAI_BASE_URL") or None,
             api_key=SecretStr(key) if key else None,
@@ -69,12 +85,16 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeC
             max_retries=args.max_retries,
             output_mode=args.output_mode,
             concurrency=args.concurrency,
-            cache_dir=args.cache_dir,
+            cache_dir=args.cache_dir or default_cache_dir(env),
             use_cache=not args.no_cache,
         )
     except ValidationError as exc:
         problems = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise UsageError(problems.replace("_", "-")) from None
+    if config.offline and args.base_url and not args.offline:
+        # --base-url alone: the endpoint's one model, never a silent fall back to rules
+        config = config.model_copy(update={"model": discover_model(config)})
+    return config
 
 
 def announce_judge(config: JudgeConfig) -> None:
@@ -145,9 +165,14 @@ def _add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sample",
         type=int,
-        help="grade a reproducible random sample of N cases (seeded by --seed)",
+        help="grade a reproducible random sample of N cases (seeded by --sample-seed)",
     )
-    p.add_argument("--sample-seed", type=int, help="seed of --sample alone (default: --seed)")
+    p.add_argument(
+        "--sample-seed",
+        type=int,
+        default=DEFAULT_SAMPLE_SEED,
+        help=f"seed of --sample; --seed is the judge's ({DEFAULT_SAMPLE_SEED})",
+    )
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
     p.add_argument("--price-output", type=float, help="USD per million completion tokens")
@@ -164,25 +189,32 @@ def _add_grade(sub: argparse._SubParsersAction) -> None:
     )
     add_html_option(p)
     add_judge_options(p)
+    add_run_options(p)
     p.set_defaults(run=_run_grade)
 
 
 def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     check_grade_html(args)
+    check_run_options(args)
     if args.batch_api or args.export_batch or args.import_batch:
         from judge.cli_batch import run_grade_batch
 
         return run_grade_batch(args, env)
-    for name in ("limit", "sample"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise UsageError(f"--{name} must be at least 1, got {value}")
-    config = config_from_args(args, env)
     rubric = load_rubric(args.rubric, rubrics_dir(args, env))
+    conditions = run_conditions(args, rubric)
+    stdin = args.input == "-"
+    if stdin and args.output is None:
+        raise UsageError(
+            "reading cases from stdin (-) needs -o OUT.jsonl: the records file a rerun resumes"
+        )
+    output = args.output or Path(f"{Path(args.input).stem}.{rubric.id}.jsonl")
+    inputs = [] if stdin else [Path(args.input)]
+    check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
+    config = config_from_args(args, env)
     with _input_file(args.input, args.input_format) as input_path:
-        output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
-        if output.resolve() == input_path.resolve():
-            raise UsageError(f"the output {output} would overwrite the input")
+        note = derived_ids_note(input_path)
+        if note:
+            print(f"judge: {'<stdin>' if stdin else args.input}: {note}", file=sys.stderr)
         announce_judge(config)
         prices = prices_from_args(args, config)
         summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
@@ -191,7 +223,7 @@ def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     print(f"records: {output}", file=sys.stderr)
     if args.summary:
         write_json(args.summary, summary)
-    return EXIT_OK
+    return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
 
 
 async def _grade(
@@ -217,16 +249,17 @@ async def _grade(
 
 
 def selection_from_args(args: argparse.Namespace) -> Selection:
-    """`--limit N`, or `--sample N` seeded by `--sample-seed`, else by `--seed`."""
-    seed = args.sample_seed if args.sample_seed is not None else args.seed
-    return Selection(limit=args.limit, sample=args.sample, seed=seed if seed is not None else 0)
+    """`--limit N`, or `--sample N` seeded by `--sample-seed` (never by the judge's `--seed`:
+    the sample and the judge's sampling are separate choices)."""
+    return Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
 
 
 def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:
-    """USD per million (prompt, completion) tokens: the flags, else the table's price."""
-    if args.price_input is not None or args.price_output is not None:
-        return (args.price_input or 0.0, args.price_output or 0.0)
-    return price_for(config.model or "rules")
+    """USD per million (prompt, completion) tokens: the flags (both, checked up front), else
+    the table's list price at OpenAI's endpoint, else None: the cost is then unknown."""
+    if args.price_input is not None and args.price_output is not None:
+        return (args.price_input, args.price_output)
+    return table_price(config)
 
 
 class _input_file:
@@ -246,9 +279,11 @@ class _input_file:
         self._tmp = Path(handle.name)
         return self._tmp
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
         if self._tmp is not None:
             self._tmp.unlink(missing_ok=True)
+            if isinstance(error, InputError):  # name what the user gave, not our spool file
+                raise InputError("<stdin>", error.problems) from None
 
 
 def print_summary(summary: dict[str, Any]) -> None:

@@ -29,7 +29,6 @@ from judge.batch_api import (
 from judge.batch_manifest import BatchManifest, load_manifest, manifest_path
 from judge.cache import VerdictCache
 from judge.cli import (
-    EXIT_OK,
     config_from_args,
     prices_from_args,
     print_summary,
@@ -38,9 +37,17 @@ from judge.cli import (
     show_progress,
     write_json,
 )
-from judge.config import JudgeConfig
+from judge.cli_run import (
+    EXIT_OK,
+    finish_run,
+    grade_outputs,
+    run_conditions,
+    table_price,
+)
+from judge.config import JudgeConfig, default_cache_dir
 from judge.errors import UsageError
 from judge.jobs import Selection
+from judge.outputs import Output, check_outputs
 from judge.rubric import Rubric, load_rubric
 
 
@@ -50,9 +57,7 @@ def say(line: str) -> None:
 
 def batch_prices(config: JudgeConfig) -> tuple[float, float] | None:
     """List prices from the table, halved: the Batch API bills half the online price."""
-    from judge.pricing import price_for
-
-    prices = price_for(config.model)
+    prices = table_price(config)
     return (prices[0] / 2, prices[1] / 2) if prices else None
 
 
@@ -69,38 +74,46 @@ def polling_from(env: Mapping[str, str], interval: float | None = None) -> Polli
 
 
 def run_grade_batch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    """`judge grade` with one of the batch flags (dispatched from judge.cli._run_grade)."""
-    for name in ("limit", "sample"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise UsageError(f"--{name} must be at least 1, got {value}")
+    """`judge grade` with one of the batch flags (dispatched from judge.cli._run_grade,
+    which checked the option ranges)."""
     if args.input == "-":
         raise UsageError("batch grading reads INPUT more than once: give a file, not -")
+    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
+    conditions = run_conditions(args, rubric)
+    input_path = Path(args.input)
+    output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
+    inputs = [input_path, *(Path(p) for p in args.import_batch or ())]
+    if args.export_batch:
+        outputs = [Output("--export-batch", Path(args.export_batch), "requests")]
+    else:
+        outputs = grade_outputs(args, output)
+    check_outputs(outputs, inputs, overwrite=args.overwrite)
     config = config_from_args(args, env)
     if config.offline and not args.import_batch:
         raise UsageError("batch grading needs a model: pass --model (or set $JUDGE_MODEL)")
-    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
-    input_path = Path(args.input)
     selection = selection_from_args(args)
     if args.export_batch:
         return _export(rubric, config, input_path, Path(args.export_batch), selection)
-    output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
-    if output.resolve() == input_path.resolve():
-        raise UsageError(f"the output {output} would overwrite the input")
     report: ImportReport | None
     if args.import_batch:
         results = [Path(p) for p in args.import_batch]
         report = asyncio.run(_import(rubric, config, input_path, results, output, args, env))
     else:
         report = asyncio.run(_batch_api(rubric, config, input_path, output, args, env))
-    if report is not None:
-        _finish(report, output, args.summary)
-    return EXIT_OK
+    if report is None:  # still running: `judge batch fetch` finishes the run
+        if conditions:
+            say("--fail-if is not applied: the batches are still running, no records to gate yet")
+        return EXIT_OK
+    _finish(report, output, args.summary)
+    return finish_run(
+        report.summary, output, max_error_rate=args.max_error_rate, conditions=conditions
+    )
 
 
 def _export(
     rubric: Rubric, config: JudgeConfig, input_path: Path, target: Path, selection: Selection
 ) -> int:
+    existed = target.exists()
     cache = open_cache(config)
     try:
         report = asyncio.run(
@@ -111,13 +124,18 @@ def _export(
             cache.close()
     for path, count in zip(report.paths, report.counts, strict=True):
         print(f"{path}\t{count} requests")
-    if report.cached:
+    if not report.paths:
+        stale = f"; {target} is left as it was, from an earlier export" if existed else ""
+        say(
+            f"nothing to export: all {report.cached} selected case(s) are answered from the "
+            "cache, so no request file was written; --import-batch takes them from the "
+            f"cache, or --no-cache exports every case{stale}"
+        )
+    elif report.cached:
         say(
             f"{report.cached} case(s) answered from the cache are not in the file; "
             "--import-batch takes them from the cache (--no-cache exports every case)"
         )
-    if not report.paths:
-        say("nothing to export: every selected case is answered from the cache")
     return EXIT_OK
 
 
@@ -252,10 +270,16 @@ def run_batch_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if manifest is None:
         raise UsageError("judge batch fetch needs -o OUT, the records file the run writes")
     rubric = load_rubric(manifest.rubric, rubrics_dir(args, env))
+    output = Path(manifest.output)
+    outputs = [Output("-o", output, "records")]
+    if args.summary:
+        outputs.append(Output("--summary", args.summary, "summary"))
+    check_outputs(outputs, [Path(manifest.input)], overwrite=False)
     report = asyncio.run(_fetch(manifest, rubric, config, args, env))
-    if report is not None:
-        _finish(report, Path(manifest.output), args.summary)
-    return EXIT_OK
+    if report is None:
+        return EXIT_OK
+    _finish(report, output, args.summary)
+    return finish_run(report.summary, output)
 
 
 def _config(
@@ -265,7 +289,8 @@ def _config(
     base_url = args.base_url or (None if manifest else env.get("OPENAI_BASE_URL"))
     if manifest is None:
         return JudgeConfig(base_url=base_url, api_key=SecretStr(key) if key else None)
-    config = manifest.config(api_key=key, base_url=base_url, cache_dir=args.cache_dir)
+    cache_dir = args.cache_dir or default_cache_dir(env)
+    config = manifest.config(api_key=key, base_url=base_url, cache_dir=cache_dir)
     return config.model_copy(update={"use_cache": config.use_cache and not args.no_cache})
 
 

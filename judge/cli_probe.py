@@ -19,13 +19,15 @@ from calibration.errors import CalibrationInputError
 from judge.api import open_grader
 from judge.config import JudgeConfig
 from judge.errors import UsageError
+from judge.gates import check_conditions, probe_failure
+from judge.outputs import Output, check_outputs
 from judge.probes import (
     PROBE_KINDS,
     ProbeOptions,
     ProbeResult,
     gate_markdown,
     load_cases,
-    parse_condition,
+    probe_metric_names,
     run_gate,
     run_probe,
     write_outputs,
@@ -54,6 +56,9 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--judge-family", help="self-preference: the judge's model family")
     p.add_argument("--human", type=Path, help="self-preference: human labels (id,label)")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an -o file that is not a report"
+    )
     gate = p.add_argument_group("gate (exit 3)")
     gate.add_argument(
         "--fail-if",
@@ -78,9 +83,13 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
 
 
 def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from judge.cli import EXIT_GATE, EXIT_OK
+    from judge.cli import EXIT_FATAL, EXIT_GATE, EXIT_OK
 
     conditions = _conditions(args)
+    output = args.output or Path(
+        f"{Path(args.input or args.verdicts or '').stem}.probe-{args.kind}.json"
+    )
+    check_outputs(_outputs(output), _inputs(args), overwrite=args.overwrite)
     result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
     gate = run_gate(
         result,
@@ -91,12 +100,28 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     )
     result.report["gate"] = gate
     result.markdown += gate_markdown(gate)
-    output = args.output or Path(f"{Path(args.input or args.verdicts).stem}.probe-{args.kind}.json")
     paths = write_outputs(result, output)
     paths += probe_html(args, result.report, result.records)
     print("\n".join(result.markdown))
     print("wrote: " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    failure = probe_failure(result.report)
+    if failure is not None:
+        print(f"error: the probe failed: {failure}; see {output}", file=sys.stderr)
+        return EXIT_FATAL
     return EXIT_GATE if gate["failed"] else EXIT_OK
+
+
+def _outputs(report: Path) -> list[Output]:
+    """OUT.json, OUT.md and (some probes) OUT.records.jsonl: see `write_outputs`."""
+    return [
+        Output("-o", report, "probe"),
+        Output("-o", report.with_suffix(".md"), "markdown"),
+        Output("-o", report.with_suffix(".records.jsonl"), "probe-records"),
+    ]
+
+
+def _inputs(args: argparse.Namespace) -> list[Path]:
+    return [Path(p) for p in (args.input, args.verdicts, args.human) if p]
 
 
 def _conditions(args: argparse.Namespace) -> list[str]:
@@ -104,9 +129,12 @@ def _conditions(args: argparse.Namespace) -> list[str]:
     if args.max_flip_rate is not None:
         if args.kind != "injection":
             raise UsageError("--max-flip-rate applies to the injection probe only")
+        if not 0 <= args.max_flip_rate <= 1:
+            raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
         conditions.append(f"flip_rate > {args.max_flip_rate}")
-    for text in conditions:
-        parse_condition(text)  # a typo fails before anything is sent
+    # a typo fails here, before anything is sent
+    valid = probe_metric_names(args.kind, paddings=args.padding or ())
+    check_conditions(conditions, valid, what=f"the {args.kind} probe")
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.tolerance < 0:

@@ -23,6 +23,7 @@ from tenacity.wait import wait_exponential_jitter
 
 from judge import errors
 from judge.config import JudgeConfig
+from judge.identity import endpoint_of
 from judge.schemas import Usage
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ class ChatClient:
             for client in clients
         ]
         self._turn = itertools.cycle(self._sdks)
+        self._told_unreachable = False
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
 
     @property
@@ -173,12 +175,46 @@ class ChatClient:
             )
             data = response.json()
         except openai.OpenAIError as exc:
-            raise translate_error(exc, self._key) from None
+            error = translate_error(exc, self._key)
+            if isinstance(error, errors.ApiConnectionError):
+                self._say_unreachable(error)
+            raise error from None
         except ValueError as exc:  # a 200 whose body is not JSON
             raise errors.ServerError(f"unreadable reply body: {exc}") from None
         if not isinstance(data, Mapping):
             raise errors.ServerError("the reply body is not a JSON object")
         return completion_from(data, mode, (time.perf_counter() - started) * 1000)
+
+    def _say_unreachable(self, error: errors.ApiError) -> None:
+        # Retries of an unreachable endpoint take a while (backoff, every case); say what is
+        # happening once instead of sitting silent until every case is an api_error.
+        if not self._told_unreachable:
+            self._told_unreachable = True
+            log.warning(
+                "cannot connect to %s (%s); each case is retried up to %d time(s), then "
+                "recorded as an api_error; check --base-url",
+                endpoint_of(self.config.base_url),
+                error,
+                self.config.max_retries,
+            )
+
+
+def served_models(config: JudgeConfig) -> list[str]:
+    """The model ids the endpoint lists at `GET /models` (vLLM, llama.cpp and Ollama
+    usually serve one). ApiError when the endpoint cannot be asked."""
+    key = config.api_key.get_secret_value() if config.api_key else None
+    sdk = openai.OpenAI(
+        api_key=key or "no-key",
+        base_url=config.base_url,
+        max_retries=0,
+        timeout=min(config.timeout, 30.0),
+    )
+    try:
+        return sorted({model.id for model in sdk.models.list()})
+    except openai.OpenAIError as exc:
+        raise translate_error(exc, key) from None
+    finally:
+        sdk.close()
 
 
 def completion_from(data: Mapping[str, Any], mode: str, latency_ms: float = 0.0) -> Completion:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -15,8 +17,13 @@ OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
 _PINNED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|-\d{4}$|[:@]\S+|-v\d+(\.\d+)*$)")
 
 
-def default_cache_dir() -> Path:
-    return Path.home() / ".cache" / "llm-judge"
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CACHE_HOME/llm-judge` when that is set to an absolute path (the XDG base
+    directory rule: a relative one is ignored), else `~/.cache/llm-judge`."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CACHE_HOME") or ""
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "llm-judge"
 
 
 class JudgeSettings(BaseModel):

@@ -37,6 +37,11 @@ class UsageError(JudgeError):
     """The command line or the configuration asks for something that cannot be done."""
 
 
+class OutputConflictError(UsageError):
+    """An output file holds something this run must not append to or replace (another
+    rubric's or judge's records, or a file that is not ours); nothing was written."""
+
+
 class ApiError(JudgeError):
     """A call to the judge endpoint failed.
 

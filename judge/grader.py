@@ -14,6 +14,8 @@ from typing import Any
 
 from judge.cache import VerdictCache, cache_key
 from judge.errors import ApiError
+from judge.identity import identity_of
+from judge.identity import judge_id as hash_identity
 from judge.outcome import Backend, Outcome
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
@@ -36,6 +38,8 @@ class Grader:
         self.rubric = rubric
         self.cache = cache if backend.cache_identity() is not None else None
         self.concurrency = concurrency
+        self.identity = identity_of(backend)
+        self.judge_id = hash_identity(self.identity)
         self._fatal: ApiError | None = None
 
     async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
@@ -49,6 +53,7 @@ class Grader:
             key = cache_key(self.rubric, identity, case)
             hit = self.cache.get(key)
             if hit is not None:
+                hit = {**hit, "judge_id": self.judge_id}
                 return GradedRecord(**hit, id=case.id, slices=case.slices, cached=True)
         try:
             outcome = await self.backend.evaluate(self.rubric, case)
@@ -56,7 +61,7 @@ class Grader:
             if exc.fatal:
                 self._fatal = exc
             raise
-        record = build_record(self.rubric, case, outcome)
+        record = build_record(self.rubric, case, outcome, judge_id=self.judge_id)
         if key is not None and self.cache is not None and record.status in ("ok", "abstained"):
             self.cache.set(key, _cacheable(record))
         return record
@@ -95,7 +100,9 @@ class Grader:
         return [record async for record in self.grade_stream(cases, use_cache=use_cache)]
 
 
-def build_record(rubric: Rubric, case: Case, outcome: Outcome) -> GradedRecord:
+def build_record(
+    rubric: Rubric, case: Case, outcome: Outcome, *, judge_id: str | None = None
+) -> GradedRecord:
     """The graded record for one outcome; a failure never gets a score."""
     score = label = None
     verdict = None
@@ -109,6 +116,7 @@ def build_record(rubric: Rubric, case: Case, outcome: Outcome) -> GradedRecord:
         rubric_version=rubric.version,
         rubric_sha256=rubric.sha256,
         judge=outcome.judge,
+        judge_id=judge_id,
         status=outcome.status,
         verdict=verdict,
         score=score,

@@ -6,7 +6,6 @@ again. Every problem names the file and line; nothing is graded from a file that
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from array import array
@@ -19,12 +18,20 @@ import numpy as np
 from pydantic import ValidationError
 
 from judge.errors import InputError
+from judge.inputs_csv import csv_header, iter_csv
 from judge.rubric import Rubric
 from judge.schemas import CASE_ALIASES, Case
 
 MAX_PROBLEMS = 20
 MAX_LINE_BYTES = 8 * 1024 * 1024
-_LIST_FIELDS = ("contexts", "slices")
+MAX_DEPTH = 64  # a case is a few levels deep; deeper JSON only serves to exhaust a parser
+# Ragas' column names: a file that uses them may have no `id` (ids then come from row numbers)
+RAGAS_COLUMNS = frozenset({"user_input", "retrieved_contexts", "response"})
+NOT_JSONL = (
+    "expected JSONL, one object per line; this looks like one JSON document over several "
+    "lines (an array or a pretty-printed object). Write one case per line, e.g. "
+    "jq -c '.[]' FILE.json > FILE.jsonl"
+)
 
 
 @dataclass
@@ -40,11 +47,57 @@ def is_csv(path: Path) -> bool:
 
 
 def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line, row) for each non-blank entry; row is a problem message when unreadable."""
-    if is_csv(path):
-        yield from _iter_csv(path)
-    else:
-        yield from _iter_jsonl(path)
+    """(line, row) for each non-blank entry; row is a problem message when unreadable.
+
+    A file in Ragas' column names with no `id` gets ids from row numbers (`row-1`, ...),
+    decided on its first row so that every pass over the file agrees."""
+    derive: bool | None = None
+    for index, (number, row) in enumerate(_raw_rows(path), 1):
+        if isinstance(row, dict):
+            if derive is None:
+                derive = _derives_ids(row)
+            if derive and _lacks_id(row):
+                row = {"id": f"row-{index}", **{k: v for k, v in row.items() if k != "id"}}
+            if _depth_over(row, MAX_DEPTH):
+                row = f"nested more than {MAX_DEPTH} levels deep"
+        yield number, row
+
+
+def _lacks_id(row: dict[str, Any]) -> bool:
+    return row.get("id") in (None, "")
+
+
+def derived_ids_note(path: Path) -> str | None:
+    """One line to print when the file's ids come from row numbers, else None."""
+    try:
+        first = next((row for _, row in _raw_rows(path) if isinstance(row, dict)), None)
+    except OSError:
+        return None  # validation says what is wrong with the file
+    if first is not None and _derives_ids(first):
+        return "no id column in Ragas' names: ids are the row numbers (row-1, row-2, ...)"
+    return None
+
+
+def _derives_ids(first_row: dict[str, Any]) -> bool:
+    return _lacks_id(first_row) and bool(RAGAS_COLUMNS & first_row.keys())
+
+
+def _raw_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    return _iter_csv(path) if is_csv(path) else _iter_jsonl(path)
+
+
+def _depth_over(data: Any, limit: int) -> bool:
+    """Whether containers nest more than `limit` deep (iterative: no recursion to exhaust)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = (
+            node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        )
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
@@ -69,6 +122,7 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    first = True
     for number, text, problem in _decoded_lines(path):
         if text is None:
             yield number, problem
@@ -77,110 +131,28 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
             continue
         if number == 1:
             text = text.lstrip("\ufeff")
+        was_first, first = first, False
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            if was_first and (text.strip() == "{" or text.lstrip().startswith("[")):
+                yield number, NOT_JSONL  # one message, not one per line of the document
+                return
             yield number, f"not valid JSON: {exc.msg} (column {exc.colno})"
             continue
-        yield (
-            number,
-            data
-            if isinstance(data, dict)
-            else f"expected a JSON object, got {type(data).__name__}",
-        )
+        except RecursionError:
+            yield number, f"nested more than {MAX_DEPTH} levels deep"
+            continue
+        if isinstance(data, dict):
+            yield number, data
+        elif isinstance(data, list):
+            yield number, "expected a JSON object, got list (JSONL has one case object per line)"
+        else:
+            yield number, f"expected a JSON object, got {type(data).__name__}"
 
 
 def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    problems: list[tuple[int, str]] = []
-    last = [0]
-
-    def lines() -> Iterator[str]:
-        for number, text, problem in _decoded_lines(path):
-            last[0] = number
-            if text is None:
-                problems.append((number, problem))
-                yield "\n"
-            else:
-                yield text.lstrip("\ufeff") if number == 1 else text
-
-    reader = csv.reader(lines(), delimiter=_delimiter(path))
-    try:
-        header = next(reader)
-    except StopIteration:
-        return
-    except csv.Error as exc:
-        yield last[0], f"unreadable CSV header ({exc})"
-        return
-    while True:
-        start = last[0] + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            yield last[0], f"unreadable CSV ({exc})"
-            break
-        while problems:
-            yield problems.pop(0)
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(header):
-            yield start, f"has {len(row)} fields, the header has {len(header)}"
-            continue
-        yield start, _csv_row(dict(zip(header, row, strict=True)))
-    while problems:
-        yield problems.pop(0)
-
-
-def _delimiter(path: Path) -> str:
-    return "\t" if path.suffix.lower() == ".tsv" else ","
-
-
-def csv_header(path: Path) -> list[str]:
-    with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-        header = next(csv.reader(handle, delimiter=_delimiter(path)), [])
-    return [h.lstrip("\ufeff") for h in header]
-
-
-def _csv_row(row: dict[str, str]) -> dict[str, Any]:
-    """CSV cells are text: list fields may hold a JSON array (or one plain text / a|b|c)."""
-    out: dict[str, Any] = {}
-    for key, value in row.items():
-        name = CASE_ALIASES.get(key, key)
-        if name in _LIST_FIELDS:
-            out[key] = _cell_list(value, split=name == "slices")
-        elif name == "metadata":
-            out[key] = _cell_object(value)
-        elif value == "" and name not in ("id",):
-            continue
-        else:
-            out[key] = value
-    return out
-
-
-def _cell_object(value: str) -> Any:
-    if not value.strip():
-        return {}
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError:
-        return value  # validation then says metadata must be an object
-
-
-def _cell_list(value: str, *, split: bool) -> list[str]:
-    text = value.strip()
-    if not text:
-        return []
-    if text.startswith("["):
-        try:
-            parsed = json.loads(text)
-            if isinstance(parsed, list):
-                return [str(v) for v in parsed]
-        except json.JSONDecodeError:
-            pass
-    if split:
-        return [part.strip() for part in text.replace(";", "|").split("|") if part.strip()]
-    return [value]
+    return iter_csv(path, _decoded_lines(path))
 
 
 def to_case(row: dict[str, Any], rubric: Rubric | None = None) -> tuple[Case | None, str | None]:
@@ -211,6 +183,10 @@ def validate_file(path: Path, rubric: Rubric, *, max_problems: int = MAX_PROBLEM
         raise InputError(str(path), [(None, None, "no such file")])
     if path.is_dir():
         raise InputError(str(path), [(None, None, "is a folder, not a file")])
+    try:
+        path.open("rb").close()
+    except OSError as exc:
+        raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
     problems: list[tuple[int | None, str | None, str]] = []
     hashes = array("Q")
     if is_csv(path):
@@ -265,10 +241,12 @@ def _duplicates(
 
 
 def _check_csv_header(path: Path, rubric: Rubric) -> list[tuple[int | None, str | None, str]]:
-    header = {CASE_ALIASES.get(h, h) for h in csv_header(path)}
+    columns = set(csv_header(path))
+    header = {CASE_ALIASES.get(h, h) for h in columns}
     if not header:
         return []
-    needed = ["id", *rubric.inputs]
+    derived = "id" not in columns and RAGAS_COLUMNS & columns  # ids from row numbers
+    needed = [*([] if derived else ["id"]), *rubric.inputs]
     missing = [name for name in needed if name not in header]
     if missing:
         return [

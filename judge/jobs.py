@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from judge.grader import Grader
+from judge.identity import describe_identity
 from judge.inputs import iter_cases, validate_file
-from judge.records import RecordWriter, finalize, finished_ids, scan_records
+from judge.records import RecordWriter, check_resumable, finalize, finished_ids, scan_records
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 from judge.summary import SummaryBuilder
@@ -59,9 +60,10 @@ async def grade_file(
     """Grade `input_path` into `output_path` and return the summary of the output file.
 
     The input is validated in full first (InputError, nothing written) unless `validate` is
-    False (the caller already did). An existing output is resumed: records already
-    `ok`/`abstained` for this rubric file are kept, the rest graded. The output ends with one
-    record per selected case, in input order. `progress` is True for a bar on the terminal,
+    False (the caller already did). An existing output is resumed only when every record in
+    it comes from this rubric file and this judge (else OutputConflictError, the file left
+    as it was): records already `ok`/`abstained` are kept, the rest graded. The output ends
+    with one record per selected case, in input order. `progress` is True for a bar on the terminal,
     or a hook called with the number of cases done so far. File passes run in a thread, so
     a server's event loop keeps answering meanwhile.
     """
@@ -71,6 +73,14 @@ async def grade_file(
     total = len(chosen) if chosen is not None else (validated.count if validated else None)
     if overwrite and output_path.exists():
         output_path.unlink()
+    await asyncio.to_thread(
+        check_resumable,
+        output_path,
+        rubric_sha256=rubric.sha256,
+        rubric_ref=rubric.ref,
+        judge_id=grader.judge_id,
+        judge=describe_identity(grader.identity),
+    )
     done = await asyncio.to_thread(finished_ids, output_path, rubric.sha256)
     todo = (c for c in selected_cases(input_path, chosen) if c.id not in done)
     with RecordWriter(output_path) as writer, _tracker(progress, total, len(done)) as advance:

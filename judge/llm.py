@@ -9,6 +9,7 @@ import httpx
 from judge.client import ChatClient, Completion
 from judge.config import JudgeConfig
 from judge.errors import ApiError
+from judge.identity import endpoint_of
 from judge.outcome import Outcome
 from judge.parse import ParseError, parse_verdict
 from judge.rubric import Rubric
@@ -28,15 +29,7 @@ class LLMJudge:
         self.name = config.model or ""
 
     def cache_identity(self) -> dict[str, Any]:
-        cfg = self.config
-        return {
-            "model": cfg.model,
-            "temperature": cfg.temperature,
-            "top_p": cfg.top_p,
-            "seed": cfg.seed,
-            "max_tokens": cfg.max_tokens,
-            "output_mode": cfg.output_mode,
-        }
+        return model_identity(self.config)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -72,6 +65,19 @@ class LLMJudge:
                 {"role": "user", "content": REPAIR_PROMPT.format(reason=reason)},
             ]
         raise AssertionError("unreachable")
+
+
+def model_identity(cfg: JudgeConfig) -> dict[str, Any]:
+    """What decides a model judge's verdicts besides the case (judge.identity)."""
+    return {
+        "model": cfg.model,
+        "endpoint": endpoint_of(cfg.base_url),
+        "temperature": cfg.temperature,
+        "top_p": cfg.top_p,
+        "seed": cfg.seed,
+        "max_tokens": cfg.max_tokens,
+        "output_mode": cfg.output_mode,
+    }
 
 
 def read_reply(

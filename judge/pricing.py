@@ -2,10 +2,13 @@
 
 Prices are USD per million tokens (input, output), list prices as published by the
 provider; a longer matching prefix wins (`gpt-4o-mini` before `gpt-4o`). A model not in the
-table has no estimate unless prices are given.
+table, or served anywhere but OpenAI's endpoint, has no estimate unless prices are given;
+a run that spent no tokens costs nothing.
 """
 
 from __future__ import annotations
+
+from judge.identity import OPENAI_BASE_URL, endpoint_of
 
 PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
@@ -34,9 +37,19 @@ def price_for(
     return PRICES_PER_MILLION[max(matches, key=len)] if matches else None
 
 
+def list_price(model: str | None, base_url: str | None) -> tuple[float, float] | None:
+    """The table's price for `model` at OpenAI's own endpoint only: elsewhere the same model
+    name says nothing about what a token costs (a local server, a proxy), so it is unknown."""
+    if model is None or endpoint_of(base_url) != endpoint_of(OPENAI_BASE_URL):
+        return None
+    return price_for(model)
+
+
 def estimate_cost(
     prompt_tokens: int, completion_tokens: int, prices: tuple[float, float] | None
 ) -> float | None:
+    if prompt_tokens == completion_tokens == 0:
+        return 0.0  # nothing spent costs nothing, whatever the price
     if prices is None:
         return None
     return (prompt_tokens * prices[0] + completion_tokens * prices[1]) / 1_000_000

@@ -13,8 +13,6 @@ counted in the report and left out of every rate.
 from __future__ import annotations
 
 import math
-import operator
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from scipy import stats
 
 from calibration.intervals import binomial_test_p, wilson_interval
 from calibration.report import to_strict_json
+from judge import gates
 from judge.errors import UsageError
 from judge.grader import Grader
 from judge.inputs import iter_cases, validate_file
@@ -205,23 +204,62 @@ def write_outputs(result: ProbeResult, out: Path) -> list[Path]:
 
 # ---- the gate --------------------------------------------------------------------------
 
-_EXPR = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|!=|<|>)\s*(-?[\d.]+(?:e-?\d+)?)\s*$")
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
-
 
 def parse_condition(text: str) -> tuple[str, str, float]:
     """`METRIC OP NUMBER` (e.g. `flip_rate > 0`) -> its parts; UsageError otherwise."""
-    match = _EXPR.match(text)
-    if not match:
-        raise UsageError(f"--fail-if {text!r}: expected METRIC OP NUMBER, e.g. 'flip_rate > 0'")
-    return match[1], match[2], float(match[3])
+    condition = gates.parse_condition(text)
+    return condition.metric, condition.op, condition.threshold
+
+
+# What `--fail-if` may name, per probe: the report's numbers (tests/test_exit_codes.py checks
+# these against real reports). Rates' `_ci95` lists and per-case maps are not gateable.
+_PROBE_METRICS: dict[str, tuple[str, ...]] = {
+    "position": (
+        *("judge_calls", "pairs", "complete_pairs", "unparsed_pairs", "consistent_pairs"),
+        *("consistency_rate", "inconsistent_pairs", "first_slot_inconsistency_rate"),
+        *("second_slot_inconsistency_rate", "tie_inconsistency_rate", "first_position_wins"),
+        *("decisive_verdicts", "first_position_win_rate", "first_position_p_value"),
+        *("tie_verdicts", "tie_rate", "tied_both_orders", "inconsistent.first_slot"),
+        *("inconsistent.second_slot", "inconsistent.with_tie", "resolved.a", "resolved.b"),
+        "resolved.tie",
+    ),
+    "verbosity": ("cases", "n"),
+    "repeat": (
+        *("cases", "repeats", "judge_calls", "complete_cases", "agreeing_cases"),
+        *("exact_agreement_rate", "mean_spread", "max_spread", "krippendorff_alpha_labels"),
+        "krippendorff_alpha_scores",
+    ),
+    "injection": ("cases", "variants"),
+    "self-preference": (
+        *("cases", "mixed_pairs", "own_wins", "decisive_verdicts", "own_win_rate"),
+        *("own_win_p_value", "human_matched", "human_own_win_rate", "excess_own_preference"),
+    ),
+}
+_CHANGE = (
+    *("n", "mean_score_change", "raised", "lowered", "unchanged", "share_raised"),
+    *("share_lowered", "wilcoxon_p_value"),
+)
+_FLIPS = ("eligible", "flips", "flip_rate", "toward_rate")
+
+
+def probe_metric_names(kind: str, *, paddings: Sequence[str] = ()) -> set[str]:
+    """Every name `--fail-if` accepts for a probe (`paddings`: the verbosity strategies
+    chosen, default all), so a typo is refused before anything is sent."""
+    from judge.probes_injection import INJECTIONS, PLACEMENTS
+    from judge.probes_verbosity import PADDINGS
+
+    names = set(_PROBE_METRICS[kind])
+    if kind != "position":
+        names |= {f"status.{s}" for s in ("ok", "abstained", "parse_error", "api_error")}
+    if kind == "verbosity":
+        names |= set(_CHANGE)
+        for strategy in paddings or PADDINGS:
+            names |= {f"by_strategy.{strategy}.{leaf}" for leaf in _CHANGE}
+    if kind == "injection":
+        names |= set(_FLIPS)
+        for group, keys in (("by_injection", INJECTIONS), ("by_placement", PLACEMENTS)):
+            names |= {f"{group}.{key}.{leaf}" for key in keys for leaf in _FLIPS}
+    return names
 
 
 def _lookup(report: dict[str, Any], path: str) -> Any:
@@ -249,7 +287,7 @@ def run_gate(
         value = _lookup(result.report, name)
         if value is not None and not isinstance(value, int | float):
             raise UsageError(f"--fail-if: {name!r} is not a number")
-        holds = value is not None and _OPS[op](float(value), threshold)
+        holds = value is not None and gates.OPS[op](float(value), threshold)
         status = "undefined" if value is None else "failed" if holds else "ok"
         checks.append({"condition": text, "value": value, "status": status})
     if biased:

@@ -116,7 +116,7 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
         raise RubricError(f"rubric id {name!r} must be lower-case letters, digits, - or _")
     if not version:
         return name, None
-    if not version.lstrip("v").isdigit():
+    if not (version.lstrip("v").isascii() and version.lstrip("v").isdigit()):
         raise RubricError(f"rubric reference {ref!r}: version must be a number, like {name}@1")
     return name, int(version.lstrip("v"))
 
@@ -207,7 +207,11 @@ def read_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> dict[str, str]:
     path = rubrics_dir / LOCK_NAME
     if not path.exists():
         return lock
-    for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RubricError(f"cannot read the lock: {exc}", path=str(path)) from None
+    for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue

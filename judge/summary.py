@@ -15,8 +15,6 @@ from judge.pricing import estimate_cost
 from judge.rubric import Rubric
 from judge.schemas import GradedRecord
 
-COMMON_METRICS = ("cases", "scored", "mean_score", "cached")
-
 
 @dataclass
 class _Stats:
@@ -81,9 +79,3 @@ class SummaryBuilder:
         out["estimated_cost_usd"] = None if cost is None else round(cost, 6)
         out["by_slice"] = {name: s.result() for name, s in sorted(self.slices.items())}
         return out
-
-
-def metric_names(rubric: Rubric) -> list[str]:
-    """Every numeric figure of this rubric's summary a `--fail-if` gate may name."""
-    statuses = [f"status.{s}" for s in ("ok", "abstained", "parse_error", "api_error")]
-    return [*COMMON_METRICS, *statuses, *rubric.behaviour.metric_names(rubric)]

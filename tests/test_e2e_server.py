@@ -158,9 +158,10 @@ def test_cache_hits_and_every_key_part_misses(
 def test_failures_are_not_cached(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", [case("a")])
     openai_server.script(Reply(content="{broken"), Reply(content="{still broken"))
+    # every case failed: exit 1 since issue 16 (was 0); the record is kept
     assert (
         grade(openai_server, source, tmp_path / "o.jsonl", tmp_path / "cache", "--concurrency", "1")
-        == 0
+        == 1
     )
     assert read_jsonl(tmp_path / "o.jsonl")[0]["status"] == "parse_error"
     openai_server.reset_stats()

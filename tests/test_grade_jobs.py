@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from judge.errors import OutputConflictError
 from judge.grader import Grader
 from judge.jobs import Selection, grade_file
 from judge.kinds.faithfulness import FaithfulnessVerdict
@@ -177,26 +178,42 @@ def test_sample_is_reproducible_and_limit_takes_the_first(source: Path, tmp_path
     assert [r["id"] for r in read_jsonl(tmp_path / "l.jsonl")] == ["a", "b"]
 
 
-def test_records_from_another_rubric_file_are_not_kept(source: Path, tmp_path: Path) -> None:
+def test_records_from_another_rubric_file_stop_the_resume(source: Path, tmp_path: Path) -> None:
+    # Issue 16 item 1: these records used to be replaced silently; now the run is refused
+    # and the file left byte-identical.
     out = tmp_path / "out.jsonl"
     run(ScriptedJudge(CLAIMS), source, out)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     lines[0]["rubric_sha256"] = "0" * 64
     out.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    before = out.read_bytes()
     again = ScriptedJudge(CLAIMS)
-    run(again, source, out)
-    assert again.asked == ["a"]
-    assert len(read_jsonl(out)) == len(CLAIMS)
+    with pytest.raises(OutputConflictError, match="1 record.* of another rubric file"):
+        run(again, source, out)
+    assert again.asked == [] and out.read_bytes() == before
+    run(again, source, out, overwrite=True)
+    assert sorted(again.asked) == sorted(CLAIMS)
 
 
-def test_cli_sample_is_seeded_by_seed(tmp_path: Path) -> None:
+def test_cli_sample_is_seeded_by_sample_seed_alone(tmp_path: Path) -> None:
+    # Issue 16 item 5 reverses the earlier `--sample N --seed S`: --seed is the judge's
+    # sampling seed (records, cache key); the sample has its own --sample-seed (default 0).
     from judge.cli import main
 
     source = write_jsonl(tmp_path / "in.jsonl", [case(f"c{i}") for i in range(30)])
-    picks = []
-    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+    picks = {}
+    for name, extra in {
+        "default": [],
+        "seed": ["--seed", "3"],
+        "sample-seed": ["--sample-seed", "3"],
+        "again": ["--sample-seed", "3", "--seed", "9"],
+        "other": ["--sample-seed", "4"],
+    }.items():
         out = tmp_path / f"{name}.jsonl"
         args = ["grade", str(source), "--rubric", "relevance", "-o", str(out), "--sample", "5"]
-        assert main([*args, "--seed", seed], env={}) == 0
-        picks.append([r["id"] for r in read_jsonl(out)])
-    assert picks[0] == picks[1] and len(picks[0]) == 5 and picks[0] != picks[2]
+        assert main([*args, *extra], env={}) == 0
+        picks[name] = [r["id"] for r in read_jsonl(out)]
+    assert len(picks["default"]) == 5
+    assert picks["seed"] == picks["default"]  # the judge's seed does not move the sample
+    assert picks["again"] == picks["sample-seed"] != picks["default"]
+    assert picks["other"] != picks["sample-seed"]

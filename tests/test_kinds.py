@@ -11,12 +11,13 @@ import pytest
 from pydantic import ValidationError
 
 from judge.errors import RubricError
+from judge.gates import grade_metric_names
 from judge.kinds import Abstain, get_kind, kind_names
 from judge.kinds.criteria import combine
 from judge.rubric import RubricLibrary, load_rubric, write_lock
 from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord, JudgeInfo
-from judge.summary import SummaryBuilder, metric_names
+from judge.summary import SummaryBuilder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 USER_RUBRICS = EXAMPLES / "rubrics"
@@ -141,7 +142,7 @@ def test_summaries_of_the_generic_kinds() -> None:
     assert result["criteria"]["relevance"]["mean"] == 4.0
     assert result["criteria"]["invented_policy"]["rate"] == 0.5
     assert result["pass_rate"] == 0.5 and result["failed"] == 1
-    names = metric_names(LIBRARY.load("support-quality"))
+    names = grade_metric_names(LIBRARY.load("support-quality"))
     assert {"criteria.grounding.mean", "criteria.invented_policy.rate", "pass_rate"} <= set(names)
 
 

@@ -168,14 +168,15 @@ def test_run_killed_and_resumed_gives_the_same_file(tmp_path, server_factory):
     finish(cli(source, tmp_path / "whole.jsonl", reference.base_url))
     whole = read_records(tmp_path / "whole.jsonl")
 
-    answered = 0
+    answered, holding = 0, True
 
     def hold_after_80(request: Any) -> Reply:
         # every request after the 80th hangs, so the kill lands mid-run whatever the speed
         nonlocal answered
         answered += 1
-        return Reply() if answered <= 80 else Reply(delay=120)
+        return Reply() if not holding or answered <= 80 else Reply(delay=120)
 
+    # one server for both runs: a resume must ask the same endpoint (the judge identity)
     stalled = server_factory(faults=plan, responder=hold_after_80)
     output = tmp_path / "resumed.jsonl"
     process = cli(source, output, stalled.base_url)
@@ -187,7 +188,9 @@ def test_run_killed_and_resumed_gives_the_same_file(tmp_path, server_factory):
     with output.open("ab") as handle:  # as if the kill had torn a line in half
         handle.write(b'{"id": "case-0199", "rubric": "faithful')
 
-    resumed = server_factory(faults=plan)
+    holding = False
+    stalled.reset_stats()
+    resumed = stalled
     finish(cli(source, output, resumed.base_url))
     again = read_records(output)
     assert [outcome(r) for r in again] == [outcome(r) for r in whole]

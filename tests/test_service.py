@@ -176,6 +176,14 @@ def test_upload_that_does_not_validate_names_the_line(api: httpx.Client) -> None
     assert any("duplicate id" in p for p in problems)
 
 
+def test_upload_nested_5000_deep_is_422_naming_the_line(api: httpx.Client) -> None:
+    body = json.dumps(case("ok1")) + "\n" + "[" * 5000 + "]" * 5000 + "\n"  # was a 500
+    headers = {"Content-Type": "application/x-ndjson"}
+    response = api.post("/v1/jobs?rubric=faithfulness", content=body, headers=headers)
+    assert_error(response, 422, "body")
+    assert any(p.startswith("line 2") for p in response.json()["error"]["problems"])
+
+
 def test_unknown_job_and_cancel_of_a_finished_job(api: httpx.Client) -> None:
     assert_error(api.get("/v1/jobs/job_nope"), 404)
     assert_error(api.get("/v1/jobs/job_nope/records"), 404)

@@ -176,10 +176,6 @@ class Kind:
     def new_stats(self, rubric: Rubric) -> KindStats:
         return KindStats()
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        """The summary's numeric figures a `--fail-if` gate may name."""
-        return []
-
     # ---- the rules judge -----------------------------------------------------------
 
     def rules_verdict(

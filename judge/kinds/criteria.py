@@ -191,12 +191,6 @@ class CriteriaKind(Kind):
     def new_stats(self, rubric: Rubric) -> KindStats:
         return CriteriaStats(spec=self._spec(rubric))
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        names = ["mean_score", "pass_rate", "failed"]
-        for c in self._spec(rubric).criteria:
-            names.append(f"criteria.{c.name}.{'rate' if c.type == 'boolean' else 'mean'}")
-        return names
-
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
     ) -> BaseModel | Abstain:

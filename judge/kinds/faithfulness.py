@@ -113,16 +113,6 @@ class FaithfulnessKind(Kind):
     def new_stats(self, rubric: Rubric) -> KindStats:
         return FaithfulnessStats()
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        return [
-            "mean_score",
-            "claims",
-            "supported_claims",
-            "contradicted_claims",
-            "claim_hallucination_rate",
-            "answer_hallucination_rate",
-        ]
-
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
     ) -> BaseModel:

@@ -113,10 +113,6 @@ class LabelsKind(Kind):
         spec = self._spec(rubric)
         return LabelsStats(names=[x.name for x in spec.labels], pass_at=spec.pass_at)
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        names = ["mean_score", *(f"label_rates.{c.name}" for c in self.choices(rubric))]
-        return [*names, "pass_rate"] if self._spec(rubric).pass_at is not None else names
-
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:
         return fields == {"rationale", "label"}
 

@@ -116,9 +116,6 @@ class PairwiseKind(Kind):
     def new_stats(self, rubric: Rubric) -> KindStats:
         return PairwiseStats()
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        return ["mean_score", "win_rates.A", "win_rates.B", "win_rates.tie"]
-
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
     ) -> BaseModel:

@@ -84,9 +84,6 @@ class RelevanceKind(Kind):
     def new_stats(self, rubric: Rubric) -> KindStats:
         return RelevanceStats()
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        return ["mean_score", "mean_relevance", "mean_normalised"]
-
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
     ) -> BaseModel:

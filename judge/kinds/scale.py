@@ -121,10 +121,6 @@ class ScaleKind(Kind):
         spec: ScaleSpec = rubric.spec
         return ScaleStats(names=[str(p) for p in spec.scale.points], pass_at=spec.scale.passing)
 
-    def metric_names(self, rubric: Rubric) -> list[str]:
-        labels = [f"label_rates.{c.name}" for c in self.choices(rubric)]
-        return ["mean_score", "mean_value", "pass_rate", *labels]
-
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
     ) -> BaseModel | Abstain:
