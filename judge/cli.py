@@ -1,27 +1,40 @@
-"""`judge` command line: argument parsing and printing only; the work is in the modules."""
+"""`judge` command line: argument parsing and printing only; the work is in the modules.
+
+Start-up stays light: a subcommand's module, and the libraries behind it (the HTTP client,
+scipy, scikit-learn, matplotlib, FastAPI), load only when that subcommand runs
+(`_LazyCommands`); `judge --help`, `--version` and `rubrics` load none of them.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import logging
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import SecretStr, ValidationError
 
-from judge.api import open_grader
 from judge.config import JudgeConfig
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
-from judge.jobs import Selection, grade_file
-from judge.pricing import price_for
-from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
+from judge.rubric import (
+    DEFAULT_RUBRICS_DIR,
+    Rubric,
+    list_rubrics,
+    load_rubric,
+    lock_sha256,
+    verify_lock,
+)
+
+if TYPE_CHECKING:
+    from judge.jobs import Selection
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 OFFLINE_NOTE = (
@@ -36,16 +49,36 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
     group.add_argument("--concurrency", type=int, default=16, help="requests in flight (16)")
-    group.add_argument("--temperature", type=float, default=0.0)
-    group.add_argument("--top-p", type=float, default=None)
-    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
-    group.add_argument("--max-tokens", type=int, default=1024)
-    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
-    group.add_argument("--max-retries", type=int, default=5)
     group.add_argument(
-        "--output-mode", choices=["auto", "json_schema", "json_object", "prompt"], default="auto"
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="sampling temperature sent to the judge (0: the most repeatable verdicts)",
     )
-    group.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")
+    group.add_argument(
+        "--top-p", type=float, default=None, help="nucleus sampling sent to the judge (unset)"
+    )
+    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
+    group.add_argument(
+        "--max-tokens", type=int, default=1024, help="longest reply the judge may write (1024)"
+    )
+    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    group.add_argument(
+        "--max-retries",
+        type=int,
+        default=5,
+        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection (5)",
+    )
+    group.add_argument(
+        "--output-mode",
+        choices=["auto", "json_schema", "json_object", "prompt"],
+        default="auto",
+        help="how the verdict's JSON is asked for; auto tries json_schema, then json_object, "
+        "then the schema in the prompt, as the server allows (auto)",
+    )
+    group.add_argument(
+        "--cache-dir", type=Path, default=None, help="verdict cache folder (~/.cache/llm-judge)"
+    )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     group.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
 
@@ -98,9 +131,28 @@ def show_progress(env: Mapping[str, str]) -> bool:
 # ---- judge rubrics ---------------------------------------------------------------------
 
 
+RUBRICS_EXAMPLES = """\
+examples:
+  judge rubrics                        id, version, kind and short sha256 of every rubric
+  judge rubrics show faithfulness@1    the rubric file itself, with its full sha256
+  judge rubrics verify                 exit 2 if a released file differs from rubrics.lock
+"""
+
+
 def _add_rubrics(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rubrics", help="list rubrics, or show one")
-    p.add_argument("action", nargs="?", choices=["list", "show", "verify"], default="list")
+    p = sub.add_parser(
+        "rubrics",
+        help="list the rubrics, show one, or verify them against rubrics.lock",
+        epilog=RUBRICS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["list", "show", "verify"],
+        default="list",
+        help="list (the default), show ID@VERSION, or verify the lock",
+    )
     p.add_argument("ref", nargs="?", help="ID@VERSION for show")
     p.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
     p.set_defaults(run=_run_rubrics)
@@ -132,8 +184,29 @@ def _run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 # ---- judge grade -----------------------------------------------------------------------
 
 
+GRADE_EXAMPLES = """\
+examples:
+  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl --summary summary.json
+  judge grade examples/pairs.jsonl --rubric pairwise -o pairs.graded.jsonl
+  judge grade cases.jsonl --rubric faithfulness@1 -o graded.jsonl \\
+      --model gpt-4o-2024-08-06 --concurrency 32          # needs OPENAI_API_KEY
+  judge grade cases.jsonl --rubric relevance --limit 20 -o first20.jsonl
+  judge grade answers.jsonl --rubric faithfulness --model gpt-4o-2024-08-06 --batch-api -o graded.jsonl
+
+Running the same command again resumes: records already done are kept.
+With no --model (and no $JUDGE_MODEL) the offline rules judge grades, with no network.
+"""
+
+
 def _add_grade(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("grade", help="grade an answer set (JSONL or CSV) with one rubric")
+    p = sub.add_parser(
+        "grade",
+        help="grade an answer set (JSONL or CSV) with one rubric",
+        description="Grade every case of INPUT with one rubric; one record per case, in "
+        "input order, then a summary.",
+        epilog=GRADE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin")
     p.add_argument("--rubric", required=True, help="ID or ID@VERSION (latest version if omitted)")
     p.add_argument("-o", "--output", type=Path, help="records file (default: INPUT.RUBRIC.jsonl)")
@@ -198,6 +271,9 @@ async def _grade(
     env: Mapping[str, str],
     prices: tuple[float, float] | None,
 ) -> dict[str, Any]:
+    from judge.api import open_grader
+    from judge.jobs import grade_file
+
     async with open_grader(config, rubric) as grader:
         return await grade_file(
             grader,
@@ -213,12 +289,16 @@ async def _grade(
 
 def selection_from_args(args: argparse.Namespace) -> Selection:
     """`--limit N`, or `--sample N` seeded by `--sample-seed`, else by `--seed`."""
+    from judge.jobs import Selection
+
     seed = args.sample_seed if args.sample_seed is not None else args.seed
     return Selection(limit=args.limit, sample=args.sample, seed=seed if seed is not None else 0)
 
 
 def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:
     """USD per million (prompt, completion) tokens: the flags, else the table's price."""
+    from judge.pricing import price_for
+
     if args.price_input is not None or args.price_output is not None:
         return (args.price_input or 0.0, args.price_output or 0.0)
     return price_for(config.model or "rules")
@@ -300,41 +380,164 @@ def write_json(path: Path, data: Any) -> None:
 # ---- judge calibrate -------------------------------------------------------------------
 
 
+CALIBRATE_EXAMPLES = """\
+examples:
+  judge calibrate graded.jsonl examples/human_labels.csv -o calibration-report
+  judge calibrate relevance.jsonl human.csv --weights quadratic -o report
+  judge calibrate judge.csv human.csv --judge-field score --human-field score \\
+      --group-field dialogue -o report
+  judge calibrate --plan --kappa 0.6 --width 0.2 --prevalence 0.3
+
+Writes REPORT_DIR/calibration.json, report.md and confusion.png. Readiness is read from
+the kappa interval's lower bound: below 0.4 not_ready, 0.4-0.6 rough_signal, above gate_ready.
+"""
+
+
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     from calibration import cli as calibration_cli
 
-    p = sub.add_parser("calibrate", help="agreement of a judge's labels with human labels")
+    p = sub.add_parser(
+        "calibrate",
+        help="agreement of a judge's labels with human labels",
+        epilog=CALIBRATE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     calibration_cli.add_arguments(p)
     p.set_defaults(run=lambda args, env: calibration_cli.run(args))
 
 
 # ---- main ------------------------------------------------------------------------------
 
+DESCRIPTION = """\
+Grade RAG answers with a pinned LLM judge and versioned rubrics, audit the judge for bias,
+and check it against human labels before it gates a release. With no model configured the
+offline rules judge grades, deterministically and with no network."""
+
+EPILOG = """\
+examples:
+  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl --summary summary.json
+  judge grade cases.jsonl --rubric faithfulness -o graded.jsonl --model gpt-4o-2024-08-06
+  judge rubrics
+  judge probe position examples/pairs.jsonl --rubric pairwise -o probes/position.json
+  judge calibrate graded.jsonl examples/human_labels.csv -o calibration-report
+  judge serve --port 8080
+
+A model judge is any OpenAI-compatible endpoint: --model/--base-url, or $JUDGE_MODEL,
+$OPENAI_BASE_URL and $OPENAI_API_KEY (read once, never written anywhere).
+Exit codes: 0 done, 1 the run failed, 2 bad input or usage, 3 a gate you asked for failed.
+`judge COMMAND --help` gives a command's options and examples.
+"""
+
 Register = Callable[[argparse._SubParsersAction], None]
 
+# Each subcommand: its line in `judge --help`, and "module:function" that adds its parser.
+# The module is imported only when the subcommand is chosen (see _LazyCommands).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli:_add_grade"),
+    "rubrics": ("list the rubrics, show one, or verify rubrics.lock", "judge.cli:_add_rubrics"),
+    "probe": (
+        "measure a judge's position, verbosity and other biases",
+        "judge.cli_probe:add_probe_command",
+    ),
+    "calibrate": ("check a judge's labels against human labels", "judge.cli:_add_calibrate"),
+    "batch": (
+        "status of Batch API runs; fetch one whose process ended",
+        "judge.cli_batch:add_batch_command",
+    ),
+    "serve": (
+        "run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        "judge.cli_serve:add_serve",
+    ),
+}
 
-def _registrars() -> list[Register]:
-    # Feature subcommands keep their parsing beside them, in judge/cli_<feature>.py.
-    from judge.cli_batch import add_batch_command as _add_batch
-    from judge.cli_probe import add_probe_command as _add_probe
-    from judge.cli_serve import add_serve as _add_serve
 
-    return [
-        _add_rubrics,
-        _add_grade,
-        _add_calibrate,
-        _add_batch,
-        _add_probe,
-        _add_serve,
-    ]
+class _LazyCommands(argparse._SubParsersAction):
+    """The subcommands. `judge --help` lists them from COMMANDS alone; choosing one imports
+    its module and lets its function fill in the parser argparse then hands the rest of the
+    command line to."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, list) and values
+        load_command(self, values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _Into:
+    """Given to a subcommand's function in place of the subparsers action: `add_parser`
+    returns the parser already registered under that name, with the options applied."""
+
+    SETTABLE = frozenset({"description", "epilog", "formatter_class"})
+
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+
+    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
+        options.pop("help", None)  # `judge --help` shows COMMANDS' line
+        unknown = set(options) - self.SETTABLE
+        if unknown:
+            raise TypeError(f"judge {name}: add_parser options not supported: {sorted(unknown)}")
+        for key, value in options.items():
+            setattr(self.parser, key, value)
+        return self.parser
+
+
+def load_command(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+    """The parser of subcommand `name`, with its options (imports its module once)."""
+    parser = cast(argparse.ArgumentParser, sub.choices[name])
+    if not parser.get_default("run"):
+        module, _, function = COMMANDS[name][1].partition(":")
+        register: Register = getattr(importlib.import_module(module), function)
+        register(cast(argparse._SubParsersAction, _Into(parser)))
+    return parser
+
+
+def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Every subcommand's full parser (imports every subcommand's module): for tests and docs."""
+    sub = next(a for a in parser._actions if isinstance(a, _LazyCommands))
+    return {name: load_command(sub, name) for name in COMMANDS}
+
+
+class _Version(argparse.Action):
+    """`--version`: worked out only when asked, so other commands read no package metadata."""
+
+    def __init__(self, option_strings: list[str], dest: str, **options: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **options)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_text())
+        parser.exit()
+
+
+def version_text() -> str:
+    """`judge 0.1.0 (rubrics.lock sha256 1a2b3c4d5e6f)`: the package and the rubric set."""
+    import judge
+
+    lock = lock_sha256(DEFAULT_RUBRICS_DIR)
+    return f"judge {judge.__version__} (rubrics.lock sha256 {lock[:12] if lock else 'missing'})"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="judge", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="judge",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in _registrars():
-        register(sub)
+    parser.add_argument(
+        "-V", "--version", action=_Version, help="print the version and the rubric lock's hash"
+    )
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", action=_LazyCommands
+    )
+    for name, (summary, _) in COMMANDS.items():
+        sub.add_parser(name, help=summary)
     return parser
 
 

@@ -222,9 +222,29 @@ def _finish(report: ImportReport, output: Path, summary_path: Path | None) -> No
 # ---- judge batch status | fetch --------------------------------------------------------
 
 
+BATCH_EXAMPLES = """\
+examples:
+  judge batch status batch_abc123                   one batch
+  judge batch status batch_abc123 -o graded.jsonl   every batch of that run
+  judge batch fetch batch_abc123 -o graded.jsonl    wait, download, write the records
+
+A run started with `judge grade ... --batch-api -o graded.jsonl` keeps its batch ids and
+settings in graded.jsonl.batch.json, so fetch can finish it from any process.
+"""
+
+
 def add_batch_command(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("batch", help="status of Batch API runs; fetch one whose process ended")
-    p.add_argument("action", choices=["status", "fetch"])
+    p = sub.add_parser(
+        "batch",
+        help="status of Batch API runs; fetch one whose process ended",
+        epilog=BATCH_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "action",
+        choices=["status", "fetch"],
+        help="status: print where the batches are; fetch: wait for them and write the records",
+    )
     p.add_argument(
         "batch_id", help="a batch id (fetch: any id of the run; its manifest finds the rest)"
     )

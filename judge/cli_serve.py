@@ -14,8 +14,23 @@ from judge.errors import UsageError
 log = logging.getLogger(__name__)
 
 
+SERVE_EXAMPLES = """\
+examples:
+  judge serve                         http://127.0.0.1:8080, offline rules judge, jobs in ./judge-service
+  judge serve --config service.yaml --host 0.0.0.0 --port 8080
+  JUDGE_SERVICE_TOKEN=... judge serve --host 0.0.0.0      off loopback a bearer token is required
+
+The configuration names the judges clients may pick; endpoints and keys stay on the server.
+"""
+
+
 def add_serve(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the grading service (HTTP API, jobs, OpenAPI at /docs)")
+    p = sub.add_parser(
+        "serve",
+        help="run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        epilog=SERVE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (8080)")
     p.add_argument("--config", type=Path, help="service configuration (YAML or TOML)")

@@ -234,6 +234,12 @@ def read_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> dict[str, str]:
     return lock
 
 
+def lock_sha256(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> str | None:
+    """sha256 of `rubrics.lock`: one hash that names the whole released rubric set."""
+    path = rubrics_dir / LOCK_NAME
+    return file_sha256(path) if path.is_file() else None
+
+
 def verify_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> list[str]:
     """Problems with released rubrics: a locked file changed or vanished. Empty = all good."""
     problems = []
