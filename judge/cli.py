@@ -2,26 +2,34 @@
 
 Start-up stays light: a subcommand's module, and the libraries behind it (the HTTP client,
 scipy, scikit-learn, matplotlib, FastAPI), load only when that subcommand runs
-(`_LazyCommands`); `judge --help`, `--version` and `rubrics` load none of them.
+(judge/cli_parser.py); `judge --help`, `--version` and `rubrics` load none of them. What
+the help says to users is in judge/cli_help.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import logging
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr, ValidationError
 
+from judge.cli_help import (
+    CALIBRATE_EXAMPLES,
+    DESCRIPTION,
+    EPILOG,
+    GRADE_EXAMPLES,
+    RUBRICS_EXAMPLES,
+)
+from judge.cli_parser import LazyCommands, VersionAction
 from judge.config import JudgeConfig
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import (
@@ -131,14 +139,6 @@ def show_progress(env: Mapping[str, str]) -> bool:
 # ---- judge rubrics ---------------------------------------------------------------------
 
 
-RUBRICS_EXAMPLES = """\
-examples:
-  judge rubrics                        id, version, kind and short sha256 of every rubric
-  judge rubrics show faithfulness@1    the rubric file itself, with its full sha256
-  judge rubrics verify                 exit 2 if a released file differs from rubrics.lock
-"""
-
-
 def _add_rubrics(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rubrics",
@@ -182,20 +182,6 @@ def _run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 # ---- judge grade -----------------------------------------------------------------------
-
-
-GRADE_EXAMPLES = """\
-examples:
-  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl --summary summary.json
-  judge grade examples/pairs.jsonl --rubric pairwise -o pairs.graded.jsonl
-  judge grade cases.jsonl --rubric faithfulness@1 -o graded.jsonl \\
-      --model gpt-4o-2024-08-06 --concurrency 32          # needs OPENAI_API_KEY
-  judge grade cases.jsonl --rubric relevance --limit 20 -o first20.jsonl
-  judge grade answers.jsonl --rubric faithfulness --model gpt-4o-2024-08-06 --batch-api -o graded.jsonl
-
-Running the same command again resumes: records already done are kept.
-With no --model (and no $JUDGE_MODEL) the offline rules judge grades, with no network.
-"""
 
 
 def _add_grade(sub: argparse._SubParsersAction) -> None:
@@ -380,19 +366,6 @@ def write_json(path: Path, data: Any) -> None:
 # ---- judge calibrate -------------------------------------------------------------------
 
 
-CALIBRATE_EXAMPLES = """\
-examples:
-  judge calibrate graded.jsonl examples/human_labels.csv -o calibration-report
-  judge calibrate relevance.jsonl human.csv --weights quadratic -o report
-  judge calibrate judge.csv human.csv --judge-field score --human-field score \\
-      --group-field dialogue -o report
-  judge calibrate --plan --kappa 0.6 --width 0.2 --prevalence 0.3
-
-Writes REPORT_DIR/calibration.json, report.md and confusion.png. Readiness is read from
-the kappa interval's lower bound: below 0.4 not_ready, 0.4-0.6 rough_signal, above gate_ready.
-"""
-
-
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     from calibration import cli as calibration_cli
 
@@ -408,30 +381,8 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 # ---- main ------------------------------------------------------------------------------
 
-DESCRIPTION = """\
-Grade RAG answers with a pinned LLM judge and versioned rubrics, audit the judge for bias,
-and check it against human labels before it gates a release. With no model configured the
-offline rules judge grades, deterministically and with no network."""
-
-EPILOG = """\
-examples:
-  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl --summary summary.json
-  judge grade cases.jsonl --rubric faithfulness -o graded.jsonl --model gpt-4o-2024-08-06
-  judge rubrics
-  judge probe position examples/pairs.jsonl --rubric pairwise -o probes/position.json
-  judge calibrate graded.jsonl examples/human_labels.csv -o calibration-report
-  judge serve --port 8080
-
-A model judge is any OpenAI-compatible endpoint: --model/--base-url, or $JUDGE_MODEL,
-$OPENAI_BASE_URL and $OPENAI_API_KEY (read once, never written anywhere).
-Exit codes: 0 done, 1 the run failed, 2 bad input or usage, 3 a gate you asked for failed.
-`judge COMMAND --help` gives a command's options and examples.
-"""
-
-Register = Callable[[argparse._SubParsersAction], None]
-
-# Each subcommand: its line in `judge --help`, and "module:function" that adds its parser.
-# The module is imported only when the subcommand is chosen (see _LazyCommands).
+# Each subcommand: its line in `judge --help`, and "module:function" that adds its options.
+# The module is imported only when the subcommand is chosen (judge/cli_parser.py).
 COMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli:_add_grade"),
     "rubrics": ("list the rubrics, show one, or verify rubrics.lock", "judge.cli:_add_rubrics"),
@@ -451,69 +402,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class _LazyCommands(argparse._SubParsersAction):
-    """The subcommands. `judge --help` lists them from COMMANDS alone; choosing one imports
-    its module and lets its function fill in the parser argparse then hands the rest of the
-    command line to."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        assert isinstance(values, list) and values
-        load_command(self, values[0])
-        super().__call__(parser, namespace, values, option_string)
-
-
-class _Into:
-    """Given to a subcommand's function in place of the subparsers action: `add_parser`
-    returns the parser already registered under that name, with the options applied."""
-
-    SETTABLE = frozenset({"description", "epilog", "formatter_class"})
-
-    def __init__(self, parser: argparse.ArgumentParser) -> None:
-        self.parser = parser
-
-    def add_parser(self, name: str, **options: Any) -> argparse.ArgumentParser:
-        options.pop("help", None)  # `judge --help` shows COMMANDS' line
-        unknown = set(options) - self.SETTABLE
-        if unknown:
-            raise TypeError(f"judge {name}: add_parser options not supported: {sorted(unknown)}")
-        for key, value in options.items():
-            setattr(self.parser, key, value)
-        return self.parser
-
-
-def load_command(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
-    """The parser of subcommand `name`, with its options (imports its module once)."""
-    parser = cast(argparse.ArgumentParser, sub.choices[name])
-    if not parser.get_default("run"):
-        module, _, function = COMMANDS[name][1].partition(":")
-        register: Register = getattr(importlib.import_module(module), function)
-        register(cast(argparse._SubParsersAction, _Into(parser)))
-    return parser
-
-
-def command_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    """Every subcommand's full parser (imports every subcommand's module): for tests and docs."""
-    sub = next(a for a in parser._actions if isinstance(a, _LazyCommands))
-    return {name: load_command(sub, name) for name in COMMANDS}
-
-
-class _Version(argparse.Action):
-    """`--version`: worked out only when asked, so other commands read no package metadata."""
-
-    def __init__(self, option_strings: list[str], dest: str, **options: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **options)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        print(version_text())
-        parser.exit()
-
-
 def version_text() -> str:
     """`judge 0.1.0 (rubrics.lock sha256 1a2b3c4d5e6f)`: the package and the rubric set."""
     import judge
@@ -531,13 +419,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
     parser.add_argument(
-        "-V", "--version", action=_Version, help="print the version and the rubric lock's hash"
+        "-V",
+        "--version",
+        action=VersionAction,
+        default=version_text,
+        help="print the version and the rubric lock's hash",
     )
     sub = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", action=_LazyCommands
+        dest="command", required=True, metavar="COMMAND", action=LazyCommands
     )
-    for name, (summary, _) in COMMANDS.items():
-        sub.add_parser(name, help=summary)
+    assert isinstance(sub, LazyCommands)
+    for name, (summary, target) in COMMANDS.items():
+        sub.add_lazy(name, summary, target)
     return parser
 
 

@@ -38,6 +38,7 @@ from judge.cli import (
     show_progress,
     write_json,
 )
+from judge.cli_help import BATCH_EXAMPLES
 from judge.config import JudgeConfig
 from judge.errors import UsageError
 from judge.jobs import Selection
@@ -220,17 +221,6 @@ def _finish(report: ImportReport, output: Path, summary_path: Path | None) -> No
 
 
 # ---- judge batch status | fetch --------------------------------------------------------
-
-
-BATCH_EXAMPLES = """\
-examples:
-  judge batch status batch_abc123                   one batch
-  judge batch status batch_abc123 -o graded.jsonl   every batch of that run
-  judge batch fetch batch_abc123 -o graded.jsonl    wait, download, write the records
-
-A run started with `judge grade ... --batch-api -o graded.jsonl` keeps its batch ids and
-settings in graded.jsonl.batch.json, so fetch can finish it from any process.
-"""
 
 
 def add_batch_command(sub: argparse._SubParsersAction) -> None:

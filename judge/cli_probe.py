@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
 from judge.api import open_grader
+from judge.cli_help import probe_epilog
 from judge.config import JudgeConfig
 from judge.errors import UsageError
 from judge.probes import (
@@ -35,57 +35,6 @@ from judge.probes_position import check_ids, position_result, read_recorded_verd
 from judge.probes_verbosity import PADDINGS
 from judge.rubric import Rubric
 from judge.schemas import Case
-
-# The headline numbers in each probe's report, for `--fail-if "METRIC OP NUMBER"` (any
-# number in OUT.json works, by its dotted path; tests/test_startup.py checks these exist).
-FAIL_IF_METRICS: dict[str, tuple[str, ...]] = {
-    "position": (
-        "consistency_rate",
-        "first_position_win_rate",
-        "first_position_p_value",
-        "tie_rate",
-        "first_slot_inconsistency_rate",
-        "second_slot_inconsistency_rate",
-    ),
-    "verbosity": ("mean_score_change", "share_raised", "share_lowered", "wilcoxon_p_value"),
-    "verbosity, pairwise": ("padded_win_rate", "padded_win_p_value", "padded_preferred_rate"),
-    "repeat": (
-        "exact_agreement_rate",
-        "mean_spread",
-        "max_spread",
-        "krippendorff_alpha_labels",
-        "krippendorff_alpha_scores",
-    ),
-    "injection": ("flip_rate", "toward_rate", "flips"),
-    "self-preference": ("own_win_rate", "own_win_p_value", "excess_own_preference"),
-}
-
-PROBE_EXAMPLES = """\
-examples:
-  judge probe position examples/pairs.jsonl --rubric pairwise -o probes/position.json
-  judge probe verbosity examples/cases.jsonl --rubric faithfulness -o probes/verbosity.json
-  judge probe repeat examples/cases.jsonl --rubric relevance --repeats 5 -o probes/repeat.json
-  judge probe injection examples/cases.jsonl --rubric faithfulness --max-flip-rate 0
-  judge probe position examples/pairs.jsonl --rubric pairwise --fail-if 'consistency_rate < 0.9'
-  judge probe position --verdicts tests/data/calibration/llmbar-natural-chatgpt/verdicts.jsonl \\
-      --fail-if-biased --tolerance 0.05 -o probes/chatgpt.json
-"""
-
-
-def probe_epilog() -> str:
-    """The --fail-if metric names by probe, then the examples."""
-    lines = ['metrics for --fail-if "METRIC OP NUMBER" (OP is < <= > >= == or !=):']
-    for probe, names in FAIL_IF_METRICS.items():
-        lines.extend(
-            textwrap.wrap(
-                ", ".join(names),
-                width=92,
-                initial_indent=f"  {probe + ':':<21}",
-                subsequent_indent=" " * 23,
-            )
-        )
-    lines.append("  any other number in OUT.json by its dotted path, e.g. inconsistent.first_slot")
-    return "\n".join(lines) + "\n\n" + PROBE_EXAMPLES
 
 
 def add_probe_command(sub: argparse._SubParsersAction) -> None:

@@ -9,19 +9,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from judge.cli_help import SERVE_EXAMPLES
 from judge.errors import UsageError
 
 log = logging.getLogger(__name__)
-
-
-SERVE_EXAMPLES = """\
-examples:
-  judge serve                         http://127.0.0.1:8080, offline rules judge, jobs in ./judge-service
-  judge serve --config service.yaml --host 0.0.0.0 --port 8080
-  JUDGE_SERVICE_TOKEN=... judge serve --host 0.0.0.0      off loopback a bearer token is required
-
-The configuration names the judges clients may pick; endpoints and keys stay on the server.
-"""
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
