@@ -220,6 +220,7 @@ def test_cache_folder_is_private(openai_server: FakeOpenAIServer, tmp_path: Path
     assert (tmp_path / "cache").stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume(
     server_factory: Callable[..., FakeOpenAIServer], tmp_path: Path
 ) -> None:

@@ -75,6 +75,7 @@ def cases(n: int = TOTAL) -> list[dict[str, object]]:
     return [case(f"k{i:04d}", answer=f"The free trial lasts {i} days.") for i in range(n)]
 
 
+@pytest.mark.slow
 def test_sigkill_mid_job_then_restart_finishes_each_case_once(
     service: ServiceProcess, slow_judge: FakeOpenAIServer, stall: StallAfter
 ) -> None:
@@ -104,6 +105,7 @@ def test_sigkill_mid_job_then_restart_finishes_each_case_once(
     assert KEY not in service.log_text()
 
 
+@pytest.mark.slow
 def test_cancel_a_running_job(service: ServiceProcess, stall: StallAfter) -> None:
     with service.client(token=None) as api:
         body = {"rubric": "faithfulness", "judge": "slow", "cases": cases(200)}
