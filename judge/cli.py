@@ -142,7 +142,7 @@ def show_progress(env: Mapping[str, str]) -> bool:
 def _add_rubrics(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rubrics",
-        help="list the rubrics, show one, or verify them against rubrics.lock",
+        help="list the rubrics, show one, or verify rubrics.lock",
         epilog=RUBRICS_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -381,16 +381,17 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 # ---- main ------------------------------------------------------------------------------
 
-# Each subcommand: its line in `judge --help`, and "module:function" that adds its options.
-# The module is imported only when the subcommand is chosen (judge/cli_parser.py).
+# Each subcommand: its line in `judge --help` (the help its function gives add_parser; a test
+# keeps them equal), and "module:function" that adds its options. The module is imported
+# only when the subcommand is chosen (judge/cli_parser.py).
 COMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli:_add_grade"),
     "rubrics": ("list the rubrics, show one, or verify rubrics.lock", "judge.cli:_add_rubrics"),
     "probe": (
-        "measure a judge's position, verbosity and other biases",
+        "measure a judge's biases (position, verbosity, ...)",
         "judge.cli_probe:add_probe_command",
     ),
-    "calibrate": ("check a judge's labels against human labels", "judge.cli:_add_calibrate"),
+    "calibrate": ("agreement of a judge's labels with human labels", "judge.cli:_add_calibrate"),
     "batch": (
         "status of Batch API runs; fetch one whose process ended",
         "judge.cli_batch:add_batch_command",

@@ -4,6 +4,7 @@ and the `--fail-if` metric names the probe help lists."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 from importlib.metadata import version
 from pathlib import Path
@@ -42,6 +43,15 @@ def test_top_level_help_lists_every_command_with_examples(
     for name, (summary, _) in COMMANDS.items():
         assert f"{name} {summary}" in flat, name
     assert "examples:\n  judge grade examples/cases.jsonl" in text
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_the_command_table_repeats_what_each_command_says_of_itself(name: str) -> None:
+    summary, target = COMMANDS[name]
+    module, _, function = target.partition(":")
+    sub = argparse.ArgumentParser().add_subparsers()
+    getattr(importlib.import_module(module), function)(sub)
+    assert [(a.dest, a.help) for a in sub._choices_actions] == [(name, summary)]
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
