@@ -92,12 +92,13 @@ def read_pins(path: Path) -> dict[str, str]:
     return {m[1]: m[2] for m in found if m}
 
 
-def render(pins: dict[str, str], python_version: str) -> str:
+def render(pins: dict[str, str], python_version: str, *, checked: bool) -> str:
+    when = "after .ci/checks passed" if checked else "with --skip-checks (NOT checked)"
     head = [
-        "# Exact versions of everything `pip install -e '.[dev]'` installs, tested together.",
+        "# Exact versions of everything `pip install -e '.[dev]'` installs (a pip constraints file).",
         "# Install with: pip install -c requirements-dev.lock -e '.[dev]'",
         f"# Written by .ci/refresh_lock.py on Python {python_version} ({platform.system()}"
-        f" {platform.machine()}) after .ci/checks passed. Do not edit by hand: run the script.",
+        f" {platform.machine()}) {when}. Do not edit by hand: run the script.",
     ]
     lines = [f"{name}=={pins[name]}" for name in sorted(pins, key=normalise)]
     return "\n".join(head + lines) + "\n"
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         pins = frozen(venv_python)
         report_changes(read_pins(args.lock), pins)
         tmp = args.lock.with_suffix(".tmp")
-        tmp.write_text(render(pins, version), "utf-8")
+        tmp.write_text(render(pins, version, checked=not args.skip_checks), "utf-8")
         tmp.replace(args.lock)
         checked = "unchecked (--skip-checks)" if args.skip_checks else "checks passed"
         say(f"wrote {args.lock}: {len(pins)} packages, {checked}")
