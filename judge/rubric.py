@@ -2,6 +2,10 @@
 
 A released rubric never changes; a change is a new version file. `rubrics/rubrics.lock`
 holds the sha256 of every released file and `verify_lock` says which ones drifted.
+
+The top-level `rubrics/` folder is the single source. A wheel carries a copy as the data
+package `judge._rubrics` (pyproject.toml maps it onto that folder), found here through
+`importlib.resources`; a source checkout or an editable install reads the folder itself.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ import hashlib
 import json
 import re
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,8 +25,21 @@ from judge.errors import RubricError
 from judge.schemas import VERDICT_MODELS, Case
 
 RubricKind = Literal["faithfulness", "relevance", "pairwise"]
-DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
 LOCK_NAME = "rubrics.lock"
+_SOURCE_RUBRICS = Path(__file__).resolve().parent.parent / "rubrics"
+
+
+def packaged_rubrics_dir() -> Path:
+    """The folder of the released rubrics and their lock: `judge/_rubrics/` inside an
+    installed wheel, else the top-level `rubrics/` of the source tree this package runs from
+    (a checkout or an editable install, where the build step has not copied anything)."""
+    shipped = resources.files("judge").joinpath("_rubrics")
+    if isinstance(shipped, Path) and shipped.is_dir():  # on disk, as pip installs it
+        return shipped
+    return _SOURCE_RUBRICS
+
+
+DEFAULT_RUBRICS_DIR = packaged_rubrics_dir()
 _CASE_FIELDS = {"question", "contexts", "answer", "answer_a", "answer_b", "reference"}
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")
 _RUBRIC_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -218,6 +236,12 @@ def read_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> dict[str, str]:
             raise RubricError(f"line {number}: expected 'ID@VERSION SHA256'", path=str(path))
         lock[parts[0]] = parts[1]
     return lock
+
+
+def lock_sha256(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> str | None:
+    """sha256 of `rubrics.lock`: one hash that names the whole released rubric set."""
+    path = rubrics_dir / LOCK_NAME
+    return file_sha256(path) if path.is_file() else None
 
 
 def verify_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> list[str]:
