@@ -313,6 +313,14 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=lambda args, env: run_calibrate(args))
 
 
+def _add_gate(sub: argparse._SubParsersAction) -> None:
+    from calibration import cli_gate
+
+    p = sub.add_parser("gate", help="a candidate judge against the baseline on human labels")
+    cli_gate.add_arguments(p)
+    p.set_defaults(run=lambda args, env: cli_gate.run(args))
+
+
 # ---- main ------------------------------------------------------------------------------
 
 Register = Callable[[argparse._SubParsersAction], None]
@@ -329,6 +337,7 @@ def _registrars() -> list[Register]:
         _add_rubrics,
         _add_grade,
         _add_calibrate,
+        _add_gate,
         _add_batch,
         _add_probe,
         _add_serve,
