@@ -308,8 +308,8 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     from calibration import cli as calibration_cli
 
     p = sub.add_parser("calibrate", help="agreement of a judge's labels with human labels")
-    calibration_cli.add_arguments(p)
-    add_html_option(p, cases=True)
+    calibration_cli.add_arguments(p)  # --cases included: --html and --explain share it
+    add_html_option(p)
     p.set_defaults(run=lambda args, env: run_calibrate(args))
 
 
