@@ -8,7 +8,7 @@ field (a list, or one name).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -53,16 +53,15 @@ class Cases:
         def pick(values: Sequence[Any]) -> list[Any]:
             return [values[i] for i in index]
 
-        return Cases(
-            pick(self.ids),
-            pick(self.judge),
-            pick(self.human),
-            pick(self.judge_score),
-            pick(self.human_score),
-            pick(self.slices),
-            pick(self.weight),
-            self.human_only,
-            self.spelling,
+        return replace(
+            self,
+            ids=pick(self.ids),
+            judge=pick(self.judge),
+            human=pick(self.human),
+            judge_score=pick(self.judge_score),
+            human_score=pick(self.human_score),
+            slices=pick(self.slices),
+            weight=pick(self.weight),
         )
 
     def with_weights(self, weights: Mapping[str, float] | None, path: str) -> Cases:
@@ -78,17 +77,7 @@ class Cases:
                     path=path,
                 )
             values.append(value)
-        return Cases(
-            self.ids,
-            self.judge,
-            self.human,
-            self.judge_score,
-            self.human_score,
-            self.slices,
-            values,
-            self.human_only,
-            self.spelling,
-        )
+        return replace(self, weight=values)
 
     def labels(self) -> list[str]:
         return [*self.judge, *(h for h in self.human if h is not None)]
