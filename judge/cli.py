@@ -24,6 +24,7 @@ from judge.cli_help import (
     CALIBRATE_EXAMPLES,
     DESCRIPTION,
     EPILOG,
+    GATE_EXAMPLES,
     RUBRICS_EXAMPLES,
 )
 from judge.cli_parser import LazyCommands, VersionAction
@@ -271,9 +272,22 @@ def _add_calibrate(sub: argparse._SubParsersAction) -> None:
         epilog=CALIBRATE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    calibration_cli.add_arguments(p)
-    add_html_option(p, cases=True)
+    calibration_cli.add_arguments(p)  # --cases included: --html and --explain share it
+    add_html_option(p)
     p.set_defaults(run=lambda args, env: run_calibrate(args))
+
+
+def _add_gate(sub: argparse._SubParsersAction) -> None:
+    from calibration import cli_gate
+
+    p = sub.add_parser(
+        "gate",
+        help="a candidate judge against the baseline on human labels",
+        epilog=GATE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cli_gate.add_arguments(p)
+    p.set_defaults(run=lambda args, env: cli_gate.run(args))
 
 
 # ---- main ------------------------------------------------------------------------------
@@ -289,6 +303,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge.cli_probe:add_probe_command",
     ),
     "calibrate": ("agreement of a judge's labels with human labels", "judge.cli:_add_calibrate"),
+    "gate": ("a candidate judge against the baseline on human labels", "judge.cli:_add_gate"),
     "batch": (
         "status of Batch API runs; fetch one whose process ended",
         "judge.cli_batch:add_batch_command",

@@ -55,6 +55,14 @@ examples:
                                        the CSV judge calibrate reads (id,label,annotator,...)
 """
 
+GATE_EXAMPLES = """\
+examples:
+  judge gate --baseline old.graded.jsonl --candidate new.graded.jsonl --labels anchor.csv
+                                       exit 3 if the candidate is significantly worse
+  judge gate --baseline old.jsonl --candidate new.jsonl --labels anchor.csv \\
+      --min-kappa 0.6 --max-drop 0.05 --json gate.json --markdown gate.md
+"""
+
 RUBRICS_EXAMPLES = """\
 examples:
   judge rubrics                        id, version, kind and short sha256 of every rubric

@@ -4,7 +4,6 @@ screened, everyday policy text is not, and an answer never raises its own score.
 from __future__ import annotations
 
 import pytest
-from helpers import REPO, read_jsonl
 
 from judge.grader import Grader
 from judge.probes import ProbeOptions, run_probe
@@ -14,6 +13,7 @@ from judge.rules import RulesJudge, faithfulness_verdict, relevance_verdict, spl
 from judge.rules_screen import addressed_form, normalise
 from judge.schemas import Case
 from judge.scoring import score_verdict
+from tests.helpers import REPO, read_jsonl
 
 EXAMPLES = REPO / "examples"
 CONTEXT = "Afterpay is available at checkout for orders over $35."
