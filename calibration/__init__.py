@@ -26,6 +26,8 @@ from calibration.metrics import (
 )
 from calibration.multirater import fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
 from calibration.plan import LabelPlan, plan_sample_size, predicted_width
+from calibration.ppi import MeanEstimate, ppi_mean, ppi_mean_sampled
+from calibration.ppi_summary import prediction_powered_files, prediction_powered_summary
 from calibration.rates import corrected_pass_rate, rogan_gladen, rogan_gladen_interval
 from calibration.readiness import assess_readiness
 from calibration.report import calibrate, write_report
@@ -36,6 +38,7 @@ __all__ = [
     "JoinedLabels",
     "LabelPlan",
     "LabelSet",
+    "MeanEstimate",
     "adjacent_agreement",
     "assess_readiness",
     "balanced_accuracy",
@@ -59,6 +62,10 @@ __all__ = [
     "observed_agreement",
     "per_class_scores",
     "plan_sample_size",
+    "ppi_mean",
+    "ppi_mean_sampled",
+    "prediction_powered_files",
+    "prediction_powered_summary",
     "predicted_width",
     "read_labels",
     "rogan_gladen",

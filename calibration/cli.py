@@ -104,6 +104,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="report folder (default: calibration-report)",
     )
     parser.add_argument(
+        "--cases",
+        type=Path,
+        metavar="FILE",
+        help="the cases (JSONL or CSV): --html shows their text, --explain reads their "
+        "answer length, contexts and slices",
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="why the judge errs: a logistic regression of disagreement on the cases' "
+        "features (needs --cases)",
+    )
+    parser.add_argument(
         "--plan",
         action="store_true",
         help="say how many labelled cases a narrow interval needs, then stop "
@@ -144,6 +157,8 @@ def run(
             n_bootstrap=args.bootstrap,
             seed=args.seed,
             test_fraction=args.split,
+            cases=args.cases,
+            explain=args.explain,
         )
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)

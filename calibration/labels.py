@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
@@ -26,8 +26,10 @@ __all__ = [
     "LabelSet",
     "as_number",
     "join_labels",
+    "labels_from_rows",
     "normalise_label",
     "read_labels",
+    "read_rows",
 ]
 
 ANNOTATOR_FIELD = "annotator"
@@ -144,6 +146,18 @@ def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
+def read_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) pairs of a JSONL or CSV file (chosen by suffix, then content);
+    :class:`CalibrationInputError` naming the file and line for what cannot be read."""
+    file = Path(path)
+    if not file.is_file():
+        raise CalibrationInputError("no such file", path=file)
+    try:
+        yield from _rows(file)
+    except (UnicodeDecodeError, csv.Error, OSError) as exc:
+        raise CalibrationInputError(f"cannot read the file: {exc}", path=file) from exc
+
+
 def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:
     """Read one label file; raise :class:`CalibrationInputError` naming file and line.
 
@@ -153,26 +167,33 @@ def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:
     empty or null. A record whose ``status`` is ``abstained`` counts as the label
     ``abstained`` (for the ``label`` field), so abstentions are compared, not dropped.
     """
-    file = Path(path)
-    if not file.is_file():
-        raise CalibrationInputError("no such file", path=file)
+    return _collect(Path(path), read_rows(path), field)
+
+
+def labels_from_rows(
+    rows: Iterable[Mapping[str, Any]], *, field: str = "label", source: str = "rows"
+) -> LabelSet:
+    """:func:`read_labels` for rows already in memory (graded records, a service job's
+    human labels); errors name ``source`` and the row's 1-based position."""
+    numbered = ((i, dict(row)) for i, row in enumerate(rows, start=1))
+    return _collect(Path(source), numbered, field)
+
+
+def _collect(file: Path, rows: Iterable[tuple[int, dict[str, Any]]], field: str) -> LabelSet:
     result = LabelSet(path=str(file), field=field, records=[])
     seen: set[tuple[str, str]] = set()
-    try:
-        for line, row in _rows(file):
-            graded = GRADED_RECORD_FIELDS.intersection(row)
-            if len(graded) >= 3 and not result.graded_fields:
-                result.graded_fields = graded
-            record = _record(file, line, row, field, result)
-            if record is None:
-                continue
-            key = (record.id, str(record.fields.get(ANNOTATOR_FIELD) or ""))
-            if key in seen:
-                raise CalibrationInputError(f"duplicate id {record.id!r}", path=file, line=line)
-            seen.add(key)
-            result.records.append(record)
-    except (UnicodeDecodeError, csv.Error, OSError) as exc:
-        raise CalibrationInputError(f"cannot read the file: {exc}", path=file) from exc
+    for line, row in rows:
+        graded = GRADED_RECORD_FIELDS.intersection(row)
+        if len(graded) >= 3 and not result.graded_fields:
+            result.graded_fields = graded
+        record = _record(file, line, row, field, result)
+        if record is None:
+            continue
+        key = (record.id, str(record.fields.get(ANNOTATOR_FIELD) or ""))
+        if key in seen:
+            raise CalibrationInputError(f"duplicate id {record.id!r}", path=file, line=line)
+        seen.add(key)
+        result.records.append(record)
     result.has_annotators = any(
         not _is_blank(r.fields.get(ANNOTATOR_FIELD)) for r in result.records
     )

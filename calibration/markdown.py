@@ -233,6 +233,33 @@ def _slices(r: dict[str, Any]) -> list[str]:
     return ["## Slices", "", *_table(header, rows)]
 
 
+def _explained(r: dict[str, Any]) -> list[str]:
+    section = r.get("errors_by_covariate")
+    if not section:
+        return []
+    lines = ["## Why the judge errs", "", f"**{section['summary']}**", ""]
+    rows = section.get("covariates")
+    if rows:
+        lines.append(
+            f"{section['model']}; outcome: {section['outcome']} ({section['disagreements']} "
+            f"of {section['n']} labelled cases). An odds ratio above 1 means more "
+            "disagreement, other covariates held fixed; an association, not a cause."
+        )
+        lines.append("")
+        table = [
+            [
+                row["description"] + (f" (per {row['unit']})" if row["unit"] else ""),
+                row["odds_ratio"],
+                _ci(row["ci95"]),
+                row["p_value"],
+            ]
+            for row in rows
+        ]
+        lines += _table(["covariate", "odds ratio", "95% interval", "p"], table)
+    lines += [f"- {note}" for note in section.get("notes") or []]
+    return [*lines, ""] if section.get("notes") else lines
+
+
 def _disagreements(r: dict[str, Any]) -> list[str]:
     rows = r.get("disagreements") or []
     if not rows:
@@ -262,6 +289,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         _inter_annotator,
         _threshold,
         _slices,
+        _explained,
         _disagreements,
     ):
         lines += section(result)

@@ -12,8 +12,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from calibration.analysis import analyse
+from calibration.analysis import analyse, scale_of
+from calibration.covariates import read_cases
 from calibration.errors import CalibrationInputError
+from calibration.explain import errors_by_covariate
 from calibration.held_out import held_out_section
 from calibration.metrics import Weights
 from calibration.output import to_strict_json, write_report
@@ -41,6 +43,8 @@ def calibrate(
     n_bootstrap: int = 1000,
     seed: int = 0,
     test_fraction: float | None = None,
+    cases: str | Path | None = None,
+    explain: bool = False,
 ) -> dict[str, Any]:
     """Read both label files, join them on ``id`` and compute every statistic that applies.
 
@@ -53,7 +57,16 @@ def calibrate(
     label, seeded by ``seed``): a fitted threshold is fitted on the rest (dev), the
     top-level figures and readiness are the test split's, and ``split`` puts dev and test
     side by side.
+
+    ``explain`` adds ``errors_by_covariate`` (:mod:`calibration.explain`): which case
+    features (from the ``cases`` file: answer length, contexts, slices) go with the
+    judge's disagreements, over every labelled case.
     """
+    if explain and cases is None:
+        raise CalibrationInputError(
+            "--explain needs --cases CASES: the cases file the answer length, contexts and "
+            "slices are read from"
+        )
     if n_bootstrap < 0:
         raise CalibrationInputError(f"n_bootstrap must be 0 (no intervals) or more: {n_bootstrap}")
     settings = Settings(
@@ -79,8 +92,22 @@ def calibrate(
         result["split"] = held_out_section(prepared.split, prepared.pairs.ids, dev, result)
     if slice_field:
         result["slices"] = _slices(prepared, scope["test"], slice_field, group_field)
+    if explain and cases is not None:
+        result["errors_by_covariate"] = _explain(prepared, cases)
     result["settings"] = _settings(prepared, settings)
+    if cases is not None:
+        result["settings"]["cases_file"] = str(cases)
     return result
+
+
+def _explain(prepared: Prepared, cases: str | Path) -> dict[str, Any]:
+    pairs = prepared.pairs
+    if scale_of(pairs.human, pairs.judge) == "continuous":
+        note = "needs labels, not continuous scores (use --threshold T)"
+        return {"covariates": None, "notes": [note], "summary": f"not estimated: {note}"}
+    return errors_by_covariate(
+        pairs.ids, pairs.human, pairs.judge, read_cases(cases), extra=pairs.fields
+    )
 
 
 def _settings(prepared: Prepared, settings: Settings) -> dict[str, Any]:

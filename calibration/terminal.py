@@ -91,6 +91,9 @@ def _split_lines(result: dict[str, Any]) -> list[str]:
 def print_summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
     """Print the summary of a calibration result to ``out``."""
     lines = [*_data_lines(result), *_split_lines(result), *_figure_lines(result)]
+    explained = result.get("errors_by_covariate")
+    if explained:
+        lines.append(f"why the judge errs: {explained['summary']}")
     lines.append(f"readiness: {result['readiness']}")
     lines += [f"  - {reason}" for reason in result["readiness_reasons"]]
     gate = result.get("gate")

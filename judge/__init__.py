@@ -1,12 +1,36 @@
-"""LLM-as-judge grading: versioned rubrics, a pinned judge, bias probes and calibration."""
+"""LLM-as-judge grading: versioned rubrics, a pinned judge, bias probes and calibration.
 
-from judge.api import Judge, make_backend
-from judge.config import JudgeConfig
-from judge.errors import ApiError, InputError, JudgeError, RubricError
-from judge.grader import Grader
-from judge.rubric import Rubric, list_rubrics, load_rubric
-from judge.rules import RulesJudge, token_f1
-from judge.schemas import Case, GradedRecord, JudgeInfo, Usage
+The names below are imported on first use (PEP 562 `__getattr__`): `import judge` and the
+`judge` command start without loading the HTTP client, scipy or the service framework,
+and `from judge import Judge` works as usual. Type checkers read the imports under
+TYPE_CHECKING.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judge.api import Judge, make_backend
+    from judge.config import JudgeConfig
+    from judge.errors import ApiError, InputError, JudgeError, RubricError
+    from judge.grader import Grader
+    from judge.rubric import Rubric, list_rubrics, load_rubric
+    from judge.rules import RulesJudge, token_f1
+    from judge.schemas import Case, GradedRecord, JudgeInfo, Usage
+
+_HOMES = {
+    "judge.api": ("Judge", "make_backend"),
+    "judge.config": ("JudgeConfig",),
+    "judge.errors": ("ApiError", "InputError", "JudgeError", "RubricError"),
+    "judge.grader": ("Grader",),
+    "judge.rubric": ("Rubric", "list_rubrics", "load_rubric"),
+    "judge.rules": ("RulesJudge", "token_f1"),
+    "judge.schemas": ("Case", "GradedRecord", "JudgeInfo", "Usage"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+DISTRIBUTION = "llm-judge"
 
 __all__ = [
     "ApiError",
@@ -27,3 +51,28 @@ __all__ = [
     "make_backend",
     "token_f1",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _installed_version()
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'judge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups find it without this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})
+
+
+def _installed_version() -> str:
+    """The installed distribution's version; a source tree never installed has none."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -6,21 +6,21 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from judge.cache import VerdictCache
 from judge.config import JudgeConfig, default_cache_dir
 from judge.grader import Grader
 from judge.jobs import Selection, grade_file
-from judge.llm import LLMJudge
 from judge.outcome import Backend
 from judge.pricing import list_price
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord
 from judge.summary import SummaryBuilder
+
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 CaseLike = Case | Mapping[str, Any]
@@ -30,6 +30,8 @@ def make_backend(config: JudgeConfig, *, http_client: httpx.AsyncClient | None =
     """The rules judge when no model is configured, else a model judge for the endpoint."""
     if config.offline:
         return RulesJudge()
+    from judge.llm import LLMJudge  # the HTTP client and SDK load only for a model judge
+
     return LLMJudge(config, http_client=http_client)
 
 

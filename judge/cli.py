@@ -1,45 +1,48 @@
-"""`judge` command line: argument parsing and printing only; the work is in the modules."""
+"""`judge` command line: argument parsing and printing only; the work is in the modules.
+
+Start-up stays light: a subcommand's module, and the libraries behind it (the HTTP client,
+scipy, scikit-learn, matplotlib, FastAPI), load only when that subcommand runs
+(judge/cli_parser.py); `judge --help`, `--version` and `rubrics` load none of them. What
+the help says to users is in judge/cli_help.py.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
 import shutil
 import sys
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr, ValidationError
 
-from judge.api import open_grader
-from judge.cli_run import (
-    EXIT_FATAL,
-    EXIT_GATE,  # noqa: F401 (re-exported: judge.cli_probe and callers use judge.cli.EXIT_*)
-    EXIT_OK,
-    EXIT_USAGE,
-    add_run_options,
-    check_run_options,
-    discover_model,
-    finish_run,
-    grade_outputs,
-    run_conditions,
-    table_price,
+from judge.cli_help import (
+    CALIBRATE_EXAMPLES,
+    DESCRIPTION,
+    EPILOG,
+    GATE_EXAMPLES,
+    RUBRICS_EXAMPLES,
 )
+from judge.cli_parser import LazyCommands, VersionAction
 from judge.config import JudgeConfig, default_cache_dir
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
-from judge.inputs import derived_ids_note
-from judge.jobs import Selection, grade_file
 from judge.kinds import get_kind
-from judge.outputs import check_outputs
-from judge.report.cli import add_html_option, check_grade_html, grade_html, run_calibrate
-from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, list_rubrics, load_rubric, verify_lock
+from judge.rubric import (
+    DEFAULT_RUBRICS_DIR,
+    list_rubrics,
+    load_rubric,
+    lock_sha256,
+    verify_lock,
+)
 
-DEFAULT_SAMPLE_SEED = 0
+if TYPE_CHECKING:
+    from judge.jobs import Selection
+
+EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 OFFLINE_NOTE = (
     "judge: no model configured: grading with the offline rules judge (deterministic, no network)"
 )
@@ -52,17 +55,38 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
     group.add_argument("--concurrency", type=int, default=16, help="requests in flight (16)")
-    group.add_argument("--temperature", type=float, default=0.0)
-    group.add_argument("--top-p", type=float, default=None)
-    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
-    group.add_argument("--max-tokens", type=int, default=1024)
-    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
-    group.add_argument("--max-retries", type=int, default=5)
     group.add_argument(
-        "--output-mode", choices=["auto", "json_schema", "json_object", "prompt"], default="auto"
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="sampling temperature sent to the judge (0: the most repeatable verdicts)",
     )
     group.add_argument(
-        "--cache-dir", type=Path, default=None, help="($XDG_CACHE_HOME or ~/.cache)/llm-judge"
+        "--top-p", type=float, default=None, help="nucleus sampling sent to the judge (unset)"
+    )
+    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
+    group.add_argument(
+        "--max-tokens", type=int, default=1024, help="longest reply the judge may write (1024)"
+    )
+    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    group.add_argument(
+        "--max-retries",
+        type=int,
+        default=5,
+        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection (5)",
+    )
+    group.add_argument(
+        "--output-mode",
+        choices=["auto", "json_schema", "json_object", "prompt"],
+        default="auto",
+        help="how the verdict's JSON is asked for; auto tries json_schema, then json_object, "
+        "then the schema in the prompt, as the server allows (auto)",
+    )
+    group.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="verdict cache folder (default: $XDG_CACHE_HOME/llm-judge or ~/.cache/llm-judge)",
     )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     group.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
@@ -93,6 +117,8 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeC
         raise UsageError(problems.replace("_", "-")) from None
     if config.offline and args.base_url and not args.offline:
         # --base-url alone: the endpoint's one model, never a silent fall back to rules
+        from judge.cli_run import discover_model  # asks the endpoint: loads the HTTP client
+
         config = config.model_copy(update={"model": discover_model(config)})
     return config
 
@@ -121,8 +147,19 @@ def show_progress(env: Mapping[str, str]) -> bool:
 
 
 def _add_rubrics(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rubrics", help="list rubrics, or show one")
-    p.add_argument("action", nargs="?", choices=["list", "show", "verify"], default="list")
+    p = sub.add_parser(
+        "rubrics",
+        help="list the rubrics, show one, or verify rubrics.lock",
+        epilog=RUBRICS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=["list", "show", "verify"],
+        default="list",
+        help="list (the default), show ID@VERSION, or verify the lock",
+    )
     p.add_argument("ref", nargs="?", help="ID@VERSION for show")
     p.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
     p.set_defaults(run=_run_rubrics)
@@ -151,139 +188,25 @@ def _run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
-# ---- judge grade -----------------------------------------------------------------------
-
-
-def _add_grade(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("grade", help="grade an answer set (JSONL or CSV) with one rubric")
-    p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin")
-    p.add_argument("--rubric", required=True, help="ID or ID@VERSION (latest version if omitted)")
-    p.add_argument("-o", "--output", type=Path, help="records file (default: INPUT.RUBRIC.jsonl)")
-    p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
-    p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
-    p.add_argument("--limit", type=int, help="grade only the first N cases")
-    p.add_argument(
-        "--sample",
-        type=int,
-        help="grade a reproducible random sample of N cases (seeded by --sample-seed)",
-    )
-    p.add_argument(
-        "--sample-seed",
-        type=int,
-        default=DEFAULT_SAMPLE_SEED,
-        help=f"seed of --sample; --seed is the judge's ({DEFAULT_SAMPLE_SEED})",
-    )
-    p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
-    p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
-    p.add_argument("--price-output", type=float, help="USD per million completion tokens")
-    scale = p.add_mutually_exclusive_group()  # judge/cli_batch.py runs these
-    scale.add_argument("--batch-api", action="store_true", help="grade through the Batch API")
-    scale.add_argument(
-        "--export-batch", metavar="REQUESTS.jsonl", help="only write the batch request file"
-    )
-    scale.add_argument(
-        "--import-batch",
-        metavar="RESULTS.jsonl",
-        action="append",
-        help="records from a batch results file (OpenAI or vLLM; repeat for several)",
-    )
-    add_html_option(p)
-    add_judge_options(p)
-    add_run_options(p)
-    p.set_defaults(run=_run_grade)
-
-
-def _run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    check_grade_html(args)
-    check_run_options(args)
-    if args.batch_api or args.export_batch or args.import_batch:
-        from judge.cli_batch import run_grade_batch
-
-        return run_grade_batch(args, env)
-    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
-    conditions = run_conditions(args, rubric)
-    stdin = args.input == "-"
-    if stdin and args.output is None:
-        raise UsageError(
-            "reading cases from stdin (-) needs -o OUT.jsonl: the records file a rerun resumes"
-        )
-    output = args.output or Path(f"{Path(args.input).stem}.{rubric.id}.jsonl")
-    inputs = [] if stdin else [Path(args.input)]
-    check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
-    config = config_from_args(args, env)
-    with _input_file(args.input, args.input_format) as input_path:
-        note = derived_ids_note(input_path)
-        if note:
-            print(f"judge: {'<stdin>' if stdin else args.input}: {note}", file=sys.stderr)
-        announce_judge(config)
-        prices = prices_from_args(args, config)
-        summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
-        grade_html(args, summary, output, input_path)
-    print_summary(summary)
-    print(f"records: {output}", file=sys.stderr)
-    if args.summary:
-        write_json(args.summary, summary)
-    return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
-
-
-async def _grade(
-    config: JudgeConfig,
-    rubric: Rubric,
-    input_path: Path,
-    output: Path,
-    args: argparse.Namespace,
-    env: Mapping[str, str],
-    prices: tuple[float, float] | None,
-) -> dict[str, Any]:
-    async with open_grader(config, rubric) as grader:
-        return await grade_file(
-            grader,
-            input_path,
-            output,
-            selection=selection_from_args(args),
-            overwrite=args.overwrite,
-            use_cache=config.use_cache,
-            progress=show_progress(env),
-            prices=prices,
-        )
+# ---- shared by grade and its batch forms ----------------------------------------------
 
 
 def selection_from_args(args: argparse.Namespace) -> Selection:
     """`--limit N`, or `--sample N` seeded by `--sample-seed` (never by the judge's `--seed`:
     the sample and the judge's sampling are separate choices)."""
+    from judge.jobs import Selection
+
     return Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
 
 
 def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:
     """USD per million (prompt, completion) tokens: the flags (both, checked up front), else
     the table's list price at OpenAI's endpoint, else None: the cost is then unknown."""
+    from judge.cli_run import table_price
+
     if args.price_input is not None and args.price_output is not None:
         return (args.price_input, args.price_output)
     return table_price(config)
-
-
-class _input_file:
-    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
-
-    def __init__(self, name: str, fmt: str | None) -> None:
-        self.name, self.fmt = name, fmt
-        self._tmp: Path | None = None
-
-    def __enter__(self) -> Path:
-        if self.name != "-":
-            return Path(self.name)
-        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
-        handle = tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False)
-        with handle:
-            shutil.copyfileobj(sys.stdin.buffer, handle)
-        self._tmp = Path(handle.name)
-        return self._tmp
-
-    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
-        if self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
-            if isinstance(error, InputError):  # name what the user gave, not our spool file
-                raise InputError("<stdin>", error.problems) from None
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -329,42 +252,90 @@ def write_json(path: Path, data: Any) -> None:
 
 def _add_calibrate(sub: argparse._SubParsersAction) -> None:
     from calibration import cli as calibration_cli
+    from judge.report.cli import add_html_option, run_calibrate
 
-    p = sub.add_parser("calibrate", help="agreement of a judge's labels with human labels")
-    calibration_cli.add_arguments(p)
-    add_html_option(p, cases=True)
+    p = sub.add_parser(
+        "calibrate",
+        help="agreement of a judge's labels with human labels",
+        epilog=CALIBRATE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    calibration_cli.add_arguments(p)  # --cases included: --html and --explain share it
+    add_html_option(p)
     p.set_defaults(run=lambda args, env: run_calibrate(args))
+
+
+def _add_gate(sub: argparse._SubParsersAction) -> None:
+    from calibration import cli_gate
+
+    p = sub.add_parser(
+        "gate",
+        help="a candidate judge against the baseline on human labels",
+        epilog=GATE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cli_gate.add_arguments(p)
+    p.set_defaults(run=lambda args, env: cli_gate.run(args))
 
 
 # ---- main ------------------------------------------------------------------------------
 
-Register = Callable[[argparse._SubParsersAction], None]
+# Each subcommand: its line in `judge --help` (the help its function gives add_parser; a test
+# keeps them equal), and "module:function" that adds its options. The module is imported
+# only when the subcommand is chosen (judge/cli_parser.py).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli_grade:add_grade"),
+    "rubrics": ("list the rubrics, show one, or verify rubrics.lock", "judge.cli:_add_rubrics"),
+    "probe": (
+        "measure a judge's biases (position, verbosity, ...)",
+        "judge.cli_probe:add_probe_command",
+    ),
+    "calibrate": ("agreement of a judge's labels with human labels", "judge.cli:_add_calibrate"),
+    "gate": ("a candidate judge against the baseline on human labels", "judge.cli:_add_gate"),
+    "batch": (
+        "status of Batch API runs; fetch one whose process ended",
+        "judge.cli_batch:add_batch_command",
+    ),
+    "serve": (
+        "run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        "judge.cli_serve:add_serve",
+    ),
+    "label": (
+        "label cases blind in the browser; `judge label export` writes the CSV",
+        "judge.label.cli:add_label_command",
+    ),
+}
 
 
-def _registrars() -> list[Register]:
-    # Feature subcommands keep their parsing beside them, in judge/cli_<feature>.py.
-    from judge.cli_batch import add_batch_command as _add_batch
-    from judge.cli_probe import add_probe_command as _add_probe
-    from judge.cli_serve import add_serve as _add_serve
-    from judge.label.cli import add_label_command as _add_label
+def version_text() -> str:
+    """`judge 0.1.0 (rubrics.lock sha256 1a2b3c4d5e6f)`: the package and the rubric set."""
+    import judge
 
-    return [
-        _add_rubrics,
-        _add_grade,
-        _add_calibrate,
-        _add_batch,
-        _add_probe,
-        _add_serve,
-        _add_label,
-    ]
+    lock = lock_sha256(DEFAULT_RUBRICS_DIR)
+    return f"judge {judge.__version__} (rubrics.lock sha256 {lock[:12] if lock else 'missing'})"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="judge", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="judge",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in _registrars():
-        register(sub)
+    parser.add_argument(
+        "-V",
+        "--version",
+        action=VersionAction,
+        default=version_text,
+        help="print the version and the rubric lock's hash",
+    )
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", action=LazyCommands
+    )
+    assert isinstance(sub, LazyCommands)
+    for name, (summary, target) in COMMANDS.items():
+        sub.add_lazy(name, summary, target)
     return parser
 
 

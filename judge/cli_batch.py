@@ -37,6 +37,7 @@ from judge.cli import (
     show_progress,
     write_json,
 )
+from judge.cli_help import BATCH_EXAMPLES
 from judge.cli_run import (
     EXIT_OK,
     finish_run,
@@ -241,8 +242,17 @@ def _finish(report: ImportReport, output: Path, summary_path: Path | None) -> No
 
 
 def add_batch_command(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("batch", help="status of Batch API runs; fetch one whose process ended")
-    p.add_argument("action", choices=["status", "fetch"])
+    p = sub.add_parser(
+        "batch",
+        help="status of Batch API runs; fetch one whose process ended",
+        epilog=BATCH_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "action",
+        choices=["status", "fetch"],
+        help="status: print where the batches are; fetch: wait for them and write the records",
+    )
     p.add_argument(
         "batch_id", help="a batch id (fetch: any id of the run; its manifest finds the rest)"
     )

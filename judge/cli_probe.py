@@ -17,6 +17,7 @@ from typing import Any
 
 from calibration.errors import CalibrationInputError
 from judge.api import open_grader
+from judge.cli_help import probe_epilog
 from judge.config import JudgeConfig
 from judge.errors import UsageError
 from judge.gates import check_conditions, probe_failure
@@ -42,7 +43,14 @@ from judge.schemas import Case
 def add_probe_command(sub: argparse._SubParsersAction) -> None:
     from judge.cli import add_judge_options
 
-    p = sub.add_parser("probe", help="measure a judge's biases (position, verbosity, ...)")
+    p = sub.add_parser(
+        "probe",
+        help="measure a judge's biases (position, verbosity, ...)",
+        description="Run one bias probe on a judge; write OUT.json and a short OUT.md. "
+        "Every rate comes with a Wilson 95%% interval.",
+        epilog=probe_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("kind", choices=PROBE_KINDS, help="which probe")
     p.add_argument("input", nargs="?", help="JSONL or CSV cases (pairs for position)")
     p.add_argument("--rubric", help="ID or ID@VERSION (pairwise for position)")
@@ -65,7 +73,8 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="EXPR",
-        help="fail when METRIC OP NUMBER holds, e.g. 'consistency_rate < 0.9'",
+        help="fail when METRIC OP NUMBER holds, e.g. 'consistency_rate < 0.9' "
+        "(metric names below; repeat for several)",
     )
     gate.add_argument(
         "--max-flip-rate", type=float, help="injection: same as --fail-if 'flip_rate > X'"

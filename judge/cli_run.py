@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judge.client import served_models
+from judge.cli import EXIT_FATAL, EXIT_GATE, EXIT_OK
 from judge.config import JudgeConfig
 from judge.errors import UsageError
 from judge.gates import (
@@ -30,7 +30,6 @@ from judge.outputs import Output
 from judge.pricing import list_price
 from judge.rubric import Rubric
 
-EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 DEFAULT_MAX_ERROR_RATE = 0.05
 MAX_LISTED_MODELS = 20
 
@@ -114,6 +113,8 @@ def table_price(config: JudgeConfig) -> tuple[float, float] | None:
 def discover_model(config: JudgeConfig) -> str:
     """The one model `--base-url` serves; UsageError listing them when it serves several
     or none."""
+    from judge.client import served_models  # the HTTP client loads only when asked
+
     models = served_models(config)
     where = endpoint_of(config.base_url)  # never the user name or password of the URL
     if len(models) == 1:

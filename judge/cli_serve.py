@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from judge.cli_help import SERVE_EXAMPLES
 from judge.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,12 @@ MIN_TOKEN_CHARS = 16
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("serve", help="run the grading service (HTTP API, jobs, OpenAPI at /docs)")
+    p = sub.add_parser(
+        "serve",
+        help="run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        epilog=SERVE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="port (8080)")
     p.add_argument("--config", type=Path, help="service configuration (YAML or TOML)")

@@ -5,6 +5,11 @@ A released rubric never changes; a change is a new version file. Each folder's
 and loading a locked file whose bytes changed is refused. What a rubric *means* (its
 verdict, score, label, summary) belongs to its kind (`judge.kinds`); the keys a kind reads
 beyond the common ones are validated by the kind and kept in `Rubric.spec`.
+
+The top-level `rubrics/` folder is the single source of the built-in rubrics. A wheel
+carries a copy as the data package `judge._rubrics` (pyproject.toml maps it onto that
+folder), found here through `importlib.resources`; a source checkout or an editable install
+reads the folder itself. Users' own folders come after it (`RubricLibrary`).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +28,21 @@ from judge.errors import RubricError
 from judge.kinds import Kind, get_kind
 from judge.schemas import Case
 
-DEFAULT_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
 LOCK_NAME = "rubrics.lock"
+_SOURCE_RUBRICS = Path(__file__).resolve().parent.parent / "rubrics"
+
+
+def packaged_rubrics_dir() -> Path:
+    """The folder of the released rubrics and their lock: `judge/_rubrics/` inside an
+    installed wheel, else the top-level `rubrics/` of the source tree this package runs from
+    (a checkout or an editable install, where the build step has not copied anything)."""
+    shipped = resources.files("judge").joinpath("_rubrics")
+    if isinstance(shipped, Path) and shipped.is_dir():  # on disk, as pip installs it
+        return shipped
+    return _SOURCE_RUBRICS
+
+
+DEFAULT_RUBRICS_DIR = packaged_rubrics_dir()
 RUBRIC_ID = r"^[a-z][a-z0-9_-]*$"
 CASE_FIELDS = ("question", "contexts", "answer", "answer_a", "answer_b", "reference")
 COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system")
@@ -236,6 +255,12 @@ def verify_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> list[str]:
                 "add a new version file instead"
             )
     return problems
+
+
+def lock_sha256(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> str | None:
+    """sha256 of `rubrics.lock`: one hash that names the whole released rubric set."""
+    path = rubrics_dir / LOCK_NAME
+    return file_sha256(path) if path.is_file() else None
 
 
 def write_lock(rubrics_dir: Path) -> list[str]:

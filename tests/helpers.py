@@ -1,8 +1,11 @@
-"""Shared test helpers: canned cases and OpenAI-shaped replies for respx."""
+"""Shared test helpers: canned cases, OpenAI-shaped replies for respx, and a test-server
+responder that puts a kill at a fixed request count."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +13,7 @@ import httpx
 from pydantic import BaseModel
 
 from judge.kinds import Scored, kind_for_schema
+from judge.testserver import Reply
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
@@ -99,6 +103,50 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+class StallAfter:
+    """A test-server responder (`server_factory(responder=StallAfter(n))`) that answers the
+    first `n` requests and holds every later one until `release()`.
+
+    A client killed while the server holds has finished a known number of cases, however
+    fast or loaded the machine: the kill point is a request count, not a moment. Records
+    come out in input order while requests race to the server, so a held case may precede
+    answered ones: with at most C requests in flight the finished prefix is `at_least(C)`
+    to `n` cases long. Requests held when the client dies stay parked until the server stops.
+    """
+
+    HOLD_S = 600.0  # longer than any test; stop() ends a held request at once
+
+    def __init__(self, answers: int) -> None:
+        self.answers = answers
+        self.seen = 0
+        self.released = False
+
+    def __call__(self, request: Any) -> Reply:
+        self.seen += 1
+        held = not self.released and self.seen > self.answers
+        return Reply(delay=self.HOLD_S) if held else Reply()
+
+    def at_least(self, concurrency: int) -> int:
+        """Cases finished in input order once the server holds: every case before the first
+        held one was answered, and at most `concurrency - 1` answered cases come after it."""
+        return self.answers - concurrency + 1
+
+    def release(self) -> None:
+        """Answer every request from now on (those already held stay held)."""
+        self.released = True
+
+
+def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
+    """Wait until `path` holds `count` lines. The bound (60 s) only stops a broken run from
+    hanging the suite; a correct run gets there whatever the machine's speed."""
+    for _ in range(600):
+        if path.exists() and path.read_bytes().count(b"\n") >= count:
+            return
+        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+        time.sleep(0.1)
+    raise AssertionError(f"{path} never reached {count} lines")
 
 
 def score_verdict(verdict: BaseModel) -> tuple[str, float | None, str | None]:

@@ -156,6 +156,7 @@ async def test_import_gives_every_case_a_record_and_reports_what_does_not_fit(tm
     assert "3 case(s) failed or have no result line" in warnings
 
 
+@pytest.mark.slow
 async def test_export_memory_does_not_grow_with_the_number_of_cases(tmp_path):
     rubric = load_rubric("faithfulness")
     peaks = []

@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,9 +16,11 @@ import pytest
 from judge.cli import main
 from judge.rubric import DEFAULT_RUBRICS_DIR, load_rubric
 from judge.testserver import FakeOpenAIServer, Reply
-from tests.helpers import REPO, case, pair, read_jsonl, write_jsonl
+from tests.helpers import REPO, StallAfter, case, pair, read_jsonl, wait_for_lines, write_jsonl
 
 SECRET = "sk-live-SECRET-4f9a2b7c1d"
+ANSWERED_BEFORE_KILL = 12
+CONCURRENCY = 4
 
 
 def env_for(server: FakeOpenAIServer) -> dict[str, str]:
@@ -220,10 +221,12 @@ def test_cache_folder_is_private(openai_server: FakeOpenAIServer, tmp_path: Path
     assert (tmp_path / "cache").stat().st_mode & 0o077 == 0
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume(
     server_factory: Callable[..., FakeOpenAIServer], tmp_path: Path
 ) -> None:
-    server = server_factory(latency=0.05)
+    stall = StallAfter(ANSWERED_BEFORE_KILL)  # the kill lands after exactly these answers
+    server = server_factory(responder=stall)
     ids = [f"k{i:03d}" for i in range(60)]
     source = write_jsonl(
         tmp_path / "in.jsonl",
@@ -243,26 +246,26 @@ def test_sigkill_mid_run_then_resume(
         "--cache-dir",
         str(tmp_path / "cache"),
         "--concurrency",
-        "4",
+        str(CONCURRENCY),
     ]
     env = {**os.environ, **env_for(server), "PYTHONPATH": str(REPO)}
     env.pop("CI", None)
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 12):
-        time.sleep(0.02)
+    wait_for_lines(out, stall.at_least(CONCURRENCY), process)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=10)
     written = out.read_text().count("\n")
-    assert 12 <= written < len(ids), "the kill did not land mid-run"
+    assert stall.at_least(CONCURRENCY) <= written <= ANSWERED_BEFORE_KILL  # the rest were held
     first_requests = server.stats.requests
+    assert first_requests <= ANSWERED_BEFORE_KILL + CONCURRENCY  # at most the held ones more
+    stall.release()
     resumed = subprocess.run(command, env=env, capture_output=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr.decode()
     records = read_jsonl(out)
     assert [r["id"] for r in records] == ids
     assert all(r["status"] == "ok" for r in records)
     # the second run re-sent at most what was in flight when the first one died
-    assert server.stats.requests - len(ids) <= 4, (first_requests, server.stats.requests)
+    assert server.stats.requests - len(ids) <= CONCURRENCY, (first_requests, server.stats.requests)
 
 
 def test_no_cache_neither_reads_nor_writes(openai_server: FakeOpenAIServer, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ INFO = JudgeInfo(model="scripted", output_mode="json_schema")
 
 class ScriptedJudge:
     """A backend answering from a table of claim verdicts per case id; ids in `fail` get an
-    api_error. Records every case it was asked about, and sleeps a little out of order."""
+    api_error. Records every case it was asked about, and answers out of input order."""
 
     name = "scripted"
 
@@ -31,10 +32,15 @@ class ScriptedJudge:
         self.claims = claims
         self.fail = fail or set()
         self.asked: list[str] = []
+        self.finished: list[str] = []
 
     async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
         self.asked.append(case.id)
-        await asyncio.sleep(0.001 * (hash(case.id) % 5))  # finish out of input order
+        # finish out of input order, the same order on every run: yield to the event loop
+        # a number of times fixed by the id (no clock, no PYTHONHASHSEED-dependent hash())
+        for _ in range(zlib.crc32(case.id.encode()) % 5):
+            await asyncio.sleep(0)
+        self.finished.append(case.id)
         if case.id in self.fail:
             return Outcome("api_error", INFO, error="HTTP 500: scripted")
         verdict = FaithfulnessVerdict.model_validate(
@@ -104,7 +110,9 @@ def test_summary_equals_a_hand_computation(source: Path, tmp_path: Path) -> None
 
 def test_records_follow_input_order_and_contract(source: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
-    run(ScriptedJudge(CLAIMS), source, out)
+    judge = ScriptedJudge(CLAIMS)
+    run(judge, source, out)
+    assert judge.finished != list(CLAIMS)  # the judge answered out of order
     records = read_jsonl(out)
     assert [r["id"] for r in records] == list(CLAIMS)
     b = records[1]

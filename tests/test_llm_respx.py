@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import time
+from functools import partial
 
 import httpx
 import pytest
 import respx
+from tenacity import AsyncRetrying
 
 from judge.config import JudgeConfig
 from judge.errors import AuthError, ModelNotFoundError
@@ -83,8 +84,23 @@ async def test_relevance_and_pairwise_verdicts() -> None:
     assert pairwise.status == "ok" and pairwise.verdict.winner == "A"  # type: ignore[union-attr]
 
 
+@pytest.fixture(autouse=True)
+def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the client's retries ask for, recorded instead of slept: tests check the
+    waits (Retry-After, its cap) without spending them on the clock."""
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("judge.client.AsyncRetrying", partial(AsyncRetrying, sleep=sleep))
+    return slept
+
+
 @respx.mock
-async def test_429_with_retry_after_is_honoured(caplog: pytest.LogCaptureFixture) -> None:
+async def test_429_with_retry_after_is_honoured(
+    caplog: pytest.LogCaptureFixture, retry_sleeps: list[float]
+) -> None:
     route = respx.post(URL).mock(
         side_effect=[
             api_error(429, "slow down", {"Retry-After": "1"}),
@@ -92,22 +108,22 @@ async def test_429_with_retry_after_is_honoured(caplog: pytest.LogCaptureFixture
         ]
     )
     caplog.set_level(logging.DEBUG, logger="judge.client")
-    started = time.monotonic()
     outcome = await evaluate("faithfulness", case())
     assert outcome.status == "ok"
     assert route.call_count == 2
     assert "retrying in 1.00s" in caplog.text
-    assert time.monotonic() - started >= 0.95  # a lower bound: it did wait
+    assert retry_sleeps == [1.0]  # it waited what the server asked, once
 
 
 @respx.mock
-async def test_retry_after_http_date_and_cap() -> None:
+async def test_retry_after_http_date_and_cap(retry_sleeps: list[float]) -> None:
     date = "Wed, 21 Oct 2099 07:28:00 GMT"
     route = respx.post(URL).mock(
         side_effect=[api_error(503, "busy", {"Retry-After": date}), chat_reply(FAITHFUL_VERDICT)]
     )
     outcome = await evaluate("faithfulness", case(), retry_after_cap=0.05)
     assert outcome.status == "ok" and route.call_count == 2
+    assert retry_sleeps == [0.05]  # a date decades away is capped
 
 
 @respx.mock

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import DATA, REPO, read_jsonl, write_jsonl
 
 from judge.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, main
 from judge.errors import InputError, UsageError
@@ -26,6 +25,7 @@ from judge.probes_verbosity import PADDINGS, pad
 from judge.rubric import load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case
+from tests.helpers import DATA, REPO, read_jsonl, write_jsonl
 
 CALIBRATION = DATA / "calibration"
 FIGURES = json.loads((CALIBRATION / "figures.json").read_text("utf-8"))

@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,8 @@ from judge.jobs import grade_file
 from judge.llm import LLMJudge
 from judge.rubric import load_rubric
 from judge.schemas import Case, GradedRecord
-from judge.testserver import FaultPlan, Reply
-from tests.helpers import write_jsonl
+from judge.testserver import FaultPlan
+from tests.helpers import StallAfter, wait_for_lines, write_jsonl
 
 pytestmark = pytest.mark.slow
 
@@ -148,15 +147,6 @@ def finish(process: subprocess.Popen[bytes]) -> None:
     assert process.returncode == 0, err.decode()
 
 
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    for _ in range(600):  # at most 60 s
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        time.sleep(0.1)
-    raise AssertionError(f"{path} never reached {count} records")
-
-
 def test_run_killed_and_resumed_gives_the_same_file(tmp_path, server_factory):
     cases = make_cases(200)
     source = write_jsonl(tmp_path / "cases.jsonl", cases)
@@ -168,16 +158,10 @@ def test_run_killed_and_resumed_gives_the_same_file(tmp_path, server_factory):
     finish(cli(source, tmp_path / "whole.jsonl", reference.base_url))
     whole = read_records(tmp_path / "whole.jsonl")
 
-    answered, holding = 0, True
-
-    def hold_after_80(request: Any) -> Reply:
-        # every request after the 80th hangs, so the kill lands mid-run whatever the speed
-        nonlocal answered
-        answered += 1
-        return Reply() if not holding or answered <= 80 else Reply(delay=120)
-
+    # every request after the 80th is held, so the kill lands mid-run whatever the speed;
     # one server for both runs: a resume must ask the same endpoint (the judge identity)
-    stalled = server_factory(faults=plan, responder=hold_after_80)
+    stall = StallAfter(80)
+    stalled = server_factory(faults=plan, responder=stall)
     output = tmp_path / "resumed.jsonl"
     process = cli(source, output, stalled.base_url)
     wait_for_lines(output, 40, process)
@@ -188,7 +172,7 @@ def test_run_killed_and_resumed_gives_the_same_file(tmp_path, server_factory):
     with output.open("ab") as handle:  # as if the kill had torn a line in half
         handle.write(b'{"id": "case-0199", "rubric": "faithful')
 
-    holding = False
+    stall.release()
     stalled.reset_stats()
     resumed = stalled
     finish(cli(source, output, resumed.base_url))

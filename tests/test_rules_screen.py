@@ -4,7 +4,6 @@ screened, everyday policy text is not, and an answer never raises its own score.
 from __future__ import annotations
 
 import pytest
-from helpers import REPO, read_jsonl, score_verdict
 
 from judge.grader import Grader
 from judge.kinds.faithfulness import faithfulness_verdict
@@ -16,6 +15,7 @@ from judge.probes_injection import INJECTIONS
 from judge.rubric import load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case
+from tests.helpers import REPO, read_jsonl, score_verdict
 
 EXAMPLES = REPO / "examples"
 CONTEXT = "Afterpay is available at checkout for orders over $35."

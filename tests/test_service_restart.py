@@ -1,7 +1,9 @@
 """Jobs survive a SIGKILL: the restarted service finishes each case exactly once.
 
-The judge is a model behind the OpenAI-compatible test server, slowed down so the kill
-lands mid-job; its request count shows that finished cases are not judged again.
+The judge is a model behind the OpenAI-compatible test server, which answers a fixed
+number of requests and then holds the rest, so the kill (or the cancel) lands mid-job
+whatever the machine's speed; its request count shows that finished cases are not judged
+again.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from judge.testserver import FakeOpenAIServer, Reply
-from tests.helpers import case
+from tests.helpers import StallAfter, case
 from tests.test_service_support import (
     ServiceProcess,
     wait_for_job,
@@ -24,6 +26,7 @@ from tests.test_service_support import (
 KEY = "sk-test-SECRET-4d3c2b1a0f9e8d7c"
 CONCURRENCY = 4
 TOTAL = 200
+ANSWERED = 40  # requests the judge answers before it holds the rest
 
 
 def service_config(folder: Path, server: FakeOpenAIServer) -> Path:
@@ -47,8 +50,15 @@ def service_config(folder: Path, server: FakeOpenAIServer) -> Path:
 
 
 @pytest.fixture
-def slow_judge(server_factory: Callable[..., FakeOpenAIServer]) -> FakeOpenAIServer:
-    return server_factory(latency=0.03)
+def stall() -> StallAfter:
+    return StallAfter(ANSWERED)
+
+
+@pytest.fixture
+def slow_judge(
+    server_factory: Callable[..., FakeOpenAIServer], stall: StallAfter
+) -> FakeOpenAIServer:
+    return server_factory(responder=stall)
 
 
 @pytest.fixture
@@ -65,20 +75,21 @@ def cases(n: int = TOTAL) -> list[dict[str, object]]:
     return [case(f"k{i:04d}", answer=f"The free trial lasts {i} days.") for i in range(n)]
 
 
+@pytest.mark.slow
 def test_sigkill_mid_job_then_restart_finishes_each_case_once(
-    service: ServiceProcess, slow_judge: FakeOpenAIServer
+    service: ServiceProcess, slow_judge: FakeOpenAIServer, stall: StallAfter
 ) -> None:
     submitted = cases()
     with service.client(token=None) as api:
         job_id = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": submitted}).json()[
             "id"
         ]
-        state = wait_for_progress(api, job_id, at_least=30)
-        assert state["status"] == "running", state
+        state = wait_for_progress(api, job_id, at_least=stall.at_least(CONCURRENCY))
+        assert state["status"] == "running", state  # the judge holds every later request
     service.kill()
-    before = slow_judge.stats.requests
-    assert before < TOTAL, "the kill should land mid-job"
+    assert slow_judge.stats.requests <= ANSWERED + CONCURRENCY  # the kill landed mid-job
 
+    stall.release()
     service.start()
     with service.client(token=None) as api:
         state = wait_for_job(api, job_id, timeout=90)
@@ -94,17 +105,18 @@ def test_sigkill_mid_job_then_restart_finishes_each_case_once(
     assert KEY not in service.log_text()
 
 
-def test_cancel_a_running_job(service: ServiceProcess) -> None:
+@pytest.mark.slow
+def test_cancel_a_running_job(service: ServiceProcess, stall: StallAfter) -> None:
     with service.client(token=None) as api:
         body = {"rubric": "faithfulness", "judge": "slow", "cases": cases(200)}
         job_id = api.post("/v1/jobs", json=body).json()["id"]
-        wait_for_progress(api, job_id, at_least=8)
+        wait_for_progress(api, job_id, at_least=stall.at_least(CONCURRENCY))
         early = api.get(f"/v1/jobs/{job_id}/records")
         assert early.status_code == 409 and early.json()["error"]["type"] == "job_not_done"
         cancelled = api.delete(f"/v1/jobs/{job_id}")
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
         done = cancelled.json()["progress"]["done"]
-        assert 8 <= done < 200
+        assert stall.at_least(CONCURRENCY) <= done <= ANSWERED  # kept at cancel time
         assert api.get(f"/v1/jobs/{job_id}").json()["status"] == "cancelled"
     service.stop()
     service.start()  # a cancelled job is not resumed

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from judge.cli_help import LABEL_EXAMPLES
 from judge.errors import UsageError
 
 TOKEN_ENV = "JUDGE_LABEL_TOKEN"
@@ -22,7 +23,10 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "label",
         help="label cases blind in the browser; `judge label export` writes the CSV",
-        description="judge label INPUT --rubric ID [options]  |  judge label export --db FILE -o labels.csv",
+        description="Label cases blind in the browser (the judge's verdicts never reach the "
+        "page), or export the labels: judge label export --db FILE -o labels.csv",
+        epilog=LABEL_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", metavar="INPUT", help="cases (JSONL or CSV), or `export`")
     p.add_argument("--rubric", help="ID or ID@VERSION: its label set is offered")

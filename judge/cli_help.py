@@ -1,0 +1,157 @@
+"""What the `judge` command says to its users: the description, and each subcommand's
+examples (argparse epilogs, laid out as written with RawDescriptionHelpFormatter).
+
+Plain text only, so building any parser costs no import. Examples use the bundled files in
+examples/ where they can (run them from the repository root); other file names and batch
+ids stand for the user's own.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+DESCRIPTION = """\
+Grade RAG answers with a pinned LLM judge and versioned rubrics, audit the judge for bias,
+and check it against human labels before it gates a release. With no model configured the
+offline rules judge grades, deterministically and with no network."""
+
+EPILOG = """\
+examples:
+  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl --summary summary.json
+  judge grade cases.jsonl --rubric faithfulness -o graded.jsonl --model gpt-4o-2024-08-06
+  judge rubrics
+  judge probe position examples/pairs.jsonl --rubric pairwise -o probes/position.json
+  judge calibrate graded.jsonl examples/human_labels.csv -o calibration-report
+  judge serve --port 8080
+
+A model judge is any OpenAI-compatible endpoint: --model/--base-url, or $JUDGE_MODEL,
+$OPENAI_BASE_URL and $OPENAI_API_KEY (read once, never written anywhere).
+Exit codes: 0 done, 1 the run failed, 2 bad input or usage, 3 a gate you asked for failed.
+`judge COMMAND --help` gives a command's options and examples.
+"""
+
+
+GRADE_EXAMPLES = """\
+examples:
+  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl --summary summary.json
+  judge grade examples/pairs.jsonl --rubric pairwise -o pairs.graded.jsonl
+  judge grade cases.jsonl --rubric faithfulness@1 -o graded.jsonl \\
+      --model gpt-4o-2024-08-06 --concurrency 32          # needs OPENAI_API_KEY
+  judge grade cases.jsonl --rubric relevance --limit 20 -o first20.jsonl
+  judge grade answers.jsonl --rubric faithfulness --model gpt-4o-2024-08-06 --batch-api -o graded.jsonl
+
+Running the same command again resumes: records already done are kept.
+With no --model (and no $JUDGE_MODEL) the offline rules judge grades, with no network.
+"""
+
+
+LABEL_EXAMPLES = """\
+examples:
+  judge label examples/cases.jsonl --rubric faithfulness --annotator ana
+                                       open the printed URL; keys 1-9 label, S skip, U undo
+  judge label examples/cases.jsonl --rubric faithfulness --records graded.jsonl --sample 20
+                                       a stratified sample over the judge's labels (still blind)
+  judge label export --db examples/cases.faithfulness.labels.sqlite -o labels.csv
+                                       the CSV judge calibrate reads (id,label,annotator,...)
+"""
+
+GATE_EXAMPLES = """\
+examples:
+  judge gate --baseline old.graded.jsonl --candidate new.graded.jsonl --labels anchor.csv
+                                       exit 3 if the candidate is significantly worse
+  judge gate --baseline old.jsonl --candidate new.jsonl --labels anchor.csv \\
+      --min-kappa 0.6 --max-drop 0.05 --json gate.json --markdown gate.md
+"""
+
+RUBRICS_EXAMPLES = """\
+examples:
+  judge rubrics                        id, version, kind and short sha256 of every rubric
+  judge rubrics show faithfulness@1    the rubric file itself, with its full sha256
+  judge rubrics verify                 exit 2 if a released file differs from rubrics.lock
+"""
+
+
+# The headline numbers in each probe's report, for `--fail-if "METRIC OP NUMBER"` (any
+# number in OUT.json works, by its dotted path; tests/test_cli_help.py checks these exist).
+FAIL_IF_METRICS: dict[str, tuple[str, ...]] = {
+    "position": (
+        "consistency_rate",
+        "first_position_win_rate",
+        "first_position_p_value",
+        "tie_rate",
+        "first_slot_inconsistency_rate",
+        "second_slot_inconsistency_rate",
+    ),
+    "verbosity": ("mean_score_change", "share_raised", "share_lowered", "wilcoxon_p_value"),
+    "verbosity, pairwise": ("padded_win_rate", "padded_win_p_value", "padded_preferred_rate"),
+    "repeat": (
+        "exact_agreement_rate",
+        "mean_spread",
+        "max_spread",
+        "krippendorff_alpha_labels",
+        "krippendorff_alpha_scores",
+    ),
+    "injection": ("flip_rate", "toward_rate", "flips"),
+    "self-preference": ("own_win_rate", "own_win_p_value", "excess_own_preference"),
+}
+
+PROBE_EXAMPLES = """\
+examples:
+  judge probe position examples/pairs.jsonl --rubric pairwise -o probes/position.json
+  judge probe verbosity examples/cases.jsonl --rubric faithfulness -o probes/verbosity.json
+  judge probe repeat examples/cases.jsonl --rubric relevance --repeats 5 -o probes/repeat.json
+  judge probe injection examples/cases.jsonl --rubric faithfulness --max-flip-rate 0
+  judge probe position examples/pairs.jsonl --rubric pairwise --fail-if 'consistency_rate < 0.9'
+  judge probe position --verdicts tests/data/calibration/llmbar-natural-chatgpt/verdicts.jsonl \\
+      --fail-if-biased --tolerance 0.05 -o probes/chatgpt.json
+"""
+
+
+def probe_epilog() -> str:
+    """The --fail-if metric names by probe, then the examples."""
+    lines = ['metrics for --fail-if "METRIC OP NUMBER" (OP is < <= > >= == or !=):']
+    for probe, names in FAIL_IF_METRICS.items():
+        lines.extend(
+            textwrap.wrap(
+                ", ".join(names),
+                width=92,
+                initial_indent=f"  {probe + ':':<21}",
+                subsequent_indent=" " * 23,
+            )
+        )
+    lines.append("  any other number in OUT.json by its dotted path, e.g. inconsistent.first_slot")
+    return "\n".join(lines) + "\n\n" + PROBE_EXAMPLES
+
+
+CALIBRATE_EXAMPLES = """\
+examples:
+  judge calibrate graded.jsonl examples/human_labels.csv -o calibration-report
+  judge calibrate relevance.jsonl human.csv --weights quadratic -o report
+  judge calibrate judge.csv human.csv --judge-field score --human-field score \\
+      --group-field dialogue -o report
+  judge calibrate --plan --kappa 0.6 --width 0.2 --prevalence 0.3
+
+Writes REPORT_DIR/calibration.json, report.md and confusion.png. Readiness is read from
+the kappa interval's lower bound: below 0.4 not_ready, 0.4-0.6 rough_signal, above gate_ready.
+"""
+
+
+BATCH_EXAMPLES = """\
+examples:
+  judge batch status batch_abc123                   one batch
+  judge batch status batch_abc123 -o graded.jsonl   every batch of that run
+  judge batch fetch batch_abc123 -o graded.jsonl    wait, download, write the records
+
+A run started with `judge grade ... --batch-api -o graded.jsonl` keeps its batch ids and
+settings in graded.jsonl.batch.json, so fetch can finish it from any process.
+"""
+
+
+SERVE_EXAMPLES = """\
+examples:
+  judge serve                         http://127.0.0.1:8080, offline rules judge, jobs in ./judge-service
+  judge serve --config service.yaml --host 0.0.0.0 --port 8080
+  JUDGE_SERVICE_TOKEN=... judge serve --host 0.0.0.0      off loopback a bearer token is required
+
+The configuration names the judges clients may pick; endpoints and keys stay on the server.
+"""
