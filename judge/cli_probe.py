@@ -197,10 +197,10 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
 
 
 def _rubric(ref: str, args: argparse.Namespace, env: Mapping[str, str]) -> Rubric:
-    from judge.cli import rubrics_dir
+    from judge.cli import rubric_library
     from judge.rubric import load_rubric
 
-    return load_rubric(ref, rubrics_dir(args, env))
+    return load_rubric(ref, rubric_library(args, env))
 
 
 def _human_labels(path: Path) -> dict[str, Any]:

@@ -138,6 +138,16 @@ class CriteriaKind(Kind):
     verdict_name = "CriteriaVerdict"
     spec_model = CriteriaSpec
     columns: ClassVar[dict[str, str]] = {"mean_score": "overall", "pass_rate": "pass rate"}
+    template_inputs = "[question, contexts, answer]"
+    template_keys = """
+# several criteria judged in one call; overall = weighted mean of the scales, times
+# (1 - value) for each boolean penalty; pass when overall >= pass_at
+criteria:
+  - {name: relevance, scale: {min: 1, max: 10}, weight: 0.5, inputs: [question, answer]}
+  - {name: grounding, scale: {min: 1, max: 10}, weight: 0.5, inputs: [contexts, answer]}
+  - {name: hallucination, type: boolean, penalty: true, inputs: [contexts, answer]}
+pass_at: 0.7
+"""
 
     def __init__(self) -> None:
         self._models: dict[str, type[BaseModel]] = {}

@@ -75,6 +75,15 @@ class LabelsKind(Kind):
     verdict_name = "LabelsVerdict"
     spec_model = LabelsSpec
     columns: ClassVar[dict[str, str]] = {"mean_score": "mean", "label_rates": "labels"}
+    template_keys = """
+# the classes the judge chooses from, each with what it means and its score on 0..1
+labels:
+  - {name: good, description: "Does what the rubric asks", score: 1.0}
+  - {name: minor_issue, description: "A small slip", score: 0.5}
+  - {name: bad, description: "Fails what the rubric asks", score: 0.0}
+# optional: the summary's pass rate counts a score at least this high
+pass_at: 1.0
+"""
 
     def __init__(self) -> None:
         self._models: dict[str, type[BaseModel]] = {}

@@ -84,6 +84,7 @@ class PairwiseKind(Kind):
     name = "pairwise"
     verdict_name = "PairwiseVerdict"
     answer_fields = ("answer_a", "answer_b")
+    template_inputs = "[question, contexts, answer_a, answer_b]"
     columns: ClassVar[dict[str, str]] = {"win_rates": "win rates"}
 
     def verdict_model(self, rubric: Rubric) -> type[BaseModel]:

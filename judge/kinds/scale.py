@@ -73,6 +73,15 @@ class ScaleKind(Kind):
     verdict_name = "ScaleVerdict"
     spec_model = ScaleSpec
     columns: ClassVar[dict[str, str]] = {"mean_value": "mean", "pass_rate": "pass rate"}
+    template_keys = """
+# whole numbers from min to max; pass_at: the score from which an answer passes
+scale: {min: 1, max: 5, pass_at: 4}
+# what each point means (some or all of them); the judge is shown these
+anchors:
+  1: Fails completely
+  3: Acceptable
+  5: Excellent
+"""
 
     def __init__(self) -> None:
         self._models: dict[str, type[BaseModel]] = {}
