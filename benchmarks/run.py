@@ -181,7 +181,7 @@ def bench_floor(work: Path, cases: int) -> list[Row]:
     from judge.schemas import Case
 
     rubric = load_rubric("faithfulness")
-    schema = {"name": rubric.output_schema, "schema": rubric.json_schema(), "strict": True}
+    schema = {"name": rubric.schema_name, "schema": rubric.json_schema(), "strict": True}
     bodies = [
         {
             "model": MODEL,

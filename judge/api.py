@@ -14,7 +14,7 @@ from judge.grader import Grader
 from judge.jobs import Selection, grade_file
 from judge.outcome import Backend
 from judge.pricing import list_price
-from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, load_rubric
+from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord
 from judge.summary import SummaryBuilder
@@ -69,7 +69,7 @@ class Judge:
         self,
         config: JudgeConfig | None = None,
         *,
-        rubrics_dir: Path = DEFAULT_RUBRICS_DIR,
+        rubrics_dir: Path | RubricLibrary | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         self.config = config or JudgeConfig()
@@ -145,7 +145,7 @@ class Judge:
     ) -> dict[str, Any]:
         """The summary (DESIGN.md) of records from `grade_many`, as `grade_file` returns it."""
         loaded = self.rubric(rubric)
-        builder = SummaryBuilder(loaded.kind, loaded.ref)
+        builder = SummaryBuilder(loaded)
         for record in records:
             builder.add(record)
         return builder.result(list_price(self.config.model, self.config.base_url))

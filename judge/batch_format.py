@@ -62,9 +62,7 @@ class RequestBuilder:
 
     def line(self, case: Case, order: str | None = None) -> bytes:
         messages = self.rubric.render(case, output_mode=self.mode)
-        body = self.client.request_body(
-            messages, self.mode, self.rubric.output_schema, self._schema
-        )
+        body = self.client.request_body(messages, self.mode, self.rubric.schema_name, self._schema)
         request = {
             "custom_id": custom_id_for(case.id, order),
             "method": "POST",

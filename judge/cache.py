@@ -22,14 +22,10 @@ from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
 
-_CASE_CONTENT = ("question", "contexts", "answer", "answer_a", "answer_b", "reference")
-
 
 def cache_key(rubric: Rubric, identity: dict[str, Any], case: Case) -> str:
     """sha256 of canonical JSON of what decides the verdict, and nothing else."""
-    content = {name: getattr(case, name) for name in _CASE_CONTENT if name in rubric.inputs}
-    if rubric.kind == "pairwise":
-        content["contexts"] = case.contexts
+    content = rubric.behaviour.cache_content(rubric, case)
     payload = {
         "rubric": [rubric.id, rubric.version, rubric.sha256],
         "judge": identity,

@@ -25,18 +25,12 @@ from judge.cli_help import (
     DESCRIPTION,
     EPILOG,
     GATE_EXAMPLES,
-    RUBRICS_EXAMPLES,
 )
 from judge.cli_parser import LazyCommands, VersionAction
 from judge.config import JudgeConfig, default_cache_dir
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
-from judge.rubric import (
-    DEFAULT_RUBRICS_DIR,
-    list_rubrics,
-    load_rubric,
-    lock_sha256,
-    verify_lock,
-)
+from judge.kinds import get_kind
+from judge.rubric import DEFAULT_RUBRICS_DIR, RubricLibrary, lock_sha256
 
 if TYPE_CHECKING:
     from judge.jobs import Selection
@@ -88,7 +82,7 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
         help="verdict cache folder (default: $XDG_CACHE_HOME/llm-judge or ~/.cache/llm-judge)",
     )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    group.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    add_rubrics_dir_option(parser)
 
 
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeConfig:
@@ -134,57 +128,33 @@ def announce_judge(config: JudgeConfig) -> None:
         )
 
 
-def rubrics_dir(args: argparse.Namespace, env: Mapping[str, str]) -> Path:
-    return Path(args.rubrics_dir or env.get("JUDGE_RUBRICS_DIR") or DEFAULT_RUBRICS_DIR)
+def add_rubrics_dir_option(parser: argparse.ArgumentParser) -> None:
+    """`--rubrics-dir DIR` (repeatable): the user's own rubric folders, after the built-in
+    ones; `JUDGE_RUBRICS_DIR` (a path list) adds more."""
+    parser.add_argument(
+        "--rubrics-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of your own rubrics (DIR/<id>/v<N>.yaml and its rubrics.lock); "
+        "repeatable; $JUDGE_RUBRICS_DIR adds more (a path list)",
+    )
+
+
+def user_rubric_dirs(args: argparse.Namespace, env: Mapping[str, str]) -> list[Path]:
+    """The user's rubric folders: `--rubrics-dir` ones, then `$JUDGE_RUBRICS_DIR`'s."""
+    listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
+    return [*(getattr(args, "rubrics_dir", None) or []), *listed]
+
+
+def rubric_library(args: argparse.Namespace, env: Mapping[str, str]) -> RubricLibrary:
+    """The built-in rubrics and the user's folders (read at the edge, once)."""
+    return RubricLibrary(user_rubric_dirs(args, env))
 
 
 def show_progress(env: Mapping[str, str]) -> bool:
     return sys.stderr.isatty() and not env.get("CI")
-
-
-# ---- judge rubrics ---------------------------------------------------------------------
-
-
-def _add_rubrics(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "rubrics",
-        help="list the rubrics, show one, or verify rubrics.lock",
-        epilog=RUBRICS_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "action",
-        nargs="?",
-        choices=["list", "show", "verify"],
-        default="list",
-        help="list (the default), show ID@VERSION, or verify the lock",
-    )
-    p.add_argument("ref", nargs="?", help="ID@VERSION for show")
-    p.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
-    p.set_defaults(run=_run_rubrics)
-
-
-def _run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    folder = rubrics_dir(args, env)
-    if args.action == "show":
-        if not args.ref:
-            raise UsageError("judge rubrics show needs ID@VERSION, e.g. faithfulness@1")
-        rubric = load_rubric(args.ref, folder)
-        print(f"# {rubric.ref}  kind={rubric.kind}  sha256={rubric.sha256}\n# {rubric.path}")
-        print(Path(rubric.path).read_text("utf-8"), end="")
-        return EXIT_OK
-    problems = verify_lock(folder)
-    if args.action == "verify":
-        for problem in problems:
-            print(f"error: {problem}", file=sys.stderr)
-        print("rubrics.lock: all released rubrics match" if not problems else "")
-        return EXIT_USAGE if problems else EXIT_OK
-    print(f"{'rubric':<16} {'version':>7}  {'kind':<13} sha256")
-    for rubric in list_rubrics(folder):
-        print(f"{rubric.id:<16} {rubric.version:>7}  {rubric.kind:<13} {rubric.short_hash}")
-    for problem in problems:
-        print(f"warning: {problem}", file=sys.stderr)
-    return EXIT_OK
 
 
 # ---- shared by grade and its batch forms ----------------------------------------------
@@ -214,7 +184,7 @@ def print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
-    columns = _HEADLINES.get(summary["kind"], _HEADLINES["pairwise"])
+    columns = get_kind(summary["kind"]).columns
     for heading in ["slice", "cases", "status", *columns.values()]:
         table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
     rows = [("all", summary), *summary.get("by_slice", {}).items()]
@@ -231,19 +201,6 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
-
-
-_HEADLINES = {
-    "faithfulness": {
-        "mean_score": "mean",
-        "claims": "claims",
-        "claim_hallucination_rate": "halluc/claim",
-        "answer_hallucination_rate": "halluc/answer",
-        "contradicted_claims": "contradicted",
-    },
-    "relevance": {"mean_relevance": "mean 1-5", "mean_normalised": "normalised"},
-    "pairwise": {"win_rates": "win rates"},
-}
 
 
 def _fmt(value: Any) -> str:
@@ -297,7 +254,10 @@ def _add_gate(sub: argparse._SubParsersAction) -> None:
 # only when the subcommand is chosen (judge/cli_parser.py).
 COMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli_grade:add_grade"),
-    "rubrics": ("list the rubrics, show one, or verify rubrics.lock", "judge.cli:_add_rubrics"),
+    "rubrics": (
+        "list, show, verify, start or lock rubrics (built-in and your own)",
+        "judge.cli_rubrics:add_rubrics",
+    ),
     "probe": (
         "measure a judge's biases (position, verbosity, ...)",
         "judge.cli_probe:add_probe_command",

@@ -29,10 +29,11 @@ from judge.batch_api import (
 from judge.batch_manifest import BatchManifest, load_manifest, manifest_path
 from judge.cache import VerdictCache
 from judge.cli import (
+    add_rubrics_dir_option,
     config_from_args,
     prices_from_args,
     print_summary,
-    rubrics_dir,
+    rubric_library,
     selection_from_args,
     show_progress,
     write_json,
@@ -79,7 +80,7 @@ def run_grade_batch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     which checked the option ranges)."""
     if args.input == "-":
         raise UsageError("batch grading reads INPUT more than once: give a file, not -")
-    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
+    rubric = load_rubric(args.rubric, rubric_library(args, env))
     conditions = run_conditions(args, rubric)
     input_path = Path(args.input)
     output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
@@ -263,7 +264,7 @@ def add_batch_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--summary", type=Path, help="fetch: also write the summary as JSON here")
     p.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    p.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    add_rubrics_dir_option(p)
     p.set_defaults(run=run_batch_command)
 
 
@@ -279,7 +280,7 @@ def run_batch_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return EXIT_OK
     if manifest is None:
         raise UsageError("judge batch fetch needs -o OUT, the records file the run writes")
-    rubric = load_rubric(manifest.rubric, rubrics_dir(args, env))
+    rubric = load_rubric(manifest.rubric, rubric_library(args, env))
     output = Path(manifest.output)
     outputs = [Output("-o", output, "records")]
     if args.summary:

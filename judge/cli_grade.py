@@ -19,7 +19,7 @@ from judge.cli import (
     config_from_args,
     prices_from_args,
     print_summary,
-    rubrics_dir,
+    rubric_library,
     selection_from_args,
     show_progress,
     write_json,
@@ -97,7 +97,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         from judge.cli_batch import run_grade_batch
 
         return run_grade_batch(args, env)
-    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
+    rubric = load_rubric(args.rubric, rubric_library(args, env))
     conditions = run_conditions(args, rubric)
     stdin = args.input == "-"
     if stdin and args.output is None:

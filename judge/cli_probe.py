@@ -170,7 +170,7 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
         raise UsageError("--rubric is required, e.g. --rubric pairwise")
     config = config_from_args(args, env)
     rubric = _rubric(args.rubric, args, env)
-    if args.kind == "position" and rubric.kind != "pairwise":
+    if args.kind == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
     cases = load_cases(Path(args.input), rubric)
     options = ProbeOptions(
@@ -197,10 +197,10 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
 
 
 def _rubric(ref: str, args: argparse.Namespace, env: Mapping[str, str]) -> Rubric:
-    from judge.cli import rubrics_dir
+    from judge.cli import rubric_library
     from judge.rubric import load_rubric
 
-    return load_rubric(ref, rubrics_dir(args, env))
+    return load_rubric(ref, rubric_library(args, env))
 
 
 def _human_labels(path: Path) -> dict[str, Any]:

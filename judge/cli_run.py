@@ -71,7 +71,7 @@ def check_run_options(args: argparse.Namespace) -> None:
 
 def run_conditions(args: argparse.Namespace, rubric: Rubric) -> list[Condition]:
     """Every `--fail-if`, checked against the summary names of the rubric's kind."""
-    valid = grade_metric_names(rubric.kind)
+    valid = grade_metric_names(rubric)
     return check_conditions(args.fail_if, valid, what=f"a {rubric.kind} summary")
 
 

@@ -20,6 +20,7 @@ from typing import Any, get_args
 
 from judge.errors import UsageError
 from judge.records import scan_records
+from judge.rubric import Rubric
 from judge.schemas import Status
 from judge.summary import SummaryBuilder
 
@@ -122,10 +123,10 @@ def grade_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def grade_metric_names(kind: str) -> set[str]:
-    """What `judge grade --fail-if` accepts for a rubric kind: the names of an empty
-    summary of that kind, so they follow the summary as it grows."""
-    return set(grade_metrics(SummaryBuilder(kind, "").result()))
+def grade_metric_names(rubric: Rubric) -> set[str]:
+    """What `judge grade --fail-if` accepts for a rubric: the names of an empty summary of
+    it (its kind's figures included), so they follow the summary as it grows."""
+    return set(grade_metrics(SummaryBuilder(rubric).result()))
 
 
 def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None:

@@ -19,7 +19,6 @@ from judge.identity import judge_id as hash_identity
 from judge.outcome import Backend, Outcome
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
-from judge.scoring import score_verdict
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +107,8 @@ def build_record(
     score = label = None
     verdict = None
     if outcome.verdict is not None and outcome.status in ("ok", "abstained"):
-        _, score, label = score_verdict(outcome.verdict)
+        scored = rubric.behaviour.score(rubric, outcome.verdict)
+        score, label = scored.score, scored.label
         verdict = outcome.verdict.model_dump(mode="json")
     return GradedRecord(
         id=case.id,

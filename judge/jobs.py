@@ -15,6 +15,7 @@ from judge.grader import Grader
 from judge.identity import describe_identity
 from judge.inputs import iter_cases, validate_file
 from judge.records import RecordWriter, check_resumable, finalize, finished_ids, scan_records
+from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 from judge.summary import SummaryBuilder
 
@@ -89,13 +90,13 @@ async def grade_file(
         del done
     ids = lambda: (c.id for c in selected_cases(input_path, chosen))  # noqa: E731
     await asyncio.to_thread(finalize, output_path, ids)
-    return await asyncio.to_thread(summarise_file, output_path, rubric.kind, rubric.ref, prices)
+    return await asyncio.to_thread(summarise_file, output_path, rubric, prices)
 
 
 def summarise_file(
-    path: Path, kind: str, rubric_ref: str, prices: tuple[float, float] | None = None
+    path: Path, rubric: Rubric, prices: tuple[float, float] | None = None
 ) -> dict[str, Any]:
-    builder = SummaryBuilder(kind, rubric_ref)
+    builder = SummaryBuilder(rubric)
     for _, data in scan_records(path):
         builder.add(GradedRecord.model_validate(data))
     return builder.result(prices)

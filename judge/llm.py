@@ -14,7 +14,6 @@ from judge.outcome import Outcome
 from judge.parse import ParseError, parse_verdict
 from judge.rubric import Rubric
 from judge.schemas import Case, JudgeInfo, Usage
-from judge.scoring import score_verdict
 
 REPAIR_PROMPT = (
     "Your reply was not a valid verdict: {reason}. Reply again with only the corrected JSON object."
@@ -47,7 +46,7 @@ class LLMJudge:
         for attempt in range(2):  # the reply, then at most one repair
             try:
                 reply = await self.client.complete(
-                    render, schema_name=rubric.output_schema, schema=schema, extra=extra
+                    render, schema_name=rubric.schema_name, schema=schema, extra=extra
                 )
             except ApiError as exc:
                 if exc.fatal:
@@ -99,7 +98,7 @@ def read_reply(
         if allow_repair:
             return None, str(exc)
         return Outcome("parse_error", info, error=str(exc), raw=reply.text, usage=usage), None
-    status, _, _ = score_verdict(verdict)
+    status = rubric.behaviour.score(rubric, verdict).status
     return Outcome(status, info, verdict=verdict, usage=usage, latency_ms=latency), None
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from judge.errors import InputError, UsageError
 from judge.grader import Grader
 from judge.inputs import iter_rows
+from judge.kinds.pairwise import PAIRWISE_SCORE
 from judge.probes import (
     ProbeOptions,
     ProbeResult,
@@ -36,7 +37,6 @@ from judge.probes import (
     rate_fields,
 )
 from judge.schemas import Case, GradedRecord, Usage
-from judge.scoring import PAIRWISE_SCORE
 
 ORDERS = ("ab", "ba")
 SLOT_LABELS = ("A", "B", "tie")
@@ -199,7 +199,7 @@ def resolved_record(ab: GradedRecord, ba: GradedRecord) -> GradedRecord:
 
 async def run_position(grader: Grader, cases: Sequence[Case], options: ProbeOptions) -> ProbeResult:
     """Judge every pair in both orders; position statistics and swap-resolved records."""
-    if grader.rubric.kind != "pairwise":
+    if not grader.rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {grader.rubric.ref}")
     graded = await judge_both_orders(grader, cases)
     pairs = [pair_verdicts(c.id, ab, ba) for c, (ab, ba) in zip(cases, graded, strict=True)]

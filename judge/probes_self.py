@@ -39,6 +39,7 @@ from judge.probes import (
     status_counts,
 )
 from judge.probes_position import judge_both_orders, pair_verdicts, resolve
+from judge.rubric import Rubric
 from judge.schemas import Case
 
 _FAMILIES = (
@@ -67,18 +68,10 @@ def family_of(model: str | None) -> str | None:
     return re.split(r"[-_:.\s]", name, maxsplit=1)[0] or None
 
 
-def human_score(label: Any, kind: str) -> float | None:
-    """A human label on the judge's 0..1 score scale; None when it has none (abstained)."""
-    text = str(label).strip()
-    if kind == "pairwise":
-        return {"A": 1.0, "B": 0.0, "TIE": 0.5}.get(text.upper())
-    if text.lower() in ("faithful", "unfaithful"):
-        return 1.0 if text.lower() == "faithful" else 0.0
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return (value - 1) / 4 if kind == "relevance" else value
+def human_score(label: Any, rubric: Rubric) -> float | None:
+    """A human label on the judge's 0..1 score scale (the rubric's kind reads it); None
+    when it has none (abstained)."""
+    return rubric.behaviour.human_score(rubric, label)
 
 
 def welch(
@@ -120,7 +113,7 @@ async def run_self_preference(
 ) -> ProbeResult:
     own = options.judge_family or family_of(options.judge_model) or "rules"
     head = {"probe": "self-preference", "judge_model": options.judge_model, "judge_family": own}
-    if grader.rubric.kind == "pairwise":
+    if grader.rubric.behaviour.compares_two:
         return await _pairwise(grader, cases, options, head)
     return await _pointwise(grader, cases, options, head)
 
@@ -129,7 +122,7 @@ async def _pointwise(
     grader: Grader, cases: Sequence[Case], options: ProbeOptions, head: dict[str, Any]
 ) -> ProbeResult:
     records = await grader.grade_many(cases)
-    humans, kind = options.human_labels or {}, grader.rubric.kind
+    humans, rubric = options.human_labels or {}, grader.rubric
     by_family: dict[str, list[float]] = {}
     own: list[float] = []
     other: list[float] = []
@@ -141,7 +134,7 @@ async def _pointwise(
         by_family.setdefault(family, []).append(record.score)
         is_own = family == head["judge_family"]
         (own if is_own else other).append(record.score)
-        h = human_score(humans[case.id], kind) if case.id in humans else None
+        h = human_score(humans[case.id], rubric) if case.id in humans else None
         if h is not None:
             matched[is_own].append((record.score, h))
     d_own = [j - h for j, h in matched[True]]
@@ -203,7 +196,7 @@ async def _pairwise(
         score = 0.5 if winner == "tie" else float(winner == side)
         judge_scores.append(score)
         label = humans.get(case.id, case.metadata.get("better"))
-        h = human_score(label, "pairwise") if label is not None else None
+        h = human_score(label, grader.rubric) if label is not None else None
         if h is not None:
             h_own = h if side == "a" else 1 - h
             diffs.append(score - h_own)

@@ -77,7 +77,7 @@ def strategies(options: ProbeOptions) -> list[str]:
 async def run_verbosity(
     grader: Grader, cases: Sequence[Case], options: ProbeOptions
 ) -> ProbeResult:
-    if grader.rubric.kind == "pairwise":
+    if grader.rubric.behaviour.compares_two:
         return await _pairwise(grader, cases, strategies(options))
     return await _pointwise(grader, cases, strategies(options))
 

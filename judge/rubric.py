@@ -1,11 +1,15 @@
-"""Rubrics are data: `rubrics/<id>/v<N>.yaml`, validated, hashed, rendered into messages.
+"""Rubrics are data: `<folder>/<id>/v<N>.yaml`, validated, hashed, rendered into messages.
 
-A released rubric never changes; a change is a new version file. `rubrics/rubrics.lock`
-holds the sha256 of every released file and `verify_lock` says which ones drifted.
+A released rubric never changes; a change is a new version file. Each folder's
+`rubrics.lock` holds the sha256 of every released file: `verify_lock` says which drifted,
+and loading a locked file whose bytes changed is refused. What a rubric *means* (its
+verdict, score, label, summary) belongs to its kind (`judge.kinds`); the keys a kind reads
+beyond the common ones are validated by the kind and kept in `Rubric.spec`.
 
-The top-level `rubrics/` folder is the single source. A wheel carries a copy as the data
-package `judge._rubrics` (pyproject.toml maps it onto that folder), found here through
-`importlib.resources`; a source checkout or an editable install reads the folder itself.
+The top-level `rubrics/` folder is the single source of the built-in rubrics. A wheel
+carries a copy as the data package `judge._rubrics` (pyproject.toml maps it onto that
+folder), found here through `importlib.resources`; a source checkout or an editable install
+reads the folder itself. Users' own folders come after it (`RubricLibrary`).
 """
 
 from __future__ import annotations
@@ -13,18 +17,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import RubricError
-from judge.schemas import VERDICT_MODELS, Case
+from judge.kinds import Kind, get_kind
+from judge.schemas import Case
 
-RubricKind = Literal["faithfulness", "relevance", "pairwise"]
 LOCK_NAME = "rubrics.lock"
 _SOURCE_RUBRICS = Path(__file__).resolve().parent.parent / "rubrics"
 
@@ -40,23 +43,26 @@ def packaged_rubrics_dir() -> Path:
 
 
 DEFAULT_RUBRICS_DIR = packaged_rubrics_dir()
-_CASE_FIELDS = {"question", "contexts", "answer", "answer_a", "answer_b", "reference"}
+RUBRIC_ID = r"^[a-z][a-z0-9_-]*$"
+CASE_FIELDS = ("question", "contexts", "answer", "answer_a", "answer_b", "reference")
+COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system")
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")
-_RUBRIC_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
+_RUBRIC_ID = re.compile(RUBRIC_ID)
 
 
 class Rubric(BaseModel):
     """One version of one rubric, with the hash of the exact file it was read from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
-    id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    id: str = Field(pattern=RUBRIC_ID)
     version: int = Field(ge=1)
-    kind: RubricKind
+    kind: str
     title: str
-    output_schema: str
+    output_schema: str = ""
     inputs: list[str]
     system: str = Field(min_length=1)
+    spec: Any = None
     sha256: str = ""
     path: str = ""
 
@@ -68,25 +74,32 @@ class Rubric(BaseModel):
     def short_hash(self) -> str:
         return self.sha256[:12]
 
+    @property
+    def behaviour(self) -> Kind:
+        """The kind that gives this rubric its meaning."""
+        return get_kind(self.kind)
+
+    @property
+    def schema_name(self) -> str:
+        return self.behaviour.schema_name(self)
+
     def verdict_model(self) -> type[BaseModel]:
-        return VERDICT_MODELS[self.output_schema]
+        return self.behaviour.verdict_model(self)
 
     def json_schema(self) -> dict[str, Any]:
-        return _json_schema(self.output_schema)
+        """The verdict's JSON schema without titles (providers bill the schema's tokens)."""
+        schema = self.verdict_model().model_json_schema()
+        _strip_titles(schema)
+        return schema
 
     def missing_inputs(self, case: Case) -> list[str]:
         """Names of the inputs this rubric needs that the case lacks."""
-        missing = []
-        for name in self.inputs:
-            value = getattr(case, name)
-            if not value:  # None, "" or an empty list of contexts
-                missing.append(name)
-        return missing
+        return [name for name in self.inputs if not getattr(case, name)]
 
     def render(self, case: Case, *, output_mode: str = "json_schema") -> list[dict[str, str]]:
         """Chat messages for one case. Case text travels as a JSON payload, never formatted
         into the instructions, so quotes and braces inside it cannot end the data early."""
-        system = self.system.strip()
+        system = self.behaviour.instructions(self)
         if output_mode == "prompt":
             schema = json.dumps(self.json_schema(), separators=(",", ":"))
             system += f"\nThe JSON must match this schema: {schema}"
@@ -96,25 +109,10 @@ class Rubric(BaseModel):
         ]
 
     def payload(self, case: Case) -> dict[str, Any]:
-        if self.kind == "pairwise":
-            data: dict[str, Any] = {"question": case.question}
-            if case.contexts:
-                data["contexts"] = case.contexts
-            data["answer_A"] = case.answer_a
-            data["answer_B"] = case.answer_b
-            return data
-        return {name: getattr(case, name) for name in self.inputs}
-
-
-@lru_cache(maxsize=8)
-def _json_schema(name: str) -> dict[str, Any]:
-    schema = VERDICT_MODELS[name].model_json_schema()
-    _strip_titles(schema)
-    return schema
+        return self.behaviour.payload(self, case)
 
 
 def _strip_titles(node: Any) -> None:
-    # Titles add prompt tokens (providers bill the schema) and tell the model nothing.
     if isinstance(node, dict):
         node.pop("title", None)
         for value in node.values():
@@ -142,6 +140,68 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return name, int(version.lstrip("v"))
 
 
+def read_rubric_file(path: Path, *, locked: str | None = None) -> Rubric:
+    """Parse and validate one rubric file; its id and version must match its path, and
+    when `locked` (the lock's sha256) is given the bytes must still have that hash."""
+    try:
+        raw = path.read_bytes()
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise RubricError(f"cannot read rubric: {exc}", path=str(path)) from exc
+    if not isinstance(data, dict):
+        raise RubricError("a rubric file must be a YAML mapping", path=str(path))
+    digest = hashlib.sha256(raw).hexdigest()
+    if locked is not None and digest != locked:
+        raise RubricError(
+            "changed since it was locked; released rubrics are immutable: restore it and "
+            "write the change as the next version file (then `judge rubrics lock`)",
+            path=str(path),
+        )
+    rubric = _validate(data, digest, path)
+    problems = _consistency(rubric, path)
+    if problems:
+        raise RubricError("; ".join(problems), path=str(path))
+    return rubric
+
+
+def _validate(data: dict[str, Any], digest: str, path: Path) -> Rubric:
+    common = {k: v for k, v in data.items() if k in COMMON_KEYS}
+    extra = {k: v for k, v in data.items() if k not in COMMON_KEYS}
+    try:
+        kind = get_kind(str(data.get("kind")))
+        spec = kind.spec_model.model_validate(extra)
+        return Rubric.model_validate({**common, "spec": spec, "sha256": digest, "path": str(path)})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg'].lower()}" for e in exc.errors()
+        )
+        raise RubricError(f"invalid rubric: {problems}", path=str(path)) from None
+    except RubricError as exc:
+        raise RubricError(f"invalid rubric: {exc}", path=str(path)) from None
+
+
+def _consistency(rubric: Rubric, path: Path) -> list[str]:
+    kind = rubric.behaviour
+    problems = list(kind.check(rubric))
+    if rubric.output_schema and rubric.output_schema != kind.verdict_name:
+        problems.append(
+            f"output_schema {rubric.output_schema!r} does not fit kind {kind.name!r} "
+            f"(use {kind.verdict_name!r} or leave it out)"
+        )
+    unknown = set(rubric.inputs) - set(CASE_FIELDS)
+    if unknown:
+        problems.append(f"unknown inputs {sorted(unknown)} (known: {', '.join(CASE_FIELDS)})")
+    if path.parent.name != rubric.id or path.name != f"v{rubric.version}.yaml":
+        problems.append(
+            f"id/version ({rubric.ref}) do not match the file's place "
+            f"(expected {rubric.id}/v{rubric.version}.yaml)"
+        )
+    return problems
+
+
+# ---- folders and their locks -----------------------------------------------------------
+
+
 def available_versions(rubric_id: str, rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> list[int]:
     folder = rubrics_dir / rubric_id
     if not folder.is_dir():
@@ -150,71 +210,14 @@ def available_versions(rubric_id: str, rubrics_dir: Path = DEFAULT_RUBRICS_DIR) 
     return sorted(int(m.group(1)) for m in found if m)
 
 
-def load_rubric(ref: str, rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> Rubric:
-    """Load `ID` (latest version) or `ID@VERSION` from `rubrics_dir`, validated and hashed."""
-    rubric_id, version = parse_ref(ref)
-    versions = available_versions(rubric_id, rubrics_dir)
-    if not versions:
-        known = ", ".join(sorted(r.id for r in list_rubrics(rubrics_dir, latest_only=True)))
-        raise RubricError(f"no rubric named {rubric_id!r} (known: {known or 'none'})")
-    if version is None:
-        version = versions[-1]
-    elif version not in versions:
-        raise RubricError(f"rubric {rubric_id!r} has no version {version} (versions: {versions})")
-    return read_rubric_file(rubrics_dir / rubric_id / f"v{version}.yaml")
-
-
-def read_rubric_file(path: Path) -> Rubric:
-    """Parse and validate one rubric file; its id and version must match its path."""
-    try:
-        raw = path.read_bytes()
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise RubricError(f"cannot read rubric: {exc}", path=str(path)) from exc
-    if not isinstance(data, dict):
-        raise RubricError("a rubric file must be a YAML mapping", path=str(path))
-    try:
-        digest = hashlib.sha256(raw).hexdigest()
-        rubric = Rubric.model_validate({**data, "sha256": digest, "path": str(path)})
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg'].lower()}" for e in exc.errors()
-        )
-        raise RubricError(f"invalid rubric: {problems}", path=str(path)) from None
-    _check_consistency(rubric, path)
-    return rubric
-
-
-def _check_consistency(rubric: Rubric, path: Path) -> None:
-    if rubric.output_schema not in VERDICT_MODELS:
-        known = ", ".join(VERDICT_MODELS)
-        raise RubricError(
-            f"unknown output_schema {rubric.output_schema!r} ({known})", path=str(path)
-        )
-    unknown = set(rubric.inputs) - _CASE_FIELDS
-    if unknown:
-        raise RubricError(f"unknown inputs {sorted(unknown)}", path=str(path))
-    if path.parent.name != rubric.id or path.name != f"v{rubric.version}.yaml":
-        raise RubricError(
-            f"id/version ({rubric.ref}) do not match the file's place "
-            f"(expected rubrics/{rubric.id}/v{rubric.version}.yaml)",
-            path=str(path),
-        )
-
-
-def list_rubrics(
-    rubrics_dir: Path = DEFAULT_RUBRICS_DIR, *, latest_only: bool = False
-) -> list[Rubric]:
-    """Every rubric version under `rubrics_dir`, sorted by id then version."""
-    out: list[Rubric] = []
+def rubric_ids(rubrics_dir: Path) -> list[str]:
     if not rubrics_dir.is_dir():
-        return out
-    for folder in sorted(p for p in rubrics_dir.iterdir() if p.is_dir()):
-        versions = available_versions(folder.name, rubrics_dir)
-        if latest_only and versions:
-            versions = versions[-1:]
-        out.extend(read_rubric_file(folder / f"v{v}.yaml") for v in versions)
-    return out
+        return []
+    return sorted(
+        p.name
+        for p in rubrics_dir.iterdir()
+        if p.is_dir() and available_versions(p.name, rubrics_dir)
+    )
 
 
 def read_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> dict[str, str]:
@@ -238,12 +241,6 @@ def read_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> dict[str, str]:
     return lock
 
 
-def lock_sha256(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> str | None:
-    """sha256 of `rubrics.lock`: one hash that names the whole released rubric set."""
-    path = rubrics_dir / LOCK_NAME
-    return file_sha256(path) if path.is_file() else None
-
-
 def verify_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> list[str]:
     """Problems with released rubrics: a locked file changed or vanished. Empty = all good."""
     problems = []
@@ -258,3 +255,118 @@ def verify_lock(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> list[str]:
                 "add a new version file instead"
             )
     return problems
+
+
+def lock_sha256(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> str | None:
+    """sha256 of `rubrics.lock`: one hash that names the whole released rubric set."""
+    path = rubrics_dir / LOCK_NAME
+    return file_sha256(path) if path.is_file() else None
+
+
+def write_lock(rubrics_dir: Path) -> list[str]:
+    """Lock every rubric file of a folder: entries already locked are kept as they are
+    (a changed locked file is refused, not re-locked); new files are added. Returns the
+    refs newly locked."""
+    problems = verify_lock(rubrics_dir)
+    if problems:
+        raise RubricError("; ".join(problems), path=str(rubrics_dir / LOCK_NAME))
+    lock = read_lock(rubrics_dir)
+    added = []
+    for rubric_id in rubric_ids(rubrics_dir):
+        for version in available_versions(rubric_id, rubrics_dir):
+            path = rubrics_dir / rubric_id / f"v{version}.yaml"
+            read_rubric_file(path)  # only valid rubrics are released
+            ref = f"{rubric_id}@{version}"
+            if ref not in lock:
+                lock[ref] = file_sha256(path)
+                added.append(ref)
+    header = "# Released rubric files and their sha256. A released file never changes: add v<N+1>.yaml.\n"
+    body = "".join(f"{ref} {digest}\n" for ref, digest in sorted(lock.items()))
+    (rubrics_dir / LOCK_NAME).write_text(header + body, "utf-8")
+    return added
+
+
+class RubricLibrary:
+    """Where rubrics come from: the built-in folder, then the user's folders (in order).
+
+    A user folder may not define an id the built-in folder has (no shadowing), nor one
+    an earlier user folder has. Each folder's own `rubrics.lock` is enforced on load."""
+
+    def __init__(
+        self,
+        user_dirs: tuple[Path, ...] | list[Path] = (),
+        *,
+        builtin: Path | None = DEFAULT_RUBRICS_DIR,
+    ):
+        self.folders: list[Path] = ([builtin] if builtin is not None else []) + [
+            Path(d) for d in user_dirs
+        ]
+        self._owner: dict[str, Path] = {}
+        for folder in self.folders:
+            if folder is not builtin and not folder.is_dir():
+                raise RubricError("rubrics folder does not exist", path=str(folder))
+            for rubric_id in rubric_ids(folder):
+                if rubric_id in self._owner:
+                    first = self._owner[rubric_id]
+                    raise RubricError(
+                        f"rubric id {rubric_id!r} is defined in {first} already; "
+                        "pick another id (ids are unique across folders)",
+                        path=str(folder / rubric_id),
+                    )
+                self._owner[rubric_id] = folder
+
+    def folder_of(self, rubric_id: str) -> Path | None:
+        return self._owner.get(rubric_id)
+
+    def load(self, ref: str) -> Rubric:
+        """`ID` (latest version) or `ID@VERSION`, validated, hashed and checked against
+        its folder's lock."""
+        rubric_id, version = parse_ref(ref)
+        folder = self._owner.get(rubric_id)
+        if folder is None:
+            known = ", ".join(sorted(self._owner))
+            raise RubricError(f"no rubric named {rubric_id!r} (known: {known or 'none'})")
+        versions = available_versions(rubric_id, folder)
+        if version is None:
+            version = versions[-1]
+        elif version not in versions:
+            raise RubricError(
+                f"rubric {rubric_id!r} has no version {version} (versions: {versions})"
+            )
+        path = folder / rubric_id / f"v{version}.yaml"
+        return read_rubric_file(path, locked=read_lock(folder).get(f"{rubric_id}@{version}"))
+
+    def rubrics(self, *, latest_only: bool = False) -> list[Rubric]:
+        """Every rubric version, sorted by id then version."""
+        out: list[Rubric] = []
+        for rubric_id in sorted(self._owner):
+            versions = available_versions(rubric_id, self._owner[rubric_id])
+            if latest_only:
+                versions = versions[-1:]
+            out.extend(self.load(f"{rubric_id}@{v}") for v in versions)
+        return out
+
+    def verify(self) -> list[str]:
+        return [p for folder in self.folders for p in verify_lock(folder)]
+
+
+def library_for(rubrics_dir: Path | RubricLibrary | None) -> RubricLibrary:
+    """A library from what callers pass: None = the built-in rubrics; a folder = that
+    folder alone (as older callers and tests use it)."""
+    if isinstance(rubrics_dir, RubricLibrary):
+        return rubrics_dir
+    if rubrics_dir is None or Path(rubrics_dir) == DEFAULT_RUBRICS_DIR:
+        return RubricLibrary()
+    return RubricLibrary(builtin=Path(rubrics_dir))
+
+
+def load_rubric(ref: str, rubrics_dir: Path | RubricLibrary | None = None) -> Rubric:
+    """Load `ID` (latest version) or `ID@VERSION`, validated and hashed."""
+    return library_for(rubrics_dir).load(ref)
+
+
+def list_rubrics(
+    rubrics_dir: Path | RubricLibrary | None = None, *, latest_only: bool = False
+) -> list[Rubric]:
+    """Every rubric version the library holds, sorted by id then version."""
+    return library_for(rubrics_dir).rubrics(latest_only=latest_only)

@@ -58,45 +58,6 @@ class Case(BaseModel):
         return out
 
 
-class _Verdict(BaseModel):
-    # extra="forbid" makes the JSON schema say additionalProperties: false, which strict
-    # structured output requires; every field without a default is required.
-    model_config = ConfigDict(extra="forbid")
-
-
-ClaimLabel = Literal["supported", "contradicted", "not_enough_information"]
-
-
-class ClaimVerdict(_Verdict):
-    claim: str
-    verdict: ClaimLabel
-    evidence: str
-
-
-class FaithfulnessVerdict(_Verdict):
-    claims: list[ClaimVerdict]
-
-
-class RelevanceVerdict(_Verdict):
-    rationale: str
-    abstained: bool
-    score: Literal[1, 2, 3, 4, 5]
-
-
-class PairwiseVerdict(_Verdict):
-    rationale: str
-    winner: Literal["A", "B", "tie"]
-
-
-Verdict = FaithfulnessVerdict | RelevanceVerdict | PairwiseVerdict
-
-VERDICT_MODELS: dict[str, type[_Verdict]] = {
-    "FaithfulnessVerdict": FaithfulnessVerdict,
-    "RelevanceVerdict": RelevanceVerdict,
-    "PairwiseVerdict": PairwiseVerdict,
-}
-
-
 class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -26,7 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from judge.errors import ApiError, RubricError
 from judge.inputs import to_case
 from judge.outcome import Backend
-from judge.rubric import Rubric, list_rubrics, load_rubric
+from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 from judge.service_config import Redactor, ServiceConfig
 from judge.service_http import (
@@ -141,8 +141,8 @@ def _document_choices(app: FastAPI, state: ServiceState) -> None:
             return app.openapi_schema
         schema = generate()
         refs = sorted(
-            {r.id for r in list_rubrics(state.pool.rubrics_dir)}
-            | {r.ref for r in list_rubrics(state.pool.rubrics_dir)}
+            {r.id for r in state.pool.library.rubrics()}
+            | {r.ref for r in state.pool.library.rubrics()}
         )
         judges: list[str | None] = [*state.pool.names(), None]
         for model in ("GradeRequest", "ProbeRequest"):
@@ -215,8 +215,8 @@ def _v1_routes(state: ServiceState) -> APIRouter:
     @router.get("/rubrics", response_model=list[RubricOut], tags=["rubrics"])
     async def rubrics() -> list[RubricOut]:
         """Every rubric version, with the sha256 of its file."""
-        found = await asyncio.to_thread(list_rubrics, state.pool.rubrics_dir)
-        return [RubricOut.model_validate(r.model_dump()) for r in found]
+        found = await asyncio.to_thread(state.pool.library.rubrics)
+        return [RubricOut.model_validate(_rubric_fields(r)) for r in found]
 
     @router.get(
         "/rubrics/{rubric_id}/{version}",
@@ -227,10 +227,10 @@ def _v1_routes(state: ServiceState) -> APIRouter:
     async def rubric(rubric_id: RubricId, version: Version) -> RubricDetail:
         """One rubric version: its instructions and the verdict's JSON schema."""
         try:
-            found = load_rubric(f"{rubric_id}@{version}", state.pool.rubrics_dir)
+            found = state.pool.library.load(f"{rubric_id}@{version}")
         except RubricError as exc:
             raise ServiceError(404, "not_found", str(exc)) from None
-        return RubricDetail(**found.model_dump(), json_schema=found.json_schema())
+        return RubricDetail(**_rubric_fields(found), json_schema=found.json_schema())
 
     @router.post(
         "/grade",
@@ -247,7 +247,7 @@ def _v1_routes(state: ServiceState) -> APIRouter:
         rubric, judge = state.pick(body.rubric, body.judge)
         cases = check_cases(body.cases, rubric)
         records = await _grade(state, judge, rubric, cases)
-        builder = SummaryBuilder(rubric.kind, rubric.ref)
+        builder = SummaryBuilder(rubric)
         for record in records:
             builder.add(record)
         return _json_response(records, builder.result())
@@ -320,6 +320,12 @@ def _json_response(records: list[GradedRecord], summary: dict[str, Any]) -> Resp
     items = ",".join(record.model_dump_json() for record in records)
     text = f'{{"records":[{items}],"summary":{json.dumps(summary, allow_nan=False)}}}'
     return Response(text, media_type="application/json")
+
+
+def _rubric_fields(rubric: Rubric) -> dict[str, Any]:
+    """A rubric as the API shows it: the schema name its kind sends, the kind's own keys."""
+    fields = rubric.model_dump(mode="json")
+    return {**fields, "output_schema": rubric.schema_name}
 
 
 def _judge_out(config: ServiceConfig, name: str, default: str) -> JudgeOut:

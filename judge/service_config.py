@@ -22,6 +22,7 @@ a judge by name; an endpoint URL or key never comes from a request.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -73,7 +74,8 @@ class ServiceConfig(BaseModel):
     data_dir: Path = Path("judge-service")
     cache_dir: Path | None = None
     use_cache: bool = True
-    rubrics_dir: Path | None = None
+    # the operator's own rubric folders, after the built-in ones; $JUDGE_RUBRICS_DIR adds more
+    rubrics_dirs: list[Path] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)
     # Resolved from the environment at load time; never serialised.
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, repr=False, exclude=True)
@@ -126,7 +128,9 @@ def load_service_config(
         )
         raise UsageError(f"{where}invalid service configuration: {problems}") from None
     _check_names(config)
-    return config.model_copy(update=_resolve_secrets(config, env))
+    listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
+    update = {**_resolve_secrets(config, env), "rubrics_dirs": [*config.rubrics_dirs, *listed]}
+    return config.model_copy(update=update)
 
 
 def _read_file(path: Path) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from judge.api import make_backend
@@ -16,7 +15,7 @@ from judge.cache import VerdictCache
 from judge.config import JudgeConfig, default_cache_dir
 from judge.grader import Grader
 from judge.outcome import Backend, Outcome
-from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, load_rubric
+from judge.rubric import Rubric, RubricLibrary
 from judge.rules import RulesJudge
 from judge.schemas import Case
 from judge.service_config import ServiceConfig
@@ -48,7 +47,7 @@ class JudgePool:
         self, config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None
     ) -> None:
         self.config = config
-        self.rubrics_dir: Path = config.rubrics_dir or DEFAULT_RUBRICS_DIR
+        self.library = RubricLibrary(config.rubrics_dirs)
         self._made = dict(backends or {})
         self._backends: dict[str, Backend] = {}
         self._rubrics: dict[str, Rubric] = {}
@@ -65,7 +64,7 @@ class JudgePool:
     def rubric(self, ref: str) -> Rubric:
         """Load (once) `ID` or `ID@VERSION`; raises RubricError."""
         if ref not in self._rubrics:
-            self._rubrics[ref] = load_rubric(ref, self.rubrics_dir)
+            self._rubrics[ref] = self.library.load(ref)
         return self._rubrics[ref]
 
     def grader(self, name: str, rubric: Rubric) -> Grader:

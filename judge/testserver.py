@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from judge import rules
+from judge.kinds import get_kind, kind_for_request, kind_for_schema
 
 DEFAULT_MODEL = "judge-test-2024-01-01"
 _DROP_HEADER = "x-test-drop-connection"
@@ -46,11 +46,7 @@ _DROP_LOG = "ASGI callable returned without completing response."
 MAX_BODIES = 10_000
 FAULTS = ("429", "500", "503", "drop", "timeout", "malformed", "truncated", "refusal")
 TRANSIENT_FAULTS = frozenset({"429", "500", "503", "drop", "timeout"})
-_SCHEMA_KINDS = {
-    "FaithfulnessVerdict": "faithfulness",
-    "RelevanceVerdict": "relevance",
-    "PairwiseVerdict": "pairwise",
-}
+_SCHEMA_IN_PROMPT = "The JSON must match this schema: "
 
 
 @dataclass
@@ -572,39 +568,39 @@ def parse_chat_request(body: dict[str, Any], headers: dict[str, str]) -> ChatReq
     return chat
 
 
-def detect_kind(chat: ChatRequest) -> str | None:
-    """From the schema name; else the system prompt; else the payload's keys."""
-    schema_name = ((chat.response_format or {}).get("json_schema") or {}).get("name")
-    if schema_name in _SCHEMA_KINDS:
-        return _SCHEMA_KINDS[schema_name]
+def request_schema(chat: ChatRequest) -> dict[str, Any]:
+    """The verdict schema the request carries: in `response_format`, or in the system
+    prompt (prompt mode); empty when there is none (JSON mode)."""
+    schema = ((chat.response_format or {}).get("json_schema") or {}).get("schema")
+    if isinstance(schema, dict):
+        return schema
     system = " ".join(_text(m.get("content")) for m in chat.messages if m.get("role") == "system")
-    for name, kind in _SCHEMA_KINDS.items():
-        if name in system:
-            return kind
-    lowered = system.lower()
-    if "two answers" in lowered or "answer_a" in chat.payload:
-        return "pairwise"
-    if "faithful" in lowered or "contexts" in chat.payload:
-        return "faithfulness"
-    if "relevan" in lowered or "answer" in chat.payload:
-        return "relevance"
-    return None
+    _, found, rest = system.partition(_SCHEMA_IN_PROMPT)
+    if found:
+        try:
+            parsed, _ = json.JSONDecoder().raw_decode(rest)
+        except ValueError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+    return {}
+
+
+def detect_kind(chat: ChatRequest) -> str | None:
+    """From the schema name; else the kind that recognises the schema's fields and the
+    payload (the registry decides, never this module)."""
+    schema_name = ((chat.response_format or {}).get("json_schema") or {}).get("name")
+    kind = kind_for_schema(schema_name)
+    if kind is None:
+        fields = set(request_schema(chat).get("properties") or {})
+        kind = kind_for_request(fields, chat.payload)
+    return kind.name if kind else None
 
 
 def default_verdict(chat: ChatRequest) -> dict[str, Any]:
-    """The verdict `judge.rules` gives the case in the user message."""
-    data = chat.payload
-    question = str(data.get("question") or "")
-    contexts = [str(c) for c in data.get("contexts") or []]
-    if chat.kind == "pairwise":
-        answer_a = str(data.get("answer_A") or data.get("answer_a") or "")
-        answer_b = str(data.get("answer_B") or data.get("answer_b") or "")
-        verdict: Any = rules.pairwise_verdict(question, answer_a, answer_b, contexts)
-    elif chat.kind == "relevance":
-        verdict = rules.relevance_verdict(question, str(data.get("answer") or ""))
-    else:
-        verdict = rules.faithfulness_verdict(str(data.get("answer") or ""), contexts)
-    return dict(verdict.model_dump(mode="json"))
+    """The verdict the kind simulates for the case in the user message (for the built-in
+    kinds, the verdict `judge.rules` gives it)."""
+    kind = get_kind(chat.kind or "faithfulness")
+    return kind.simulated_verdict(request_schema(chat), chat.payload)
 
 
 def render_content(verdict: dict[str, Any], mode: str) -> str:

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import BaseModel
 
+from judge.kinds import Scored, kind_for_schema
 from judge.testserver import Reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -145,3 +147,11 @@ def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> 
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
         time.sleep(0.1)
     raise AssertionError(f"{path} never reached {count} lines")
+
+
+def score_verdict(verdict: BaseModel) -> tuple[str, float | None, str | None]:
+    """(status, score, label) of a built-in kind's verdict, as its kind reads it."""
+    kind = kind_for_schema(type(verdict).__name__)
+    assert kind is not None, type(verdict).__name__
+    scored: Scored = kind.score(None, verdict)  # type: ignore[arg-type]
+    return scored.status, scored.score, scored.label

@@ -23,7 +23,7 @@ GOOD = {
     "contexts": ["The free trial lasts 14 days."],
     "answer": "The free trial lasts 14 days.",
 }
-RUBRIC = """id: faithfulness
+RUBRIC = """id: mine
 version: 1
 kind: faithfulness
 title: t
@@ -59,7 +59,7 @@ def grade(path: str = "in.jsonl", *more: str) -> list[str]:
 
 
 def rubric_dir(text: str, name: str = "v1.yaml", encoding: str = "utf-8") -> dict[str, bytes]:
-    return {f"rubrics/faithfulness/{name}": text.encode(encoding), "in.jsonl": jsonl(GOOD)}
+    return {f"rubrics/mine/{name}": text.encode(encoding), "in.jsonl": jsonl(GOOD)}
 
 
 def calibrate(judge: bytes, human: bytes) -> dict[str, bytes]:
@@ -242,38 +242,38 @@ CATALOGUE = [
     Bad(
         "rubric not yaml",
         rubric_dir("id: [unclosed\n"),
-        [*grade(), "--rubrics-dir", "rubrics"],
-        ["rubrics/faithfulness/v1.yaml", "cannot read rubric"],
+        [*grade(), "--rubrics-dir", "rubrics", "--rubric", "mine"],
+        ["rubrics/mine/v1.yaml", "cannot read rubric"],
     ),
     Bad(
         "rubric not a mapping",
         rubric_dir("- a list\n"),
-        [*grade(), "--rubrics-dir", "rubrics"],
-        ["rubrics/faithfulness/v1.yaml", "mapping"],
+        [*grade(), "--rubrics-dir", "rubrics", "--rubric", "mine"],
+        ["rubrics/mine/v1.yaml", "mapping"],
     ),
     Bad(
         "rubric missing system",
         rubric_dir(RUBRIC.replace("system: Grade it.\n", "")),
-        [*grade(), "--rubrics-dir", "rubrics"],
-        ["rubrics/faithfulness/v1.yaml", "system"],
+        [*grade(), "--rubrics-dir", "rubrics", "--rubric", "mine"],
+        ["rubrics/mine/v1.yaml", "system"],
     ),
     Bad(
         "rubric unknown schema",
         rubric_dir(RUBRIC.replace("FaithfulnessVerdict", "Verdikt")),
-        [*grade(), "--rubrics-dir", "rubrics"],
-        ["rubrics/faithfulness/v1.yaml", "Verdikt"],
+        [*grade(), "--rubrics-dir", "rubrics", "--rubric", "mine"],
+        ["rubrics/mine/v1.yaml", "Verdikt"],
     ),
     Bad(
         "rubric in the wrong place",
         rubric_dir(RUBRIC, name="v2.yaml"),
-        [*grade(), "--rubrics-dir", "rubrics"],
-        ["rubrics/faithfulness/v2.yaml", "do not match"],
+        [*grade(), "--rubrics-dir", "rubrics", "--rubric", "mine"],
+        ["rubrics/mine/v2.yaml", "do not match"],
     ),
     Bad(
         "rubric not utf-8",
         rubric_dir(RUBRIC.replace("title: t", "title: caf\u00e9"), encoding="latin-1"),
-        [*grade(), "--rubrics-dir", "rubrics"],
-        ["rubrics/faithfulness/v1.yaml", "cannot read rubric", "utf-8"],
+        [*grade(), "--rubrics-dir", "rubrics", "--rubric", "mine"],
+        ["rubrics/mine/v1.yaml", "cannot read rubric", "utf-8"],
     ),
     # ---- label files (judge calibrate) ----
     Bad(

@@ -4,7 +4,6 @@ fatal errors, secrets, and a run killed with SIGKILL then resumed."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -135,23 +134,17 @@ def test_cache_hits_and_every_key_part_misses(
         == 2
     )
     assert requests_for("faithfulness", "--model", "judge-test-2024-01-01", "--seed", "7") == 2
-    # a new rubric version is a different question
+    # a new rubric version is a different question (a user's rubric: built-in ids are theirs)
     rubrics = tmp_path / "rubrics"
-    shutil.copytree(DEFAULT_RUBRICS_DIR, rubrics)
-    text = (rubrics / "faithfulness" / "v1.yaml").read_text().replace("version: 1", "version: 2")
-    (rubrics / "faithfulness" / "v2.yaml").write_text(text)
-    assert (
-        requests_for(
-            "faithfulness@2", env_change=lambda e: e.update(JUDGE_RUBRICS_DIR=str(rubrics))
-        )
-        == 2
-    )
-    assert (
-        requests_for(
-            "faithfulness@1", env_change=lambda e: e.update(JUDGE_RUBRICS_DIR=str(rubrics))
-        )
-        == 0
-    )
+    (rubrics / "faith").mkdir(parents=True)
+    text = (DEFAULT_RUBRICS_DIR / "faithfulness" / "v1.yaml").read_text()
+    text = text.replace("id: faithfulness", "id: faith")
+    (rubrics / "faith" / "v1.yaml").write_text(text)
+    (rubrics / "faith" / "v2.yaml").write_text(text.replace("version: 1", "version: 2"))
+    in_folder = {"env_change": lambda e: e.update(JUDGE_RUBRICS_DIR=str(rubrics))}
+    assert requests_for("faith@1", **in_folder) == 2
+    assert requests_for("faith@2", **in_folder) == 2
+    assert requests_for("faith@1", **in_folder) == 0
     # --no-cache reads nothing
     assert requests_for("faithfulness", "--no-cache") == 2
 

@@ -14,6 +14,7 @@ import pytest
 from judge.cli import main
 from judge.gates import check_conditions, grade_metric_names, parse_condition
 from judge.probes import probe_metric_names
+from judge.rubric import load_rubric
 from judge.testserver import ChatRequest, FakeOpenAIServer, Reply, default_verdict
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
@@ -175,10 +176,10 @@ def test_a_probe_gate_typo_exits_2_before_any_request(
 
 def test_the_grade_gate_names_follow_the_summary() -> None:
     assert {"mean_score", "error_rate", "failed", "status.api_error"} <= grade_metric_names(
-        "relevance"
+        load_rubric("relevance")
     )
-    assert "claim_hallucination_rate" in grade_metric_names("faithfulness")
-    assert {"win_rates.A", "win_rates.tie"} <= grade_metric_names("pairwise")
+    assert "claim_hallucination_rate" in grade_metric_names(load_rubric("faithfulness"))
+    assert {"win_rates.A", "win_rates.tie"} <= grade_metric_names(load_rubric("pairwise"))
     assert parse_condition(" flip_rate>=1e-3 ").threshold == 0.001
     with pytest.raises(Exception, match="valid names: a, b"):
         check_conditions(["c > 1"], {"a", "b"}, what="x")

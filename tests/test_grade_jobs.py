@@ -13,11 +13,11 @@ import pytest
 from judge.errors import OutputConflictError
 from judge.grader import Grader
 from judge.jobs import Selection, grade_file
+from judge.kinds.faithfulness import FaithfulnessVerdict
 from judge.outcome import Outcome
 from judge.rubric import Rubric, load_rubric
-from judge.schemas import Case, FaithfulnessVerdict, JudgeInfo, Usage
-from judge.scoring import score_verdict
-from tests.helpers import case, read_jsonl, write_jsonl
+from judge.schemas import Case, JudgeInfo, Usage
+from tests.helpers import case, read_jsonl, score_verdict, write_jsonl
 
 INFO = JudgeInfo(model="scripted", output_mode="json_schema")
 

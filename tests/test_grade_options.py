@@ -18,6 +18,7 @@ import respx
 from judge.cli import main, prices_from_args
 from judge.config import JudgeConfig, default_cache_dir
 from judge.jobs import summarise_file
+from judge.rubric import load_rubric
 from judge.testserver import FakeOpenAIServer
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
@@ -75,7 +76,7 @@ def test_an_unknown_price_is_unknown_never_zero(
     printed = capsys.readouterr().out
     assert "estimated cost: unknown (pass --price-input/--price-output)" in printed
     rules_prices = prices_from_args(price_args(None, None), JudgeConfig())
-    summary = summarise_file(out, "faithfulness", "faithfulness@1", rules_prices)
+    summary = summarise_file(out, load_rubric("faithfulness"), rules_prices)
     assert summary["tokens"]["prompt"] > 0 and summary["estimated_cost_usd"] is None
     assert grade(EXAMPLES, tmp_path / "rules.jsonl") == 0
     assert "estimated cost: $0.0000" in capsys.readouterr().out  # no tokens spent

@@ -179,9 +179,12 @@ def test_model_families_and_human_scores():
     assert family_of("meta-llama/Llama-3.1-70B-Instruct") == "meta"
     assert family_of("llama-3.1-70b-instruct") == "meta"
     assert family_of("acme-7b") == "acme" and family_of(None) is None
-    assert human_score("faithful", "faithfulness") == 1.0
-    assert human_score("abstained", "faithfulness") is None
-    assert human_score("5", "relevance") == 1.0 and human_score("tie", "pairwise") == 0.5
+    faithfulness, relevance, pairwise = (
+        load_rubric(r) for r in ("faithfulness", "relevance", "pairwise")
+    )
+    assert human_score("faithful", faithfulness) == 1.0
+    assert human_score("abstained", faithfulness) is None
+    assert human_score("5", relevance) == 1.0 and human_score("tie", pairwise) == 0.5
 
 
 # ---- the gate --------------------------------------------------------------------------

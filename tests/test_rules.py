@@ -5,16 +5,11 @@ from __future__ import annotations
 import pytest
 
 from judge import Judge
-from judge.rules import (
-    faithfulness_verdict,
-    judge_claim,
-    pairwise_verdict,
-    relevance_verdict,
-    split_claims,
-    token_f1,
-)
-from judge.scoring import score_verdict
-from tests.helpers import TRIAL_ANSWER, TRIAL_CONTEXT
+from judge.kinds.faithfulness import faithfulness_verdict
+from judge.kinds.pairwise import pairwise_verdict
+from judge.kinds.relevance import relevance_verdict
+from judge.lexical import judge_claim, split_claims, token_f1
+from tests.helpers import TRIAL_ANSWER, TRIAL_CONTEXT, score_verdict
 
 
 def test_reference_example_3_faithfulness_two_of_three() -> None:

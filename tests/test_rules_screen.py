@@ -6,14 +6,16 @@ from __future__ import annotations
 import pytest
 
 from judge.grader import Grader
+from judge.kinds.faithfulness import faithfulness_verdict
+from judge.kinds.relevance import relevance_verdict
+from judge.lexical import split_claims
+from judge.lexical.screen import addressed_form, normalise
 from judge.probes import ProbeOptions, run_probe
 from judge.probes_injection import INJECTIONS
 from judge.rubric import load_rubric
-from judge.rules import RulesJudge, faithfulness_verdict, relevance_verdict, split_claims
-from judge.rules_screen import addressed_form, normalise
+from judge.rules import RulesJudge
 from judge.schemas import Case
-from judge.scoring import score_verdict
-from tests.helpers import REPO, read_jsonl
+from tests.helpers import REPO, read_jsonl, score_verdict
 
 EXAMPLES = REPO / "examples"
 CONTEXT = "Afterpay is available at checkout for orders over $35."

@@ -20,10 +20,10 @@ import pytest
 from judge.cli import main as cli_main
 from judge.cli_serve import check_token
 from judge.errors import UsageError
+from judge.lexical import Budget, BudgetExceeded
 from judge.outcome import Outcome
 from judge.rubric import Rubric, load_rubric
 from judge.rules import OFFLOAD_CHARS, RulesJudge
-from judge.rules_index import Budget, BudgetExceeded
 from judge.schemas import Case
 from judge.service_config import Limits, Redactor, ServiceConfig
 from judge.testserver import FakeOpenAIServer

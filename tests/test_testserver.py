@@ -9,8 +9,10 @@ from typing import Any
 import openai
 import pytest
 
+from judge.kinds.faithfulness import faithfulness_verdict
+from judge.kinds.pairwise import pairwise_verdict
+from judge.kinds.relevance import relevance_verdict
 from judge.rubric import load_rubric
-from judge.rules import faithfulness_verdict, pairwise_verdict, relevance_verdict
 from judge.schemas import Case
 from judge.testserver import FAULTS, FakeOpenAIServer, FaultPlan, Reply
 
@@ -40,7 +42,7 @@ def messages(rubric_id: str, data: dict[str, Any], mode: str = "json_schema") ->
 
 def structured(rubric_id: str) -> dict[str, Any]:
     rubric = load_rubric(rubric_id)
-    schema = {"name": rubric.output_schema, "schema": rubric.json_schema(), "strict": True}
+    schema = {"name": rubric.schema_name, "schema": rubric.json_schema(), "strict": True}
     return {"type": "json_schema", "json_schema": schema}
 
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from judge.cli import add_rubrics_dir_option, rubric_library
 from judge.cli_help import LABEL_EXAMPLES
 from judge.errors import UsageError
 
@@ -41,7 +42,7 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
         "--overlap", type=float, default=0.0, help="share of cases labelled by two people (0)"
     )
     p.add_argument("--annotator", help="name to label as (else the page asks)")
-    p.add_argument("--rubrics-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    add_rubrics_dir_option(p)
     p.set_defaults(run=run_label)
 
 
@@ -75,7 +76,6 @@ def _check(args: argparse.Namespace) -> None:
 def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     import uvicorn
 
-    from judge.cli import rubrics_dir
     from judge.label.app import ANNOTATOR, LabelSession, create_label_app
     from judge.label.choices import label_choices
     from judge.label.labelset import LabelPlan, describe, open_label_store
@@ -85,7 +85,7 @@ def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     _check(args)
     if args.annotator is not None and not ANNOTATOR.match(args.annotator):
         raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
-    rubric = load_rubric(args.rubric, rubrics_dir(args, env))
+    rubric = load_rubric(args.rubric, rubric_library(args, env))
     source = Path(args.input)
     plan = LabelPlan(source, rubric, args.records, args.sample, args.seed, args.overlap)
     db = args.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")

@@ -1,0 +1,76 @@
+"""The rubric kinds, one module each, and the registry the engine asks.
+
+Adding a kind is one module (a `Kind` subclass), its rubric YAML and one golden test:
+register it here. Nothing outside this package tests a kind's name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judge.errors import RubricError
+from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel
+from judge.kinds.criteria import CriteriaKind
+from judge.kinds.faithfulness import FaithfulnessKind
+from judge.kinds.labels import LabelsKind
+from judge.kinds.pairwise import PairwiseKind
+from judge.kinds.relevance import RelevanceKind
+from judge.kinds.scale import ScaleKind
+
+__all__ = [
+    "Abstain",
+    "Choice",
+    "Kind",
+    "KindStats",
+    "Scored",
+    "VerdictModel",
+    "get_kind",
+    "kind_for_request",
+    "kind_for_schema",
+    "kind_names",
+    "register",
+]
+
+_REGISTRY: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    """Make `kind` available to rubric files under `kind.name`."""
+    if kind.name in _REGISTRY:
+        raise ValueError(f"kind {kind.name!r} is registered already")
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> Kind:
+    """The registered kind called `name`; RubricError naming the known ones otherwise."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise RubricError(f"unknown kind {name!r} (known: {', '.join(kind_names())})") from None
+
+
+def kind_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def kind_for_schema(schema_name: str | None) -> Kind | None:
+    """The kind whose verdicts carry this schema name by default, if any."""
+    return next((k for k in _REGISTRY.values() if k.verdict_name == schema_name), None)
+
+
+def kind_for_request(fields: set[str], payload: dict[str, Any]) -> Kind | None:
+    """The first kind that recognises a request's verdict fields and payload (a guess,
+    for the loopback test server when no schema name is sent)."""
+    return next((k for k in _REGISTRY.values() if k.recognises(fields, payload)), None)
+
+
+for _kind in (
+    FaithfulnessKind(),
+    RelevanceKind(),
+    PairwiseKind(),
+    ScaleKind(),
+    LabelsKind(),
+    CriteriaKind(),
+):
+    register(_kind)

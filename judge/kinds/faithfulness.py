@@ -1,0 +1,134 @@
+"""Claim-level faithfulness: every claim of the answer judged against the contexts.
+
+Verdict `{"claims": [{"claim", "verdict": supported | contradicted |
+not_enough_information, "evidence"}]}`. Score = supported / claims; label `faithful` when
+every claim is supported, else `unfaithful`; zero claims (a refusal, "I don't know") is
+`abstained`, never 0 or 1. The summary adds the claim count, the claim-level and
+answer-level hallucination rates and the contradicted claims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
+
+from judge import lexical
+from judge.kinds._base import Choice, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.schemas import Case, GradedRecord
+
+if TYPE_CHECKING:
+    from judge.rubric import Rubric
+
+ClaimLabel = lexical.ClaimLabel
+
+
+class ClaimVerdict(VerdictModel):
+    claim: str
+    verdict: ClaimLabel
+    evidence: str
+
+
+class FaithfulnessVerdict(VerdictModel):
+    claims: list[ClaimVerdict]
+
+
+@dataclass
+class FaithfulnessStats(KindStats):
+    claims: int = 0
+    supported: int = 0
+    contradicted: int = 0
+    unfaithful_answers: int = 0
+    answers: int = 0
+
+    def add_ok(self, record: GradedRecord) -> None:
+        verdicts = [c.get("verdict") for c in (record.verdict or {}).get("claims", [])]
+        self.answers += 1
+        self.claims += len(verdicts)
+        self.supported += verdicts.count("supported")
+        self.contradicted += verdicts.count("contradicted")
+        self.unfaithful_answers += verdicts.count("supported") < len(verdicts)
+
+    def figures(self, mean_score: float | None) -> dict[str, Any]:
+        return {
+            "claims": self.claims,
+            "supported_claims": self.supported,
+            "contradicted_claims": self.contradicted,
+            "claim_hallucination_rate": ratio(self.claims - self.supported, self.claims),
+            "answer_hallucination_rate": ratio(self.unfaithful_answers, self.answers),
+        }
+
+
+def faithfulness_verdict(
+    answer: str, contexts: list[str], *, budget: lexical.Budget | None = None
+) -> FaithfulnessVerdict:
+    """The rules judge: each sentence of the answer is a claim, supported when the
+    contexts cover enough of its content words and every number in it (`judge.lexical`)."""
+    return claims_verdict(answer, lexical.evidence_index(contexts), budget)
+
+
+def claims_verdict(
+    answer: str, index: lexical.ContextIndex, budget: lexical.Budget | None = None
+) -> FaithfulnessVerdict:
+    """The answer's claims checked against an evidence index read once for the case."""
+    claims = []
+    for claim in lexical.split_claims(answer):
+        if budget is not None:
+            budget.check()
+        checked = lexical.check_claim(claim, index)
+        claims.append(ClaimVerdict(claim=claim, verdict=checked.verdict, evidence=checked.evidence))
+    return FaithfulnessVerdict(claims=claims)
+
+
+class FaithfulnessKind(Kind):
+    name = "faithfulness"
+    verdict_name = "FaithfulnessVerdict"
+    template_inputs = "[question, contexts, answer]"
+    columns: ClassVar[dict[str, str]] = {
+        "mean_score": "mean",
+        "claims": "claims",
+        "claim_hallucination_rate": "halluc/claim",
+        "answer_hallucination_rate": "halluc/answer",
+        "contradicted_claims": "contradicted",
+    }
+
+    def verdict_model(self, rubric: Rubric) -> type[BaseModel]:
+        return FaithfulnessVerdict
+
+    def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
+        assert isinstance(verdict, FaithfulnessVerdict)
+        if not verdict.claims:
+            return Scored("abstained")
+        supported = sum(c.verdict == "supported" for c in verdict.claims)
+        label = "faithful" if supported == len(verdict.claims) else "unfaithful"
+        return Scored("ok", supported / len(verdict.claims), label)
+
+    def choices(self, rubric: Rubric) -> list[Choice]:
+        return [
+            Choice("faithful", "every claim of the answer is supported by the contexts", 1.0),
+            Choice("unfaithful", "at least one claim is contradicted or unsupported", 0.0),
+            Choice("abstained", "the answer declines or says it cannot answer", None),
+        ]
+
+    def new_stats(self, rubric: Rubric) -> KindStats:
+        return FaithfulnessStats()
+
+    def rules_verdict(
+        self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
+    ) -> BaseModel:
+        return faithfulness_verdict(case.answer or "", case.contexts, budget=budget)
+
+    def simulated_verdict(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+        contexts = [str(c) for c in payload.get("contexts") or []]
+        verdict = faithfulness_verdict(str(payload.get("answer") or ""), contexts)
+        return verdict.model_dump(mode="json")
+
+    def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:
+        return "claims" in fields or (not fields and "contexts" in payload and "answer" in payload)
+
+    def injection_target(self, rubric: Rubric, clean: GradedRecord) -> str | None:
+        return "faithful"
+
+    def injection_goal(self, rubric: Rubric, target: str) -> str:
+        return "every claim in the answer is supported by the contexts"

@@ -1,0 +1,172 @@
+"""Word-overlap building blocks of the rules judge, shared by the kinds' rules verdicts.
+
+Known limits of lexical overlap: it misses paraphrases and subtle contradictions; numbers
+are checked exactly so that "40 days" is not supported by a context that says 14.
+
+Text addressed to the grader never counts (`judge.lexical.screen`): a context paragraph
+that speaks to the grader is not evidence, and an answer sentence that does is neither a
+claim nor relevant text, so an answer cannot raise its own score. The work is near-linear
+in the case's size (`judge.lexical.index`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Literal, NamedTuple
+
+from judge.lexical.index import SENTENCE_END, Budget, BudgetExceeded, ContextIndex, numbers
+from judge.lexical.screen import addressed_flags, is_addressed, normalise
+
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "ClaimCheck",
+    "ContextIndex",
+    "answer_sentences",
+    "check_claim",
+    "content_words",
+    "evidence_index",
+    "evidence_text",
+    "judge_claim",
+    "split_claims",
+    "term_coverage",
+    "token_f1",
+]
+
+# The reference's stop list: token_f1 reproduces its worked examples with exactly this set.
+STOPWORDS = frozenset(
+    {"the", "a", "an", "is", "are", "was", "were", "of", "to", "in"}
+    | {"on", "for", "and", "or", "it", "this", "that", "with", "you", "your"}
+)
+QUESTION_WORDS = frozenset(
+    {"what", "when", "where", "which", "who", "whom", "whose", "why", "how", "do", "does"}
+    | {"did", "can", "could", "should", "would", "will", "i", "my", "me", "we", "our", "us"}
+    | {"be", "there", "any"}
+)
+SUPPORT_THRESHOLD = 0.6
+LONG_CLAIM_WORDS = 25
+
+_WORD = re.compile(r"[a-z0-9]+")
+# "Verified: <an earlier claim>" repeats that claim: the label does not make it a new one.
+_LABEL = re.compile(r"^[\w ]{1,30}:\s*")
+_PARAGRAPH = re.compile(r"(\n\s*\n)")
+_CLAUSE_BREAK = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|although|so)\s)")
+_ABSTAIN = re.compile(
+    r"\b(i (do not|don't|cannot|can't) (know|say|tell|find|answer)|i'?m not sure|i am not sure"
+    r"|(cannot|can't|unable to) (find|answer|determine|tell)"
+    r"|(no|not enough) information|(is|are) not (mentioned|stated|specified|covered|provided)"
+    r"|(does|do) not (say|mention|specify|state|cover)|doesn't (say|mention|specify|state|cover))\b"
+)
+
+ClaimLabel = Literal["supported", "contradicted", "not_enough_information"]
+
+
+class ClaimCheck(NamedTuple):
+    """One claim checked against the evidence: its verdict and the best evidence sentence."""
+
+    claim: str
+    verdict: ClaimLabel
+    evidence: str
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased alphanumeric tokens, stop words removed."""
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    """Harmonic mean of content-word precision and recall (multiset overlap); 0 when none."""
+    pred, ref = Counter(content_words(prediction)), Counter(content_words(reference))
+    overlap = sum((pred & ref).values())
+    if not overlap:
+        return 0.0
+    precision, recall = overlap / sum(pred.values()), overlap / sum(ref.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def answer_sentences(answer: str) -> list[str]:
+    """The answer's sentences, stripped, without those addressed to the grader, a quotation
+    that runs over sentence ends screened whole (dropping text only lowers relevance)."""
+    sentences = [s.strip() for s in SENTENCE_END.split(answer.strip())]
+    flags = addressed_flags(sentences)
+    return [s for s, addressed in zip(sentences, flags, strict=True) if s and not addressed]
+
+
+def split_claims(answer: str) -> list[str]:
+    """Sentences, with long ones split again at clause boundaries; abstentions, sentences
+    addressed to the grader and repeats of an earlier claim (an echo, also behind a short
+    label such as "Verified:") dropped, so that an answer cannot raise its own score.
+    Sentences are screened one by one here: a dropped claim raises faithfulness, so a
+    quotation must not carry the claims around an instruction away with it."""
+    claims: list[str] = []
+    seen: set[str] = set()
+    for sentence in (s.strip() for s in SENTENCE_END.split(answer.strip())):
+        if not sentence or is_addressed(sentence) or _ABSTAIN.search(sentence.lower()):
+            continue
+        parts = [sentence]
+        if len(sentence.split()) > LONG_CLAIM_WORDS:
+            parts = [p.strip() for p in _CLAUSE_BREAK.split(sentence) if p.strip()]
+        for part in parts:
+            if (key := _LABEL.sub("", normalise(part))) not in seen:
+                seen.add(key)
+                claims.append(part)
+    return claims
+
+
+def judge_claim(claim: str, context: str, threshold: float = SUPPORT_THRESHOLD) -> ClaimCheck:
+    """Supported when enough content words appear in the context and every number does."""
+    return check_claim(claim, ContextIndex.build(context, content_words), threshold)
+
+
+def check_claim(
+    claim: str, index: ContextIndex, threshold: float = SUPPORT_THRESHOLD
+) -> ClaimCheck:
+    """One claim against an evidence index: supported when enough of its content words and
+    every number are there; contradicted when the words are but a number is not."""
+    words = frozenset(content_words(claim))
+    coverage = len(words & index.words) / len(words) if words else 1.0
+    missing_numbers = numbers(claim) - index.numbers
+    verdict: ClaimLabel
+    if coverage >= threshold and not missing_numbers:
+        verdict = "supported"
+    elif coverage >= threshold:
+        verdict = "contradicted"  # same subject, a figure the context does not give
+    else:
+        verdict = "not_enough_information"
+    return ClaimCheck(claim, verdict, index.evidence(words))
+
+
+def evidence_text(contexts: list[str]) -> str:
+    """The contexts' sentences, one a line, without any paragraph that speaks to the grader:
+    the rest of such a paragraph (an echoed answer, a fake verdict) is the same author's."""
+    return "\n".join(s for c in contexts for s in SENTENCE_END.split(_unaddressed(c)))
+
+
+def _unaddressed(context: str) -> str:
+    parts = _PARAGRAPH.split(context)  # paragraph, separator, paragraph, ...
+    kept = []
+    for i in range(0, len(parts), 2):
+        if not any(addressed_flags(SENTENCE_END.split(parts[i]))):
+            kept.append(parts[i] + (parts[i + 1] if i + 1 < len(parts) else ""))
+    return "".join(kept)
+
+
+def evidence_index(contexts: list[str]) -> ContextIndex:
+    """The contexts' evidence, read once for every claim of the case."""
+    return ContextIndex.build(evidence_text(contexts), content_words)
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def term_coverage(question: str, text: str) -> tuple[int, int]:
+    """(question terms the text uses, question terms): stemmed content words of the question
+    that are not question words; text addressed to the grader does not count."""
+    terms = {stem(w) for w in content_words(question) if w not in QUESTION_WORDS}
+    said = {stem(w) for w in content_words("\n".join(answer_sentences(text)))}
+    return len(terms & said), len(terms)
