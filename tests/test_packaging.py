@@ -27,6 +27,16 @@ def test_wheel_maps_the_data_package_onto_the_top_level_rubrics_folder() -> None
     assert SETUPTOOLS["package-dir"] == {"judge._rubrics": "rubrics"}
 
 
+def test_every_package_of_the_source_tree_ships() -> None:
+    found = {
+        ".".join(init.parent.relative_to(REPO).parts)
+        for top in ("judge", "calibration")
+        for init in (REPO / top).rglob("__init__.py")
+    }
+    assert found, "no package found"
+    assert found <= set(SETUPTOOLS["packages"]), sorted(found - set(SETUPTOOLS["packages"]))
+
+
 def test_every_released_rubric_and_the_lock_ship_in_the_wheel() -> None:
     released = set()
     for ref in read_lock(REPO / "rubrics"):
