@@ -35,8 +35,8 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from benchmarks.service_load import free_port, start_server  # noqa: E402
+from judge.engine.rules import RulesJudge  # noqa: E402
 from judge.rubric import load_rubric  # noqa: E402
-from judge.rules import RulesJudge  # noqa: E402
 from judge.schemas import Case  # noqa: E402
 
 REPORT = REPO / "benchmarks" / "rules_large.md"

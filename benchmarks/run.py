@@ -27,12 +27,12 @@ from benchmarks.cases import write_cases
 from benchmarks.server import ServerProcess
 from benchmarks.tokens import o200k_counter
 from judge.config import JudgeConfig
-from judge.grader import Grader
-from judge.jobs import grade_file
-from judge.llm import LLMJudge
+from judge.engine.files import grade_file
+from judge.engine.grader import Grader
+from judge.engine.model import LLMJudge
 from judge.rubric import load_rubric
 from judge.schemas import GradedRecord
-from judge.testserver import FakeOpenAIServer
+from judge.testing import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 PEERS = REPO / "tests" / "data" / "peers" / "cases.jsonl"
@@ -81,7 +81,7 @@ async def grade_once(
     backend = LLMJudge(config)
     cache = None
     if config.use_cache and config.cache_dir is not None:
-        from judge.cache import VerdictCache
+        from judge.engine.cache import VerdictCache
 
         cache = VerdictCache(config.cache_dir)
     try:
@@ -373,7 +373,7 @@ Date: {when}
 
 How each figure is measured:
 - Timed runs grade synthetic faithfulness cases (generated into a temporary folder) through
-  `judge.jobs.grade_file` with the model judge (`LLMJudge`), cache off, against
+  `judge.engine.files.grade_file` with the model judge (`LLMJudge`), cache off, against
   `python -m judge.testserver` in its own process at the stated latency. A 64-case warm-up
   run comes first. Ideal time = cases x latency / concurrency.
 - Client CPU per case = CPU time of the benchmark process (`time.process_time`) over the

@@ -72,7 +72,7 @@ async def drive(
     for index in range(requests):
         queue.put_nowait(index)
     # Several small pools: one httpx pool of 50 connections rescans them all per request and
-    # makes the load generator, not the service, the bottleneck (same fix as judge/client.py).
+    # makes the load generator, not the service, the bottleneck (same fix as judge/client/_chat.py).
     shards = -(-concurrency // 10)
     size = -(-concurrency // shards)
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)

@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from judge.api import Judge, make_backend
     from judge.config import JudgeConfig
+    from judge.engine.grader import Grader
+    from judge.engine.rules import RulesJudge, token_f1
     from judge.errors import ApiError, InputError, JudgeError, RubricError
-    from judge.grader import Grader
     from judge.rubric import Rubric, list_rubrics, load_rubric
-    from judge.rules import RulesJudge, token_f1
     from judge.schemas import Case, GradedRecord, JudgeInfo, Usage
 
 _HOMES = {
     "judge.api": ("Judge", "make_backend"),
     "judge.config": ("JudgeConfig",),
     "judge.errors": ("ApiError", "InputError", "JudgeError", "RubricError"),
-    "judge.grader": ("Grader",),
+    "judge.engine.grader": ("Grader",),
     "judge.rubric": ("Rubric", "list_rubrics", "load_rubric"),
-    "judge.rules": ("RulesJudge", "token_f1"),
+    "judge.engine.rules": ("RulesJudge", "token_f1"),
     "judge.schemas": ("Case", "GradedRecord", "JudgeInfo", "Usage"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}

@@ -8,16 +8,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from judge.cache import VerdictCache
 from judge.config import JudgeConfig, default_cache_dir
-from judge.grader import Grader
-from judge.jobs import Selection, grade_file
-from judge.outcome import Backend
-from judge.pricing import list_price
+from judge.engine.cache import VerdictCache
+from judge.engine.files import Selection, grade_file
+from judge.engine.grader import Grader
+from judge.engine.outcome import Backend
+from judge.engine.pricing import list_price
+from judge.engine.rules import RulesJudge
+from judge.engine.summary import SummaryBuilder
 from judge.rubric import Rubric, RubricLibrary, load_rubric
-from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord
-from judge.summary import SummaryBuilder
 
 if TYPE_CHECKING:
     import httpx
@@ -30,7 +30,7 @@ def make_backend(config: JudgeConfig, *, http_client: httpx.AsyncClient | None =
     """The rules judge when no model is configured, else a model judge for the endpoint."""
     if config.offline:
         return RulesJudge()
-    from judge.llm import LLMJudge  # the HTTP client and SDK load only for a model judge
+    from judge.engine.model import LLMJudge  # the HTTP client and SDK load only for a model judge
 
     return LLMJudge(config, http_client=http_client)
 
@@ -118,7 +118,7 @@ class Judge:
         **options: Any,
     ) -> dict[str, Any]:
         """Grade a JSONL/CSV file into a records file; returns the summary. Options: see
-        `judge.jobs.grade_file` (selection, overwrite, progress, prices)."""
+        `judge.engine.files.grade_file` (selection, overwrite, progress, prices)."""
         options.setdefault("use_cache", self.config.use_cache)
         options.setdefault("selection", Selection())
         return await grade_file(self.grader(rubric), Path(input_path), Path(output_path), **options)

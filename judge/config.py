@@ -7,9 +7,13 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+# What the openai SDK talks to when no base URL is given.
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
 
 # A model name pinned to a snapshot carries a date (2024-08-06, 20240806, 0613) or a version
@@ -64,3 +68,23 @@ class JudgeConfig(JudgeSettings):
     @property
     def is_pinned(self) -> bool:
         return self.model is None or bool(_PINNED.search(self.model))
+
+
+def endpoint_of(base_url: str | None) -> str:
+    """`scheme://host:port/path` of an endpoint: case-folded, default port made explicit,
+    no trailing slash; never the user name, password, query or fragment.
+
+    >>> endpoint_of("HTTPS://user:pw@API.openai.com/v1/")
+    'https://api.openai.com:443/v1'
+    """
+    parts = urlsplit(base_url or OPENAI_BASE_URL)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:  # a port that is not a number: keep the text, the SDK will refuse it
+        port = None
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"  # IPv6 literal
+    where = f"{host}:{port}" if port else host
+    return f"{scheme}://{where}{parts.path.rstrip('/')}"

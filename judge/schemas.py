@@ -88,7 +88,7 @@ class GradedRecord(BaseModel):
     rubric_version: int
     rubric_sha256: str
     judge: JudgeInfo
-    judge_id: str | None = None  # judge.identity.judge_id: who judged, for resume checks
+    judge_id: str | None = None  # judge.engine.identity.judge_id: who judged, for resume checks
     status: Status
     verdict: dict[str, Any] | None = None
     score: float | None = None

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from judge.testserver import FakeOpenAIServer
+from judge.testing import FakeOpenAIServer
 
 # ---- OpenAI-compatible test server ----
-# A real HTTP server on 127.0.0.1 (judge/testserver.py): the default responder answers with
+# A real HTTP server on 127.0.0.1 (judge/testing/server.py): the default responder answers with
 # the rules judge's verdict; `server.script(Reply(...))` queues replies; `FaultPlan` injects
 # reproducible faults; `server.stats` counts requests, tokens and peak concurrency.
 

@@ -13,7 +13,7 @@ import httpx
 from pydantic import BaseModel
 
 from judge.kinds import Scored, kind_for_schema
-from judge.testserver import Reply
+from judge.testing import Reply
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"

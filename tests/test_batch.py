@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from judge.batch import ResultIndex, export_requests, import_results
-from judge.batch_format import (
+from judge.batch.format import (
     ENDPOINT,
     RequestFiles,
     case_id_of,
     custom_id_for,
     read_result,
 )
+from judge.batch.replay import ResultIndex, export_requests, import_results
 from judge.config import JudgeConfig
 from judge.rubric import load_rubric
 from judge.schemas import Case

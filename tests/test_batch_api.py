@@ -11,13 +11,13 @@ from typing import Any
 import openai
 import pytest
 
-from judge.batch_api import Polling, collect_batches, submit_batches
-from judge.batch_format import custom_id_for
-from judge.batch_manifest import load_manifest
+from judge.batch.api import Polling, collect_batches, submit_batches
+from judge.batch.format import custom_id_for
+from judge.batch.manifest import load_manifest
 from judge.cli import main
 from judge.config import JudgeConfig
 from judge.rubric import load_rubric
-from judge.testserver import ChatRequest, FakeOpenAIServer, FaultPlan
+from judge.testing import ChatRequest, FakeOpenAIServer, FaultPlan
 from tests.helpers import REPO, TRIAL_CONTEXT, write_jsonl
 
 MODEL = "judge-test-2024-01-01"

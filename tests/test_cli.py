@@ -65,7 +65,7 @@ def test_offline_flag_wins_over_a_configured_model(
 
 
 def test_unpinned_model_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from judge.cli import announce_judge
+    from judge.cli._common import announce_judge
     from judge.config import JudgeConfig
 
     announce_judge(JudgeConfig(model="gpt-4o"))

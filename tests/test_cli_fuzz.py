@@ -31,7 +31,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.batch_format import custom_id_for
+from judge.batch.format import custom_id_for
 from judge.cli import main
 from judge.probes import PROBE_KINDS
 from judge.rubric import DEFAULT_RUBRICS_DIR

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from judge.cli import COMMANDS, build_parser, main
-from judge.cli_help import FAIL_IF_METRICS
-from judge.cli_parser import command_parsers
+from judge.cli._help import FAIL_IF_METRICS
+from judge.cli._parser import command_parsers
 from judge.rubric import DEFAULT_RUBRICS_DIR, LOCK_NAME, file_sha256
 from tests.helpers import REPO
 

@@ -14,7 +14,7 @@ import pytest
 
 from judge.cli import main
 from judge.rubric import DEFAULT_RUBRICS_DIR, load_rubric
-from judge.testserver import FakeOpenAIServer, Reply
+from judge.testing import FakeOpenAIServer, Reply
 from tests.helpers import REPO, StallAfter, case, pair, read_jsonl, wait_for_lines, write_jsonl
 
 SECRET = "sk-live-SECRET-4f9a2b7c1d"

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from judge.cli import main
-from judge.gates import check_conditions, grade_metric_names, parse_condition
+from judge.engine.gates import check_conditions, grade_metric_names, parse_condition
 from judge.probes import probe_metric_names
 from judge.rubric import load_rubric
-from judge.testserver import ChatRequest, FakeOpenAIServer, Reply, default_verdict
+from judge.testing import ChatRequest, FakeOpenAIServer, Reply, default_verdict
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
 EXAMPLES = REPO / "examples"

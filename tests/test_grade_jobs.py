@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from judge.engine.files import Selection, grade_file
+from judge.engine.grader import Grader
+from judge.engine.outcome import Outcome
 from judge.errors import OutputConflictError
-from judge.grader import Grader
-from judge.jobs import Selection, grade_file
 from judge.kinds.faithfulness import FaithfulnessVerdict
-from judge.outcome import Outcome
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case, JudgeInfo, Usage
 from tests.helpers import case, read_jsonl, score_verdict, write_jsonl

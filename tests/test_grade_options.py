@@ -15,11 +15,12 @@ import httpx
 import pytest
 import respx
 
-from judge.cli import main, prices_from_args
+from judge.cli import main
+from judge.cli._run import prices_from_args
 from judge.config import JudgeConfig, default_cache_dir
-from judge.jobs import summarise_file
+from judge.engine.files import summarise_file
 from judge.rubric import load_rubric
-from judge.testserver import FakeOpenAIServer
+from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
 MODEL = "judge-test-2024-01-01"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judge.cli import main
-from judge.inputs import MAX_DEPTH, iter_cases
+from judge.engine.inputs import MAX_DEPTH, iter_cases
 from tests.helpers import case, read_jsonl, write_jsonl
 
 

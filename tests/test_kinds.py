@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from judge.engine.gates import grade_metric_names
+from judge.engine.rules import RulesJudge
+from judge.engine.summary import SummaryBuilder
 from judge.errors import RubricError
-from judge.gates import grade_metric_names
 from judge.kinds import Abstain, get_kind, kind_names
 from judge.kinds.criteria import combine
 from judge.rubric import RubricLibrary, load_rubric, write_lock
-from judge.rules import RulesJudge
 from judge.schemas import Case, GradedRecord, JudgeInfo
-from judge.summary import SummaryBuilder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 USER_RUBRICS = EXAMPLES / "rubrics"

@@ -12,8 +12,8 @@ import respx
 from tenacity import AsyncRetrying
 
 from judge.config import JudgeConfig
+from judge.engine.model import LLMJudge
 from judge.errors import AuthError, ModelNotFoundError
-from judge.llm import LLMJudge
 from judge.rubric import load_rubric
 from judge.schemas import Case
 from tests.helpers import (
@@ -93,7 +93,7 @@ def retry_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr("judge.client.AsyncRetrying", partial(AsyncRetrying, sleep=sleep))
+    monkeypatch.setattr("judge.client._retry.AsyncRetrying", partial(AsyncRetrying, sleep=sleep))
     return slept
 
 

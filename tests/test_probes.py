@@ -9,21 +9,28 @@ from pathlib import Path
 import pytest
 
 from judge.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, main
+from judge.engine.grader import Grader
+from judge.engine.rules import RulesJudge
 from judge.errors import InputError, UsageError
-from judge.grader import Grader
-from judge.probes import ProbeOptions, ProbeResult, load_cases, rate_check, run_gate, run_probe
-from judge.probes_injection import INJECTIONS, inject
-from judge.probes_position import (
+from judge.probes import (
+    ProbeOptions,
+    ProbeResult,
+    load_cases,
+    rate_check,
+    run_gate,
+    run_probe,
+)
+from judge.probes.injection import INJECTIONS, inject
+from judge.probes.position import (
     PairVerdicts,
     position_result,
     position_stats,
     read_recorded_verdicts,
     resolve,
 )
-from judge.probes_self import family_of, human_score
-from judge.probes_verbosity import PADDINGS, pad
+from judge.probes.self_preference import family_of, human_score
+from judge.probes.verbosity import PADDINGS, pad
 from judge.rubric import load_rubric
-from judge.rules import RulesJudge
 from judge.schemas import Case
 from tests.helpers import DATA, REPO, read_jsonl, write_jsonl
 

@@ -11,13 +11,13 @@ import pytest
 
 from judge.api import make_backend, open_cache
 from judge.config import JudgeConfig
-from judge.grader import Grader
+from judge.engine.grader import Grader
 from judge.probes import ProbeOptions, run_probe
-from judge.probes_injection import INJECTIONS
-from judge.probes_position import content_winner
+from judge.probes.injection import INJECTIONS
+from judge.probes.position import content_winner
 from judge.rubric import load_rubric
 from judge.schemas import Case
-from judge.testserver import ChatRequest, FakeOpenAIServer
+from judge.testing import ChatRequest, FakeOpenAIServer
 
 GOOD = " (correct)"
 

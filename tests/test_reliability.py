@@ -24,12 +24,12 @@ import pytest
 
 from benchmarks.cases import TOPICS
 from judge.config import JudgeConfig
-from judge.grader import Grader
-from judge.jobs import grade_file
-from judge.llm import LLMJudge
+from judge.engine.files import grade_file
+from judge.engine.grader import Grader
+from judge.engine.model import LLMJudge
 from judge.rubric import load_rubric
 from judge.schemas import Case, GradedRecord
-from judge.testserver import FaultPlan
+from judge.testing import FaultPlan
 from tests.helpers import StallAfter, wait_for_lines, write_jsonl
 
 pytestmark = pytest.mark.slow

@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from judge.cache import cache_key
 from judge.cli import main
-from judge.config import JudgeConfig
-from judge.identity import endpoint_of
-from judge.llm import model_identity
+from judge.config import JudgeConfig, endpoint_of
+from judge.engine.cache import cache_key
+from judge.engine.model import model_identity
 from judge.rubric import load_rubric
 from judge.schemas import Case
-from judge.testserver import FakeOpenAIServer
+from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
 EXAMPLES = REPO / "examples" / "cases.jsonl"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from judge.grader import Grader
+from judge.engine.grader import Grader
+from judge.engine.rules import RulesJudge
 from judge.kinds.faithfulness import faithfulness_verdict
 from judge.kinds.relevance import relevance_verdict
 from judge.lexical import split_claims
 from judge.lexical.screen import addressed_form, normalise
 from judge.probes import ProbeOptions, run_probe
-from judge.probes_injection import INJECTIONS
+from judge.probes.injection import INJECTIONS
 from judge.rubric import load_rubric
-from judge.rules import RulesJudge
 from judge.schemas import Case
 from tests.helpers import REPO, read_jsonl, score_verdict
 

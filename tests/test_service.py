@@ -13,8 +13,8 @@ import pytest
 from judge.cli import main as cli_main
 from judge.errors import UsageError
 from judge.rubric import load_rubric
-from judge.service_config import TOKEN_ENV, Redactor, load_service_config
-from judge.service_jobs import JobStore
+from judge.service._jobs import JobStore
+from judge.service.config import TOKEN_ENV, Redactor, load_service_config
 from tests.helpers import case, pair, read_jsonl
 from tests.test_service_support import (
     REPO,

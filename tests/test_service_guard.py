@@ -18,15 +18,15 @@ import httpx
 import pytest
 
 from judge.cli import main as cli_main
-from judge.cli_serve import check_token
+from judge.cli.serve import check_token
+from judge.engine.outcome import Outcome
+from judge.engine.rules import OFFLOAD_CHARS, RulesJudge
 from judge.errors import UsageError
 from judge.lexical import Budget, BudgetExceeded
-from judge.outcome import Outcome
 from judge.rubric import Rubric, load_rubric
-from judge.rules import OFFLOAD_CHARS, RulesJudge
 from judge.schemas import Case
-from judge.service_config import Limits, Redactor, ServiceConfig
-from judge.testserver import FakeOpenAIServer
+from judge.service.config import Limits, Redactor, ServiceConfig
+from judge.testing import FakeOpenAIServer
 from tests.helpers import case, pair
 from tests.test_service_support import (
     REPO,

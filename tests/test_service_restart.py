@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.testserver import FakeOpenAIServer, Reply
+from judge.testing import FakeOpenAIServer, Reply
 from tests.helpers import StallAfter, case
 from tests.test_service_support import (
     ServiceProcess,

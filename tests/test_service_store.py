@@ -18,10 +18,10 @@ import pytest
 
 from judge.errors import UsageError
 from judge.rubric import load_rubric
-from judge.service_config import ServiceConfig
-from judge.service_jobs import JobRunner, file_sha256
-from judge.service_judges import JudgePool
-from judge.service_store import Job, JobStore, new_job_id, read_manifest, write_manifest
+from judge.service._jobs import JobRunner, file_sha256
+from judge.service._judges import JudgePool
+from judge.service._store import Job, JobStore, new_job_id, read_manifest, write_manifest
+from judge.service.config import ServiceConfig
 from tests.helpers import case
 from tests.test_service_support import REPO, ServiceProcess, wait_for_job, write_config
 

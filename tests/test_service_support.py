@@ -22,9 +22,9 @@ import httpx
 import uvicorn
 import yaml
 
-from judge.outcome import Backend
+from judge.engine.outcome import Backend
 from judge.service import create_app
-from judge.service_config import ServiceConfig
+from judge.service.config import ServiceConfig
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "test-service-token-5f1c"

@@ -27,7 +27,7 @@ HEAVY = (
     "starlette",
     "uvicorn",
     "judge.api",
-    "judge.grader",
+    "judge.engine.grader",
 )
 # Grading offline needs numpy (input checks), rich (the summary table) and the engine,
 # never the HTTP client, the statistics stack or the service.

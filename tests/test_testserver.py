@@ -14,7 +14,7 @@ from judge.kinds.pairwise import pairwise_verdict
 from judge.kinds.relevance import relevance_verdict
 from judge.rubric import load_rubric
 from judge.schemas import Case
-from judge.testserver import FAULTS, FakeOpenAIServer, FaultPlan, Reply
+from judge.testing import FAULTS, FakeOpenAIServer, FaultPlan, Reply
 
 CONTEXT = "The free trial lasts 14 days from the day you sign up. You can cancel any time."
 

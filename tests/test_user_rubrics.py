@@ -14,7 +14,7 @@ import pytest
 from judge.cli import main
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
-from judge.testserver import FakeOpenAIServer
+from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO, read_jsonl
 
 KINDS = {"tone": "scale", "policy": "labels", "quality": "criteria"}

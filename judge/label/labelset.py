@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judge.engine.inputs import iter_cases, validate_file
+from judge.engine.records import scan_records
 from judge.errors import InputError, UsageError
-from judge.inputs import iter_cases, validate_file
 from judge.label.choices import case_view
 from judge.label.sampling import select_items, stratum_of
 from judge.label.store import LabelStore
-from judge.records import scan_records
 from judge.rubric import Rubric
 
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from judge.inputs import is_csv, iter_rows, to_case
-from judge.records import scan_records
+from judge.engine.inputs import is_csv, iter_rows, to_case
+from judge.engine.records import scan_records
 from judge.report.html import esc, fmt
 from judge.schemas import Case
 

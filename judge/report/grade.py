@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge.records import scan_records
+from judge.engine.records import scan_records
 from judge.report.cases import MAX_CASES, case_cards, read_cases
 from judge.report.html import definitions, document, figure, grid, section, table
 from judge.report.provenance import Provenance

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from judge.records import scan_records
+from judge.engine.records import scan_records
 
 _JUDGE_KEYS = ("model", "output_mode", "temperature", "seed", "max_tokens", "system_fingerprint")
 

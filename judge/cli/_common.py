@@ -1,0 +1,205 @@
+"""`judge` command line: argument parsing and printing only; the work is in the modules.
+
+Start-up stays light: a subcommand's module, and the libraries behind it (the HTTP client,
+scipy, scikit-learn, matplotlib, FastAPI), load only when that subcommand runs
+(judge/cli/_parser.py); `judge --help`, `--version` and `rubrics` load none of them. What
+the help says to users is in judge/cli/_help.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr, ValidationError
+
+from judge.config import JudgeConfig, default_cache_dir, endpoint_of
+from judge.errors import UsageError
+from judge.kinds import get_kind
+from judge.rubric import RubricLibrary
+
+EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+MAX_LISTED_MODELS = 20
+OFFLINE_NOTE = (
+    "judge: no model configured: grading with the offline rules judge (deterministic, no network)"
+)
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """The options that pick and tune the judge; shared by `grade` and `probe`."""
+    group = parser.add_argument_group("judge")
+    group.add_argument("--model", help="judge model (default: $JUDGE_MODEL; none = rules judge)")
+    group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    group.add_argument("--offline", action="store_true", help="use the offline rules judge")
+    group.add_argument("--concurrency", type=int, default=16, help="requests in flight (16)")
+    group.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="sampling temperature sent to the judge (0: the most repeatable verdicts)",
+    )
+    group.add_argument(
+        "--top-p", type=float, default=None, help="nucleus sampling sent to the judge (unset)"
+    )
+    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
+    group.add_argument(
+        "--max-tokens", type=int, default=1024, help="longest reply the judge may write (1024)"
+    )
+    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    group.add_argument(
+        "--max-retries",
+        type=int,
+        default=5,
+        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection (5)",
+    )
+    group.add_argument(
+        "--output-mode",
+        choices=["auto", "json_schema", "json_object", "prompt"],
+        default="auto",
+        help="how the verdict's JSON is asked for; auto tries json_schema, then json_object, "
+        "then the schema in the prompt, as the server allows (auto)",
+    )
+    group.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="verdict cache folder (default: $XDG_CACHE_HOME/llm-judge or ~/.cache/llm-judge)",
+    )
+    group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    add_rubrics_dir_option(parser)
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeConfig:
+    """Build the frozen config from flags, falling back to the environment read at the edge."""
+    model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
+    key = env.get("OPENAI_API_KEY")
+    try:
+        config = JudgeConfig(
+            model=model,
+            base_url=args.base_url or env.get("OPENAI_BASE_URL") or None,
+            api_key=SecretStr(key) if key else None,
+            temperature=args.temperature,
+            top_p=args.top_p,
+            seed=args.seed,
+            max_tokens=args.max_tokens,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            output_mode=args.output_mode,
+            concurrency=args.concurrency,
+            cache_dir=args.cache_dir or default_cache_dir(env),
+            use_cache=not args.no_cache,
+        )
+    except ValidationError as exc:
+        problems = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise UsageError(problems.replace("_", "-")) from None
+    if config.offline and args.base_url and not args.offline:
+        # --base-url alone: the endpoint's one model, never a silent fall back to rules
+        config = config.model_copy(update={"model": discover_model(config)})
+    return config
+
+
+def announce_judge(config: JudgeConfig) -> None:
+    """One line on stderr saying which judge runs, and whether it is pinned."""
+    if config.offline:
+        print(OFFLINE_NOTE, file=sys.stderr)
+    elif not config.is_pinned:
+        print(
+            f"judge: warning: model {config.model!r} is not pinned to a dated snapshot; "
+            "its verdicts may drift when the provider updates it",
+            file=sys.stderr,
+        )
+
+
+def add_rubrics_dir_option(parser: argparse.ArgumentParser) -> None:
+    """`--rubrics-dir DIR` (repeatable): the user's own rubric folders, after the built-in
+    ones; `JUDGE_RUBRICS_DIR` (a path list) adds more."""
+    parser.add_argument(
+        "--rubrics-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of your own rubrics (DIR/<id>/v<N>.yaml and its rubrics.lock); "
+        "repeatable; $JUDGE_RUBRICS_DIR adds more (a path list)",
+    )
+
+
+def user_rubric_dirs(args: argparse.Namespace, env: Mapping[str, str]) -> list[Path]:
+    """The user's rubric folders: `--rubrics-dir` ones, then `$JUDGE_RUBRICS_DIR`'s."""
+    listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
+    return [*(getattr(args, "rubrics_dir", None) or []), *listed]
+
+
+def rubric_library(args: argparse.Namespace, env: Mapping[str, str]) -> RubricLibrary:
+    """The built-in rubrics and the user's folders (read at the edge, once)."""
+    return RubricLibrary(user_rubric_dirs(args, env))
+
+
+def show_progress(env: Mapping[str, str]) -> bool:
+    return sys.stderr.isatty() and not env.get("CI")
+
+
+# ---- shared by grade and its batch forms ----------------------------------------------
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """The summary as a table on stdout: one row for all cases, one per slice."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
+    columns = get_kind(summary["kind"]).columns
+    for heading in ["slice", "cases", "status", *columns.values()]:
+        table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
+    rows = [("all", summary), *summary.get("by_slice", {}).items()]
+    for name, stats in rows:
+        status = " ".join(f"{k}:{v}" for k, v in stats["status"].items())
+        cells = (_fmt(stats.get(key)) for key in columns)
+        table.add_row(name, str(stats["cases"]), status, *cells)
+    console = Console(file=sys.stdout, width=max(110, shutil.get_terminal_size().columns))
+    console.print(table)
+    cost = summary.get("estimated_cost_usd")
+    tokens = summary["tokens"]
+    console.print(
+        f"tokens: {tokens['prompt']} prompt, {tokens['completion']} completion; "
+        f"cached: {summary['cached']}; estimated cost: "
+        + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
+    )
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k}:{_fmt(v)}" for k, v in value.items())
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", "utf-8")
+
+
+def discover_model(config: JudgeConfig) -> str:
+    """The one model `--base-url` serves; UsageError listing them when it serves several
+    or none."""
+    from judge.client import served_models  # the HTTP client loads only when asked
+
+    models = served_models(config)
+    where = endpoint_of(config.base_url)  # never the user name or password of the URL
+    if len(models) == 1:
+        print(f"judge: {where} serves one model: grading with {models[0]!r}", file=sys.stderr)
+        return models[0]
+    if not models:
+        raise UsageError(f"--base-url {where} lists no model at /models; pass --model")
+    shown = ", ".join(models[:MAX_LISTED_MODELS])
+    more = f" and {len(models) - MAX_LISTED_MODELS} more" if len(models) > MAX_LISTED_MODELS else ""
+    raise UsageError(
+        f"--base-url {where} serves {len(models)} models ({shown}{more}); pick one with --model"
+    )

@@ -1,0 +1,104 @@
+"""The `judge` command: its parser, whose subcommands load only when chosen
+(`judge.cli._parser`), and `main`, which turns the project's errors into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping
+
+from judge.cli._common import EXIT_FATAL, EXIT_USAGE
+from judge.cli._help import DESCRIPTION, EPILOG
+from judge.cli._parser import LazyCommands, VersionAction
+from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
+from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
+
+# ---- main ------------------------------------------------------------------------------
+
+# Each subcommand: its line in `judge --help` (the help its function gives add_parser; a test
+# keeps them equal), and "module:function" that adds its options. The module is imported
+# only when the subcommand is chosen (judge/cli/_parser.py).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli.grade:add_grade"),
+    "rubrics": (
+        "list, show, verify, start or lock rubrics (built-in and your own)",
+        "judge.cli.rubrics:add_rubrics",
+    ),
+    "probe": (
+        "measure a judge's biases (position, verbosity, ...)",
+        "judge.cli.probe:add_probe_command",
+    ),
+    "calibrate": (
+        "agreement of a judge's labels with human labels",
+        "judge.cli.calibrate:add_calibrate",
+    ),
+    "gate": ("a candidate judge against the baseline on human labels", "judge.cli.gate:add_gate"),
+    "batch": (
+        "status of Batch API runs; fetch one whose process ended",
+        "judge.cli.batch:add_batch_command",
+    ),
+    "serve": (
+        "run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        "judge.cli.serve:add_serve",
+    ),
+    "label": (
+        "label cases blind in the browser; `judge label export` writes the CSV",
+        "judge.cli.label:add_label_command",
+    ),
+}
+
+
+def version_text() -> str:
+    """`judge 0.1.0 (rubrics.lock sha256 1a2b3c4d5e6f)`: the package and the rubric set."""
+    import judge
+
+    lock = lock_sha256(DEFAULT_RUBRICS_DIR)
+    return f"judge {judge.__version__} (rubrics.lock sha256 {lock[:12] if lock else 'missing'})"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judge",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
+    parser.add_argument(
+        "-V",
+        "--version",
+        action=VersionAction,
+        default=version_text,
+        help="print the version and the rubric lock's hash",
+    )
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", action=LazyCommands
+    )
+    assert isinstance(sub, LazyCommands)
+    for name, (summary, target) in COMMANDS.items():
+        sub.add_lazy(name, summary, target)
+    return parser
+
+
+def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    env = dict(os.environ if env is None else env)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.run(args, env))
+    except (InputError, RubricError, UsageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ApiError as exc:
+        print(f"error: the judge endpoint failed, nothing more was sent: {exc}", file=sys.stderr)
+        return EXIT_FATAL
+    except JudgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FATAL
+    except KeyboardInterrupt:
+        print("interrupted: records written so far are kept; run again to resume", file=sys.stderr)
+        return 130

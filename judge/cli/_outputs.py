@@ -1,0 +1,112 @@
+"""Output paths that can never clobber an input, each other, or a file that is not ours.
+
+Checked before anything is read from an endpoint or written: files are compared by
+identity (device and inode, `os.path.samefile`), so a hard link or another spelling of the
+input is caught; an output that is a symbolic link is refused, never written through; and
+an existing file is replaced only when it is one this tool writes (a records file, a
+summary, a probe report, a batch request file) or `--overwrite` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from judge.engine.records import is_records_file
+from judge.errors import UsageError
+
+MAX_JSON_BYTES = 64 * 1024 * 1024  # a summary or probe report is far smaller
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file a command writes: the flag that named it, the path, what it holds."""
+
+    flag: str
+    path: Path
+    kind: str  # a key of RECOGNISERS
+
+
+def _json_object(path: Path) -> dict[str, object] | None:
+    if not 0 < path.stat().st_size <= MAX_JSON_BYTES:
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _is_summary(path: Path) -> bool:
+    data = _json_object(path)
+    return data is not None and {"rubric", "kind", "cases"} <= data.keys()
+
+
+def _is_probe_report(path: Path) -> bool:
+    data = _json_object(path)
+    return data is not None and "probe" in data
+
+
+def _is_probe_markdown(path: Path) -> bool:
+    with path.open("rb") as handle:
+        first = handle.readline(200)
+    return re.match(rb"# [\w -]*probe\b", first) is not None
+
+
+def _is_request_file(path: Path) -> bool:
+    with path.open("rb") as handle:
+        first = handle.readline(1 << 20)
+    try:
+        data = json.loads(first)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(data, dict) and {"custom_id", "method", "url", "body"} <= data.keys()
+
+
+# "records" (a grade's -o) has no entry: grade_file checks it after the input validates,
+# against the rubric and the judge too (judge.engine.records.check_resumable).
+RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
+    "probe-records": ("records file", is_records_file),
+    "summary": ("summary file", _is_summary),
+    "probe": ("probe report", _is_probe_report),
+    "markdown": ("probe report", _is_probe_markdown),
+    "requests": ("batch request file", _is_request_file),
+}
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: by device and inode when both exist."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_outputs(outputs: Sequence[Output], inputs: Sequence[Path], *, overwrite: bool) -> None:
+    """Refuse (UsageError, exit 2) before anything is written: an output that is a link,
+    a folder, an input, another output, or an existing file that is not ours without
+    `overwrite`."""
+    for number, out in enumerate(outputs):
+        where = f"{out.flag} {out.path}"
+        if out.path.is_symlink():
+            raise UsageError(f"{where} is a symbolic link; outputs are never written through links")
+        if out.path.is_dir():
+            raise UsageError(f"{where} is a folder; give a file name")
+        for source in inputs:
+            if same_file(out.path, source):
+                raise UsageError(f"{where} would overwrite the input {source} (the same file)")
+        for other in outputs[:number]:
+            if same_file(out.path, other.path):
+                raise UsageError(f"{where} and {other.flag} {other.path} are the same file")
+        if overwrite or out.kind not in RECOGNISERS or not out.path.exists():
+            continue
+        what, recognise = RECOGNISERS[out.kind]
+        if not recognise(out.path):
+            raise UsageError(
+                f"{where} exists and is not a {what}; pass --overwrite to replace it, "
+                "or choose another path"
+            )

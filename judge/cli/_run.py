@@ -1,0 +1,123 @@
+"""What `judge grade` checks before its first request, and how a run ends (its exit code).
+
+Before: option ranges, every `--fail-if` expression, every output path, the model an
+endpoint serves when only `--base-url` is given. After: exit 1 when every case failed or
+more than `--max-error-rate` did, with one line naming the commonest cause; exit 3 when a
+`--fail-if` gate holds (DESIGN.md "Exit codes"); the records stay either way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK
+from judge.cli._outputs import Output
+from judge.config import JudgeConfig
+from judge.engine.files import Selection
+from judge.engine.gates import (
+    Condition,
+    check_conditions,
+    evaluate,
+    failure_line,
+    grade_metric_names,
+    grade_metrics,
+)
+from judge.engine.pricing import list_price
+from judge.errors import UsageError
+from judge.rubric import Rubric
+
+DEFAULT_MAX_ERROR_RATE = 0.05
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """`--fail-if` and `--max-error-rate`: how `judge grade` decides its exit code."""
+    group = parser.add_argument_group("exit code")
+    group.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="exit 3 when METRIC OP NUMBER holds on the summary, e.g. 'mean_score < 0.8' "
+        "(repeatable)",
+    )
+    group.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=DEFAULT_MAX_ERROR_RATE,
+        help="exit 1 when more than this share of cases failed (api_error + parse_error; "
+        f"default {DEFAULT_MAX_ERROR_RATE})",
+    )
+
+
+def check_run_options(args: argparse.Namespace) -> None:
+    """Ranges no parser type can say; UsageError before anything is read or sent."""
+    for name in ("limit", "sample"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name} must be at least 1, got {value}")
+    if not 0.0 <= args.max_error_rate <= 1.0:
+        raise UsageError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
+    prices = (args.price_input, args.price_output)
+    if (prices[0] is None) != (prices[1] is None):
+        raise UsageError("give both --price-input and --price-output (USD per million tokens)")
+    if any(p is not None and not 0 <= p < 1e6 for p in prices):
+        raise UsageError("--price-input/--price-output must be between 0 and 1000000")
+
+
+def run_conditions(args: argparse.Namespace, rubric: Rubric) -> list[Condition]:
+    """Every `--fail-if`, checked against the summary names of the rubric's kind."""
+    valid = grade_metric_names(rubric)
+    return check_conditions(args.fail_if, valid, what=f"a {rubric.kind} summary")
+
+
+def grade_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
+    outputs = [Output("-o", records, "records")]
+    if args.summary:
+        outputs.append(Output("--summary", args.summary, "summary"))
+    return outputs
+
+
+def finish_run(
+    summary: dict[str, Any],
+    records: Path,
+    *,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    conditions: Sequence[Condition] = (),
+) -> int:
+    """The exit code of a finished run, with one line on stderr for each reason."""
+    failure = failure_line(summary, records, max_error_rate)
+    if failure is not None:
+        print(f"error: {failure}", file=sys.stderr)
+        return EXIT_FATAL
+    failed = False
+    for check in evaluate(conditions, grade_metrics(summary)):
+        # a gate that cannot be computed (e.g. a mean over no scored case) is no evidence
+        # that the release is fine: it fails
+        status = "failed" if check["status"] == "undefined" else check["status"]
+        value = "undefined" if check["value"] is None else f"{check['value']:g}"
+        print(f"gate: {check['condition']}: {value} -> {status}", file=sys.stderr)
+        failed = failed or status == "failed"
+    return EXIT_GATE if failed else EXIT_OK
+
+
+def table_price(config: JudgeConfig) -> tuple[float, float] | None:
+    """The price table's entry for the configured model (OpenAI's endpoint only)."""
+    return list_price(config.model, config.base_url)
+
+
+def selection_from_args(args: argparse.Namespace) -> Selection:
+    """`--limit N`, or `--sample N` seeded by `--sample-seed` (never by the judge's `--seed`:
+    the sample and the judge's sampling are separate choices)."""
+    return Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
+
+
+def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:
+    """USD per million (prompt, completion) tokens: the flags (both, checked up front), else
+    the table's list price at OpenAI's endpoint, else None: the cost is then unknown."""
+    if args.price_input is not None and args.price_output is not None:
+        return (args.price_input, args.price_output)
+    return table_price(config)

@@ -1,0 +1,324 @@
+"""`judge grade --batch-api | --export-batch | --import-batch` and `judge batch status|fetch`:
+argument parsing and printing; the work is in judge/batch/replay.py and judge/batch/api.py.
+
+Two settings come from the environment (read here, at the edge), for runs that should not
+sit waiting: JUDGE_BATCH_POLL (first poll interval in seconds, 5) and JUDGE_BATCH_MAX_WAIT
+(stop waiting after this many seconds, 0 = submit only; the batches keep running and
+`judge batch fetch` finishes the run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from judge.api import open_cache
+from judge.batch.api import (
+    Polling,
+    batch_states,
+    collect_batches,
+    describe,
+    submit_batches,
+)
+from judge.batch.manifest import BatchManifest, load_manifest, manifest_path
+from judge.batch.replay import ImportReport, export_requests, import_results
+from judge.cli._common import (
+    add_rubrics_dir_option,
+    config_from_args,
+    print_summary,
+    rubric_library,
+    show_progress,
+    write_json,
+)
+from judge.cli._help import BATCH_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
+from judge.cli._run import (
+    EXIT_OK,
+    finish_run,
+    grade_outputs,
+    prices_from_args,
+    run_conditions,
+    selection_from_args,
+    table_price,
+)
+from judge.config import JudgeConfig, default_cache_dir
+from judge.engine.cache import VerdictCache
+from judge.engine.files import Selection
+from judge.errors import UsageError
+from judge.rubric import Rubric, load_rubric
+
+
+def say(line: str) -> None:
+    print(f"judge: {line}", file=sys.stderr, flush=True)
+
+
+def batch_prices(config: JudgeConfig) -> tuple[float, float] | None:
+    """List prices from the table, halved: the Batch API bills half the online price."""
+    prices = table_price(config)
+    return (prices[0] / 2, prices[1] / 2) if prices else None
+
+
+def polling_from(env: Mapping[str, str], interval: float | None = None) -> Polling:
+    try:
+        first = interval if interval is not None else float(env.get("JUDGE_BATCH_POLL") or 5.0)
+        wait = env.get("JUDGE_BATCH_MAX_WAIT")
+        return Polling(initial=max(first, 0.01), max_wait=float(wait) if wait else None)
+    except ValueError as exc:
+        raise UsageError(f"JUDGE_BATCH_POLL / JUDGE_BATCH_MAX_WAIT: {exc}") from None
+
+
+# ---- judge grade --batch-api | --export-batch | --import-batch -------------------------
+
+
+def run_grade_batch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """`judge grade` with one of the batch flags (dispatched from judge.cli._common._run_grade,
+    which checked the option ranges)."""
+    if args.input == "-":
+        raise UsageError("batch grading reads INPUT more than once: give a file, not -")
+    rubric = load_rubric(args.rubric, rubric_library(args, env))
+    conditions = run_conditions(args, rubric)
+    input_path = Path(args.input)
+    output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
+    inputs = [input_path, *(Path(p) for p in args.import_batch or ())]
+    if args.export_batch:
+        outputs = [Output("--export-batch", Path(args.export_batch), "requests")]
+    else:
+        outputs = grade_outputs(args, output)
+    check_outputs(outputs, inputs, overwrite=args.overwrite)
+    config = config_from_args(args, env)
+    if config.offline and not args.import_batch:
+        raise UsageError("batch grading needs a model: pass --model (or set $JUDGE_MODEL)")
+    selection = selection_from_args(args)
+    if args.export_batch:
+        return _export(rubric, config, input_path, Path(args.export_batch), selection)
+    report: ImportReport | None
+    if args.import_batch:
+        results = [Path(p) for p in args.import_batch]
+        report = asyncio.run(_import(rubric, config, input_path, results, output, args, env))
+    else:
+        report = asyncio.run(_batch_api(rubric, config, input_path, output, args, env))
+    if report is None:  # still running: `judge batch fetch` finishes the run
+        if conditions:
+            say("--fail-if is not applied: the batches are still running, no records to gate yet")
+        return EXIT_OK
+    _finish(report, output, args.summary)
+    return finish_run(
+        report.summary, output, max_error_rate=args.max_error_rate, conditions=conditions
+    )
+
+
+def _export(
+    rubric: Rubric, config: JudgeConfig, input_path: Path, target: Path, selection: Selection
+) -> int:
+    existed = target.exists()
+    cache = open_cache(config)
+    try:
+        report = asyncio.run(
+            export_requests(rubric, config, input_path, target, selection=selection, cache=cache)
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+    for path, count in zip(report.paths, report.counts, strict=True):
+        print(f"{path}\t{count} requests")
+    if not report.paths:
+        stale = f"; {target} is left as it was, from an earlier export" if existed else ""
+        say(
+            f"nothing to export: all {report.cached} selected case(s) are answered from the "
+            "cache, so no request file was written; --import-batch takes them from the "
+            f"cache, or --no-cache exports every case{stale}"
+        )
+    elif report.cached:
+        say(
+            f"{report.cached} case(s) answered from the cache are not in the file; "
+            "--import-batch takes them from the cache (--no-cache exports every case)"
+        )
+    return EXIT_OK
+
+
+async def _import(
+    rubric: Rubric,
+    config: JudgeConfig,
+    input_path: Path,
+    results: list[Path],
+    output: Path,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+) -> ImportReport:
+
+    cache = open_cache(config)
+    try:
+        return await import_results(
+            rubric,
+            config,
+            input_path,
+            results,
+            output,
+            selection=selection_from_args(args),
+            cache=cache,
+            overwrite=args.overwrite,
+            progress=show_progress(env),
+            prices=prices_from_args(args, config)
+            if config.model or args.price_input or args.price_output
+            else None,
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+async def _batch_api(
+    rubric: Rubric,
+    config: JudgeConfig,
+    input_path: Path,
+    output: Path,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+) -> ImportReport | None:
+
+    cache = open_cache(config)
+    try:
+        manifest = await submit_batches(
+            rubric,
+            config,
+            input_path,
+            output,
+            selection=selection_from_args(args),
+            cache=cache,
+            overwrite=args.overwrite,
+            notify=say,
+        )
+        print(" ".join(manifest.batch_ids) or "(no batch: nothing to send)", flush=True)
+        explicit = args.price_input is not None or args.price_output is not None
+        prices = prices_from_args(args, config) if explicit else batch_prices(config)
+        return await _collect(manifest, rubric, config, cache, env, prices)
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+async def _collect(
+    manifest: BatchManifest,
+    rubric: Rubric,
+    config: JudgeConfig,
+    cache: VerdictCache | None,
+    env: Mapping[str, str],
+    prices: tuple[float, float] | None,
+    interval: float | None = None,
+) -> ImportReport | None:
+    report = await collect_batches(
+        manifest,
+        rubric,
+        config,
+        cache=cache,
+        polling=polling_from(env, interval),
+        progress=show_progress(env),
+        prices=prices,
+        notify=say,
+    )
+    if report is None:
+        first = manifest.batch_ids[0]
+        say(
+            f"the batches are still running; finish with `judge batch fetch {first} "
+            f"-o {manifest.output}` (manifest: {manifest_path(Path(manifest.output))})"
+        )
+    return report
+
+
+def _finish(report: ImportReport, output: Path, summary_path: Path | None) -> None:
+    print_summary(report.summary)
+    for warning in report.warnings():
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"records: {output}", file=sys.stderr)
+    if summary_path:
+        write_json(summary_path, report.summary)
+
+
+# ---- judge batch status | fetch --------------------------------------------------------
+
+
+def add_batch_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "batch",
+        help="status of Batch API runs; fetch one whose process ended",
+        epilog=BATCH_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "action",
+        choices=["status", "fetch"],
+        help="status: print where the batches are; fetch: wait for them and write the records",
+    )
+    p.add_argument(
+        "batch_id", help="a batch id (fetch: any id of the run; its manifest finds the rest)"
+    )
+    p.add_argument("-o", "--output", type=Path, help="records file of the run (fetch: required)")
+    p.add_argument("--base-url", help="endpoint (default: the run's, or $OPENAI_BASE_URL)")
+    p.add_argument("--no-wait", action="store_true", help="fetch: do not wait for running batches")
+    p.add_argument("--poll-interval", type=float, default=None, help="first poll interval (s)")
+    p.add_argument("--summary", type=Path, help="fetch: also write the summary as JSON here")
+    p.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    add_rubrics_dir_option(p)
+    p.set_defaults(run=run_batch_command)
+
+
+def run_batch_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    manifest = load_manifest(args.output) if args.output else None
+    if manifest is not None and args.batch_id not in manifest.batch_ids:
+        raise UsageError(f"{manifest_path(args.output)} does not list batch {args.batch_id}")
+    config = _config(args, env, manifest)
+    if args.action == "status":
+        ids = manifest.batch_ids if manifest else [args.batch_id]
+        for batch in asyncio.run(batch_states(config, ids)):
+            print(describe(batch))
+        return EXIT_OK
+    if manifest is None:
+        raise UsageError("judge batch fetch needs -o OUT, the records file the run writes")
+    rubric = load_rubric(manifest.rubric, rubric_library(args, env))
+    output = Path(manifest.output)
+    outputs = [Output("-o", output, "records")]
+    if args.summary:
+        outputs.append(Output("--summary", args.summary, "summary"))
+    check_outputs(outputs, [Path(manifest.input)], overwrite=False)
+    report = asyncio.run(_fetch(manifest, rubric, config, args, env))
+    if report is None:
+        return EXIT_OK
+    _finish(report, output, args.summary)
+    return finish_run(report.summary, output)
+
+
+def _config(
+    args: argparse.Namespace, env: Mapping[str, str], manifest: BatchManifest | None
+) -> JudgeConfig:
+    key = env.get("OPENAI_API_KEY")
+    base_url = args.base_url or (None if manifest else env.get("OPENAI_BASE_URL"))
+    if manifest is None:
+        return JudgeConfig(base_url=base_url, api_key=SecretStr(key) if key else None)
+    cache_dir = args.cache_dir or default_cache_dir(env)
+    config = manifest.config(api_key=key, base_url=base_url, cache_dir=cache_dir)
+    return config.model_copy(update={"use_cache": config.use_cache and not args.no_cache})
+
+
+async def _fetch(
+    manifest: BatchManifest,
+    rubric: Rubric,
+    config: JudgeConfig,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+) -> ImportReport | None:
+    cache = open_cache(config)
+    limits = dict(env)
+    if args.no_wait:
+        limits["JUDGE_BATCH_MAX_WAIT"] = "0"
+    prices = batch_prices(config)
+    try:
+        return await _collect(manifest, rubric, config, cache, limits, prices, args.poll_interval)
+    finally:
+        if cache is not None:
+            cache.close()

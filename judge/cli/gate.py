@@ -1,0 +1,20 @@
+"""`judge gate`: a candidate judge against the baseline on a human-labelled anchor set. The
+statistics live in `calibration/`; loaded only when `gate` is chosen."""
+
+from __future__ import annotations
+
+import argparse
+
+from calibration import cli_gate
+from judge.cli._help import GATE_EXAMPLES
+
+
+def add_gate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "gate",
+        help="a candidate judge against the baseline on human labels",
+        epilog=GATE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cli_gate.add_arguments(p)
+    p.set_defaults(run=lambda args, env: cli_gate.run(args))

@@ -1,0 +1,169 @@
+"""`judge grade`: parsing and printing; the work is in judge.engine.files (and judge.cli.batch for
+the Batch API and batch files). Loaded only when `grade` is chosen (judge.cli._parser)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from judge.api import open_grader
+from judge.cli._common import (
+    add_judge_options,
+    announce_judge,
+    config_from_args,
+    print_summary,
+    rubric_library,
+    show_progress,
+    write_json,
+)
+from judge.cli._help import GRADE_EXAMPLES
+from judge.cli._outputs import check_outputs
+from judge.cli._run import (
+    add_run_options,
+    check_run_options,
+    finish_run,
+    grade_outputs,
+    prices_from_args,
+    run_conditions,
+    selection_from_args,
+)
+from judge.config import JudgeConfig
+from judge.engine.files import grade_file
+from judge.engine.inputs import derived_ids_note
+from judge.errors import InputError, UsageError
+from judge.report.cli import add_html_option, check_grade_html, grade_html
+from judge.rubric import Rubric, load_rubric
+
+DEFAULT_SAMPLE_SEED = 0
+
+
+def add_grade(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "grade",
+        help="grade an answer set (JSONL or CSV) with one rubric",
+        description="Grade every case of INPUT with one rubric; one record per case, in "
+        "input order, then a summary.",
+        epilog=GRADE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin (then -o is needed)")
+    p.add_argument("--rubric", required=True, help="ID or ID@VERSION (latest version if omitted)")
+    p.add_argument("-o", "--output", type=Path, help="records file (default: INPUT.RUBRIC.jsonl)")
+    p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
+    p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
+    p.add_argument("--limit", type=int, help="grade only the first N cases")
+    p.add_argument(
+        "--sample",
+        type=int,
+        help="grade a reproducible random sample of N cases (seeded by --sample-seed)",
+    )
+    p.add_argument(
+        "--sample-seed",
+        type=int,
+        default=DEFAULT_SAMPLE_SEED,
+        help=f"seed of --sample; --seed is the judge's ({DEFAULT_SAMPLE_SEED})",
+    )
+    p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
+    p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
+    p.add_argument("--price-output", type=float, help="USD per million completion tokens")
+    scale = p.add_mutually_exclusive_group()  # judge/cli/batch.py runs these
+    scale.add_argument("--batch-api", action="store_true", help="grade through the Batch API")
+    scale.add_argument(
+        "--export-batch", metavar="REQUESTS.jsonl", help="only write the batch request file"
+    )
+    scale.add_argument(
+        "--import-batch",
+        metavar="RESULTS.jsonl",
+        action="append",
+        help="records from a batch results file (OpenAI or vLLM; repeat for several)",
+    )
+    add_html_option(p)
+    add_judge_options(p)
+    add_run_options(p)
+    p.set_defaults(run=run_grade)
+
+
+def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    check_grade_html(args)
+    check_run_options(args)
+    if args.batch_api or args.export_batch or args.import_batch:
+        # the batch paths load the SDK's types: only when asked for
+        from judge.cli.batch import run_grade_batch
+
+        return run_grade_batch(args, env)
+    rubric = load_rubric(args.rubric, rubric_library(args, env))
+    conditions = run_conditions(args, rubric)
+    stdin = args.input == "-"
+    if stdin and args.output is None:
+        raise UsageError(
+            "reading cases from stdin (-) needs -o OUT.jsonl: the records file a rerun resumes"
+        )
+    output = args.output or Path(f"{Path(args.input).stem}.{rubric.id}.jsonl")
+    inputs = [] if stdin else [Path(args.input)]
+    check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
+    config = config_from_args(args, env)
+    with _input_file(args.input, args.input_format) as input_path:
+        note = derived_ids_note(input_path)
+        if note:
+            print(f"judge: {'<stdin>' if stdin else args.input}: {note}", file=sys.stderr)
+        announce_judge(config)
+        prices = prices_from_args(args, config)
+        summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
+        grade_html(args, summary, output, input_path)
+    print_summary(summary)
+    print(f"records: {output}", file=sys.stderr)
+    if args.summary:
+        write_json(args.summary, summary)
+    return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
+
+
+async def _grade(
+    config: JudgeConfig,
+    rubric: Rubric,
+    input_path: Path,
+    output: Path,
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    prices: tuple[float, float] | None,
+) -> dict[str, Any]:
+    async with open_grader(config, rubric) as grader:
+        return await grade_file(
+            grader,
+            input_path,
+            output,
+            selection=selection_from_args(args),
+            overwrite=args.overwrite,
+            use_cache=config.use_cache,
+            progress=show_progress(env),
+            prices=prices,
+        )
+
+
+class _input_file:
+    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
+
+    def __init__(self, name: str, fmt: str | None) -> None:
+        self.name, self.fmt = name, fmt
+        self._tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        if self.name != "-":
+            return Path(self.name)
+        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
+        handle = tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False)
+        with handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        self._tmp = Path(handle.name)
+        return self._tmp
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            if isinstance(error, InputError):  # name what the user gave, not our spool file
+                raise InputError("<stdin>", error.problems) from None

@@ -1,0 +1,219 @@
+"""`judge probe KIND INPUT --rubric ID`: run one bias probe, write OUT.json and OUT.md.
+
+With `--verdicts RECORDED.jsonl` the position statistics come from verdicts already
+recorded (any tool's judge); nothing is sent. The gate options exit 3 (EXIT_GATE) when a
+`--fail-if` condition holds or, with `--fail-if-biased`, when a bias check's interval lies
+entirely beyond its no-bias value +/- `--tolerance`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from calibration.errors import CalibrationInputError
+from calibration.labels import read_labels
+from judge.api import open_grader
+from judge.cli._common import (
+    EXIT_FATAL,
+    EXIT_GATE,
+    EXIT_OK,
+    add_judge_options,
+    announce_judge,
+    config_from_args,
+    rubric_library,
+)
+from judge.cli._help import probe_epilog
+from judge.cli._outputs import Output, check_outputs
+from judge.config import JudgeConfig
+from judge.engine.gates import check_conditions, probe_failure
+from judge.errors import UsageError
+from judge.probes import (
+    PROBE_KINDS,
+    ProbeOptions,
+    ProbeResult,
+    gate_markdown,
+    load_cases,
+    probe_metric_names,
+    run_gate,
+    run_probe,
+    write_outputs,
+)
+from judge.probes.position import check_ids, position_result, read_recorded_verdicts
+from judge.probes.verbosity import PADDINGS
+from judge.report.cli import add_html_option, probe_html
+from judge.rubric import Rubric, load_rubric
+from judge.schemas import Case
+
+
+def add_probe_command(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "probe",
+        help="measure a judge's biases (position, verbosity, ...)",
+        description="Run one bias probe on a judge; write OUT.json and a short OUT.md. "
+        "Every rate comes with a Wilson 95%% interval.",
+        epilog=probe_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("kind", choices=PROBE_KINDS, help="which probe")
+    p.add_argument("input", nargs="?", help="JSONL or CSV cases (pairs for position)")
+    p.add_argument("--rubric", help="ID or ID@VERSION (pairwise for position)")
+    p.add_argument("-o", "--output", type=Path, help="report (default: INPUT.probe-KIND.json)")
+    p.add_argument(
+        "--verdicts", type=Path, help="position: recorded verdicts (id, order ab|ba, label)"
+    )
+    p.add_argument("--repeats", type=int, default=5, help="repeat: verdicts per case (5)")
+    p.add_argument(
+        "--padding", action="append", choices=sorted(PADDINGS), help="verbosity (default: all)"
+    )
+    p.add_argument("--judge-family", help="self-preference: the judge's model family")
+    p.add_argument("--human", type=Path, help="self-preference: human labels (id,label)")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an -o file that is not a report"
+    )
+    gate = p.add_argument_group("gate (exit 3)")
+    gate.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="fail when METRIC OP NUMBER holds, e.g. 'consistency_rate < 0.9' "
+        "(metric names below; repeat for several)",
+    )
+    gate.add_argument(
+        "--max-flip-rate", type=float, help="injection: same as --fail-if 'flip_rate > X'"
+    )
+    gate.add_argument(
+        "--fail-if-biased",
+        action="store_true",
+        help="fail when a bias check's interval lies beyond no-bias +/- tolerance",
+    )
+    gate.add_argument("--tolerance", type=float, default=0.05, help="bias tolerance (0.05)")
+    gate.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the gate (0.05)")
+    add_html_option(p)
+    add_judge_options(p)
+    p.set_defaults(run=run_probe_command)
+
+
+def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    conditions = _conditions(args)
+    output = args.output or Path(
+        f"{Path(args.input or args.verdicts or '').stem}.probe-{args.kind}.json"
+    )
+    check_outputs(_outputs(output), _inputs(args), overwrite=args.overwrite)
+    result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
+    gate = run_gate(
+        result,
+        conditions=conditions,
+        biased=args.fail_if_biased,
+        tolerance=args.tolerance,
+        alpha=args.alpha,
+    )
+    result.report["gate"] = gate
+    result.markdown += gate_markdown(gate)
+    paths = write_outputs(result, output)
+    paths += probe_html(args, result.report, result.records)
+    print("\n".join(result.markdown))
+    print("wrote: " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    failure = probe_failure(result.report)
+    if failure is not None:
+        print(f"error: the probe failed: {failure}; see {output}", file=sys.stderr)
+        return EXIT_FATAL
+    return EXIT_GATE if gate["failed"] else EXIT_OK
+
+
+def _outputs(report: Path) -> list[Output]:
+    """OUT.json, OUT.md and (some probes) OUT.records.jsonl: see `write_outputs`."""
+    return [
+        Output("-o", report, "probe"),
+        Output("-o", report.with_suffix(".md"), "markdown"),
+        Output("-o", report.with_suffix(".records.jsonl"), "probe-records"),
+    ]
+
+
+def _inputs(args: argparse.Namespace) -> list[Path]:
+    return [Path(p) for p in (args.input, args.verdicts, args.human) if p]
+
+
+def _conditions(args: argparse.Namespace) -> list[str]:
+    conditions = list(args.fail_if)
+    if args.max_flip_rate is not None:
+        if args.kind != "injection":
+            raise UsageError("--max-flip-rate applies to the injection probe only")
+        if not 0 <= args.max_flip_rate <= 1:
+            raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
+        conditions.append(f"flip_rate > {args.max_flip_rate}")
+    # a typo fails here, before anything is sent
+    valid = probe_metric_names(args.kind, paddings=args.padding or ())
+    check_conditions(conditions, valid, what=f"the {args.kind} probe")
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.tolerance < 0:
+        raise UsageError(f"--tolerance must be >= 0, got {args.tolerance}")
+    return conditions
+
+
+def _recorded(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
+    if args.kind != "position":
+        raise UsageError("--verdicts works with the position probe only")
+    pairs = read_recorded_verdicts(args.verdicts)
+    if args.input:
+        rubric = _rubric(args.rubric or "pairwise", args, env)
+        check_ids(pairs, load_cases(Path(args.input), rubric), Path(args.verdicts))
+    return position_result(pairs, {"source": "recorded", "verdicts": str(args.verdicts)})
+
+
+def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
+    if not args.input:
+        raise UsageError(f"judge probe {args.kind} needs INPUT (or --verdicts for position)")
+    if not args.rubric:
+        raise UsageError("--rubric is required, e.g. --rubric pairwise")
+    config = config_from_args(args, env)
+    rubric = _rubric(args.rubric, args, env)
+    if args.kind == "position" and not rubric.behaviour.compares_two:
+        raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
+    cases = load_cases(Path(args.input), rubric)
+    options = ProbeOptions(
+        repeats=args.repeats,
+        paddings=tuple(args.padding or ()),
+        judge_model=config.model or "rules",
+        judge_family=args.judge_family,
+        human_labels=_human_labels(args.human) if args.human else None,
+    )
+    announce_judge(config)
+    result = asyncio.run(_run(args.kind, config, rubric, cases, options))
+    head = {
+        "rubric": rubric.ref,
+        "rubric_sha256": rubric.sha256,
+        "judge": config.model or "rules",
+        "input": str(args.input),
+    }
+    result.report = {"probe": result.report.pop("probe"), **head, **result.report}
+    result.markdown[1:1] = [
+        "",
+        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{args.input}`.",
+    ]
+    return result
+
+
+def _rubric(ref: str, args: argparse.Namespace, env: Mapping[str, str]) -> Rubric:
+    return load_rubric(ref, rubric_library(args, env))
+
+
+def _human_labels(path: Path) -> dict[str, Any]:
+    try:
+        labels = read_labels(path)
+    except CalibrationInputError as exc:
+        raise UsageError(str(exc)) from None
+    return {record.id: record.value for record in labels.records}
+
+
+async def _run(
+    kind: str, config: JudgeConfig, rubric: Rubric, cases: Sequence[Case], options: ProbeOptions
+) -> ProbeResult:
+    async with open_grader(config, rubric) as grader:
+        return await run_probe(kind, grader, cases, options)

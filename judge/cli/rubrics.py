@@ -1,0 +1,117 @@
+"""`judge rubrics`: list, show, verify, start (`new`) and lock rubrics, built-in and the
+user's own folders (`--rubrics-dir DIR`, repeatable, or `$JUDGE_RUBRICS_DIR`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from judge.cli._common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    add_rubrics_dir_option,
+    rubric_library,
+    user_rubric_dirs,
+)
+from judge.cli._help import RUBRICS_EXAMPLES
+from judge.errors import UsageError
+from judge.kinds import get_kind, kind_names
+from judge.rubric import DEFAULT_RUBRICS_DIR, parse_ref, write_lock
+
+ACTIONS = ("list", "show", "verify", "new", "lock")
+
+
+def add_rubrics(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "rubrics",
+        help="list, show, verify, start or lock rubrics (built-in and your own)",
+        epilog=RUBRICS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "action",
+        nargs="?",
+        choices=ACTIONS,
+        default="list",
+        help="list (the default); show ID@VERSION; verify every lock; new ID --kind K "
+        "(a commented starting file in your folder); lock (write your folder's rubrics.lock)",
+    )
+    p.add_argument("ref", nargs="?", help="show: ID@VERSION; new: the new rubric's id")
+    p.add_argument("--kind", choices=kind_names(), help="new: the rubric's kind")
+    add_rubrics_dir_option(p)
+    p.set_defaults(run=run_rubrics)
+
+
+def run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    if args.action == "new":
+        return _new(args, env)
+    if args.action == "lock":
+        return _lock(args, env)
+    library = rubric_library(args, env)
+    if args.action == "show":
+        if not args.ref:
+            raise UsageError("judge rubrics show needs ID@VERSION, e.g. faithfulness@1")
+        rubric = library.load(args.ref)
+        print(f"# {rubric.ref}  kind={rubric.kind}  sha256={rubric.sha256}\n# {rubric.path}")
+        print(Path(rubric.path).read_text("utf-8"), end="")
+        return EXIT_OK
+    problems = library.verify()
+    if args.action == "verify":
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        print("rubrics.lock: all released rubrics match" if not problems else "")
+        return EXIT_USAGE if problems else EXIT_OK
+    print(f"{'rubric':<16} {'version':>7}  {'kind':<13} sha256")
+    for rubric in library.rubrics():
+        folder = library.folder_of(rubric.id)
+        where = "" if folder == DEFAULT_RUBRICS_DIR else f"  {folder}"
+        print(f"{rubric.id:<16} {rubric.version:>7}  {rubric.kind:<13} {rubric.short_hash}{where}")
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _one_folder(args: argparse.Namespace, env: Mapping[str, str], action: str) -> Path:
+    folders = user_rubric_dirs(args, env)
+    if len(folders) != 1:
+        raise UsageError(
+            f"judge rubrics {action} needs one folder of your own: --rubrics-dir DIR "
+            f"(got {len(folders)}: {', '.join(map(str, folders)) or 'none'})"
+        )
+    return folders[0]
+
+
+def _new(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    if not args.ref or not args.kind:
+        raise UsageError("judge rubrics new needs an ID and --kind, e.g. new tone --kind scale")
+    rubric_id, version = parse_ref(args.ref)
+    if version is not None:
+        raise UsageError(f"judge rubrics new takes an id without a version, not {args.ref!r}")
+    folder = _one_folder(args, env, "new")
+    folder.mkdir(parents=True, exist_ok=True)
+    owner = rubric_library(args, env).folder_of(rubric_id)
+    if owner is not None or (folder / rubric_id).exists():
+        raise UsageError(
+            f"rubric {rubric_id!r} exists already in {owner or folder}; pick another id, or "
+            "write a change as that rubric's next version file"
+        )
+    path = folder / rubric_id / "v1.yaml"
+    path.parent.mkdir()
+    path.write_text(get_kind(args.kind).template(rubric_id), "utf-8")
+    print(
+        f"wrote {path}: edit it, try it (judge grade ... --rubrics-dir {folder} "
+        f"--rubric {rubric_id}), then release it with judge rubrics lock --rubrics-dir {folder}"
+    )
+    return EXIT_OK
+
+
+def _lock(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    folder = _one_folder(args, env, "lock")
+    rubric_library(args, env)  # ids are checked against the built-in rubrics first
+    added = write_lock(folder)
+    print(
+        f"{folder / 'rubrics.lock'}: " + (f"locked {', '.join(added)}" if added else "nothing new")
+    )
+    return EXIT_OK

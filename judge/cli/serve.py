@@ -1,0 +1,139 @@
+"""`judge serve`: run the grading service (FastAPI app under uvicorn).
+
+Before anything is printed the command checks what would make the server useless or unsafe,
+each a one-line error and exit 2: a busy port (the socket is bound here and handed to
+uvicorn, so nothing can take it in between), a missing or short token off loopback, a job
+index that cannot be read. Every log line passes the server's redactor (keys, the token,
+passwords in URLs), whatever the verbosity.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from judge.cli._help import SERVE_EXAMPLES
+from judge.errors import UsageError
+from judge.service import create_app, load_service_config
+from judge.service.config import Redactor
+
+log = logging.getLogger(__name__)
+
+MIN_TOKEN_CHARS = 16
+
+
+def add_serve(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        epilog=SERVE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port (8080)")
+    p.add_argument("--config", type=Path, help="service configuration (YAML or TOML)")
+    p.add_argument("--data-dir", type=Path, help="job store folder (overrides the config)")
+    p.add_argument("--cache-dir", type=Path, help="verdict cache folder (overrides the config)")
+    p.set_defaults(run=run_serve)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(host: str, token: str | None) -> None:
+    """Off loopback the service needs a token of at least MIN_TOKEN_CHARS characters."""
+    if is_loopback(host):
+        return
+    if token is None:
+        raise UsageError(
+            f"binding to {host} needs a bearer token: set JUDGE_SERVICE_TOKEN "
+            "or `token`/`token_env` in the configuration"
+        )
+    if len(token) < MIN_TOKEN_CHARS:
+        raise UsageError(
+            f"binding to {host} needs a bearer token of at least {MIN_TOKEN_CHARS} characters, "
+            f"got {len(token)} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe())'`)"
+        )
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or a one-line UsageError saying why not."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port must be 0..65535, got {port}")
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or exc
+        raise UsageError(f"cannot listen on {host}:{port}: {reason}") from None
+    return sock
+
+
+def install_log_redaction(redact: Callable[[str], str]) -> None:
+    """Pass every log record made from now on, by any logger, through `redact`: its message
+    and its traceback are rendered at creation and only the redacted text is kept."""
+    make_record = logging.getLogRecordFactory()
+
+    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make_record(*args, **kwargs)
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return record
+
+    logging.setLogRecordFactory(redacted_record)
+
+
+def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    config = load_service_config(args.config, env, data_dir=args.data_dir, cache_dir=args.cache_dir)
+    check_token(args.host, config.token.get_secret_value() if config.token else None)
+    sock = bind(args.host, args.port)
+    install_log_redaction(Redactor(config.secrets()))
+    try:
+        app = create_app(config)
+    except BaseException:
+        sock.close()
+        raise
+    port = sock.getsockname()[1]
+    names = ", ".join(config.judge_names())
+    auth = "bearer token required" if config.token is not None else "no token (loopback only)"
+    print(
+        f"judge serve: http://{args.host}:{port} (docs at /docs); judges: {names}; "
+        f"{auth}; data: {config.data_dir}",
+        file=sys.stderr,
+        flush=True,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            timeout_keep_alive=5,
+            timeout_graceful_shutdown=10,
+            server_header=False,
+        )
+    )
+    server.run(sockets=[sock])
+    return 0

@@ -1,0 +1,30 @@
+"""The only package that talks HTTP to a judge endpoint, through the `openai` SDK: chat
+completions (`ChatClient`), the model list (`served_models`) and the Batch API's control
+plane (`BatchClient`). One retry policy and one error translation for all of them
+(`judge.client._retry`): SDK exceptions become `judge.errors` types here and nowhere else.
+"""
+
+from judge.client._batches import Batch, BatchClient
+from judge.client._chat import (
+    ChatClient,
+    Completion,
+    checked_completion,
+    completion_from,
+    served_models,
+)
+from judge.client._retry import RetryWait, call, parse_retry_after, retrying, translate_error
+
+__all__ = [
+    "Batch",
+    "BatchClient",
+    "ChatClient",
+    "Completion",
+    "RetryWait",
+    "call",
+    "checked_completion",
+    "completion_from",
+    "parse_retry_after",
+    "retrying",
+    "served_models",
+    "translate_error",
+]

@@ -1,0 +1,241 @@
+"""Chat completions through the `openai` SDK, pinned to one model and its settings.
+
+It asks for structured output with the verdict's JSON schema and steps down to JSON mode,
+then to the schema in the prompt, when a server refuses `response_format` (only in `auto`
+mode). Retries and error translation are `judge.client._retry`'s, shared with the Batch
+API calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
+
+from judge import errors
+from judge.client._retry import api_key, async_sdk, retrying, translate_error
+from judge.config import JudgeConfig, endpoint_of
+from judge.schemas import Usage
+
+log = logging.getLogger(__name__)
+
+MODES = ("json_schema", "json_object", "prompt")
+POOL_SIZE = 8  # connections per HTTP pool
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided")
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What came back for one request, after retries."""
+
+    text: str
+    finish_reason: str | None
+    refusal: str | None
+    model: str
+    system_fingerprint: str | None
+    usage: Usage
+    output_mode: str
+    latency_ms: float
+
+
+class ChatClient:
+    """An async chat client pinned to one model and one set of sampling parameters."""
+
+    def __init__(self, config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None):
+        if config.model is None:
+            raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
+        self.config = config
+        self._key = api_key(config)
+        # httpcore's pool rescans every connection for every queued request, so one pool of
+        # N connections costs O(N^2) per request; a few small pools, used in turn, keep the
+        # client's CPU per request flat as concurrency grows (benchmarks/RESULTS.md).
+        if http_client is not None:
+            clients = [http_client]
+        else:
+            shards = -(-config.concurrency // POOL_SIZE)
+            size = -(-config.concurrency // shards)
+            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+            tls = httpx.create_ssl_context()  # one context: building each costs ~40 ms
+            clients = [
+                openai.DefaultAsyncHttpxClient(limits=limits, verify=tls) for _ in range(shards)
+            ]
+        self._sdks = [async_sdk(config, http_client=client) for client in clients]
+        self._turn = itertools.cycle(self._sdks)
+        self._told_unreachable = False
+        self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
+
+    @property
+    def output_mode(self) -> str:
+        """The mode the next request will use (after any step down)."""
+        return self._mode
+
+    async def aclose(self) -> None:
+        for sdk in self._sdks:
+            await sdk.close()
+
+    async def complete(
+        self,
+        render: Callable[[str], Messages],
+        *,
+        schema_name: str,
+        schema: dict[str, Any],
+        extra: Sequence[dict[str, str]] = (),
+    ) -> Completion:
+        """Send `render(mode) + extra`, stepping down output modes as the server requires."""
+        while True:
+            mode = self._mode
+            try:
+                return await self._with_retries(
+                    list(render(mode)) + list(extra), mode, schema_name, schema
+                )
+            except errors.BadRequestError as exc:
+                if not self._step_down(mode, exc):
+                    raise
+
+    def _step_down(self, mode: str, exc: errors.BadRequestError) -> bool:
+        if self.config.output_mode != "auto" or mode == "prompt":
+            return False
+        if not any(word in str(exc).lower() for word in _FORMAT_WORDS):
+            return False
+        if self._mode == mode:  # another task may have stepped down already
+            self._mode = MODES[MODES.index(mode) + 1]
+            log.warning("server refused output mode %s; using %s from now on", mode, self._mode)
+        return True
+
+    async def _with_retries(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> Completion:
+        async for attempt in retrying(self.config):
+            with attempt:
+                return await self._send(messages, mode, schema_name, schema)
+        raise AssertionError("unreachable: tenacity reraises the last error")
+
+    def request_body(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The chat-completions body for one request; the batch files use the same body."""
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model or "",
+            "messages": messages,
+            "temperature": cfg.temperature,
+            "max_tokens": cfg.max_tokens,
+        }
+        if cfg.seed is not None:
+            body["seed"] = cfg.seed
+        if cfg.top_p is not None:
+            body["top_p"] = cfg.top_p
+        if mode == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+            }
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    async def _send(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> Completion:
+        body = self.request_body(messages, mode, schema_name, schema)
+        started = time.perf_counter()
+        try:
+            # `post` rather than `chat.completions.create`: the body is already exactly what
+            # the API takes, and reading the JSON ourselves skips the SDK's per-request
+            # parameter transform and model construction (~1 ms of CPU a request).
+            response = await next(self._turn).post(
+                "/chat/completions", body=body, cast_to=httpx.Response
+            )
+            data = response.json()
+        except openai.OpenAIError as exc:
+            error = translate_error(exc, self._key)
+            if isinstance(error, errors.ApiConnectionError):
+                self._say_unreachable(error)
+            raise error from None
+        except ValueError as exc:  # a 200 whose body is not JSON
+            raise errors.ServerError(f"unreadable reply body: {exc}") from None
+        if not isinstance(data, Mapping):
+            raise errors.ServerError("the reply body is not a JSON object")
+        return completion_from(data, mode, (time.perf_counter() - started) * 1000)
+
+    def _say_unreachable(self, error: errors.ApiError) -> None:
+        # Retries of an unreachable endpoint take a while (backoff, every case); say what is
+        # happening once instead of sitting silent until every case is an api_error.
+        if not self._told_unreachable:
+            self._told_unreachable = True
+            log.warning(
+                "cannot connect to %s (%s); each case is retried up to %d time(s), then "
+                "recorded as an api_error; check --base-url",
+                endpoint_of(self.config.base_url),
+                error,
+                self.config.max_retries,
+            )
+
+
+def served_models(config: JudgeConfig) -> list[str]:
+    """The model ids the endpoint lists at `GET /models` (vLLM, llama.cpp and Ollama
+    usually serve one). ApiError when the endpoint cannot be asked."""
+    sdk = openai.OpenAI(
+        api_key=api_key(config) or "no-key",
+        base_url=config.base_url,
+        max_retries=0,
+        timeout=min(config.timeout, 30.0),
+    )
+    try:
+        return sorted({model.id for model in sdk.models.list()})
+    except openai.OpenAIError as exc:
+        raise translate_error(exc, api_key(config)) from None
+    finally:
+        sdk.close()
+
+
+def completion_from(data: Mapping[str, Any], mode: str, latency_ms: float = 0.0) -> Completion:
+    """A Completion from a chat.completion JSON body (online reply or batch result line)."""
+    choices = data.get("choices")
+    if not choices or not isinstance(choices[0], Mapping):
+        raise errors.ServerError("the server answered with no choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    usage = data.get("usage") or {}
+    return Completion(
+        text=_text(message.get("content")),
+        finish_reason=choice.get("finish_reason"),
+        refusal=message.get("refusal"),
+        model=data.get("model") or "",
+        system_fingerprint=data.get("system_fingerprint"),
+        usage=Usage(
+            prompt_tokens=usage.get("prompt_tokens") or 0,
+            completion_tokens=usage.get("completion_tokens") or 0,
+        ),
+        output_mode=mode,
+        latency_ms=latency_ms,
+    )
+
+
+def checked_completion(data: Mapping[str, Any], mode: str) -> Completion:
+    """`completion_from` a body first validated as a chat.completion (batch result lines,
+    read once each, where a clear message beats the online path's speed)."""
+    try:
+        ChatCompletion.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise errors.ServerError(f"unreadable response body ({where}: {first['msg']})") from None
+    return completion_from(data, mode)
+
+
+def _text(content: Any) -> str:
+    """Message content: a string, or (some servers) a list of text parts."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    return content if isinstance(content, str) else ""

@@ -1,0 +1,124 @@
+"""CSV answer sets: rows to case dicts, with list cells read safely (JSON arrays, Python
+list literals as pandas writes them, or `a|b|c` for slices). Used by `judge.engine.inputs`."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from judge.schemas import CASE_ALIASES
+
+_LIST_FIELDS = ("contexts", "slices")
+
+
+def iter_csv(
+    path: Path, decoded: Iterable[tuple[int, str | None, str]]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line, row) for each CSV record; `decoded` is the file's (line, text or None,
+    problem) sequence, so byte limits and UTF-8 problems are judged as for JSONL."""
+    problems: list[tuple[int, str]] = []
+    last = [0]
+
+    def lines() -> Iterator[str]:
+        for number, text, problem in decoded:
+            last[0] = number
+            if text is None:
+                problems.append((number, problem))
+                yield "\n"
+            else:
+                yield text.lstrip("\ufeff") if number == 1 else text
+
+    reader = csv.reader(lines(), delimiter=_delimiter(path))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        yield last[0], f"unreadable CSV header ({exc})"
+        return
+    while True:
+        start = last[0] + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            yield last[0], f"unreadable CSV ({exc})"
+            break
+        while problems:
+            yield problems.pop(0)
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            yield start, f"has {len(row)} fields, the header has {len(header)}"
+            continue
+        yield start, _csv_row(dict(zip(header, row, strict=True)))
+    while problems:
+        yield problems.pop(0)
+
+
+def _delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() == ".tsv" else ","
+
+
+def csv_header(path: Path) -> list[str]:
+    with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=_delimiter(path)), [])
+    return [h.lstrip("\ufeff") for h in header]
+
+
+def _csv_row(row: dict[str, str]) -> dict[str, Any]:
+    """CSV cells are text: list fields may hold a JSON array (or one plain text / a|b|c)."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        name = CASE_ALIASES.get(key, key)
+        if name in _LIST_FIELDS:
+            out[key] = _cell_list(value, split=name == "slices")
+        elif name == "metadata":
+            out[key] = _cell_object(value)
+        elif value == "" and name not in ("id",):
+            continue
+        else:
+            out[key] = value
+    return out
+
+
+def _cell_object(value: str) -> Any:
+    if not value.strip():
+        return {}
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, RecursionError):
+        return value  # validation then says metadata must be an object
+
+
+def _cell_list(value: str, *, split: bool) -> list[str]:
+    """A list cell: a JSON array, a Python list literal (as pandas writes a Ragas
+    DataFrame's `retrieved_contexts`), else one text (or `a|b|c` for slices)."""
+    text = value.strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        parsed = _list_literal(text)
+        if parsed is not None:
+            return parsed
+    if split:
+        return [part.strip() for part in text.replace(";", "|").split("|") if part.strip()]
+    return [value]
+
+
+def _list_literal(text: str) -> list[str] | None:
+    """A JSON array or a Python list literal of plain values, read without evaluating code
+    (`ast.literal_eval` accepts literals only); None when the text is neither."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            parsed = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(parsed, list | tuple):
+            return [str(v) for v in parsed]
+    return None

@@ -1,0 +1,135 @@
+"""Runs one rubric over many cases: cache, bounded concurrency, input order, isolation.
+
+Per-case failures become records (`api_error`, `parse_error`); only a fatal judge error
+(bad key, unknown model) stops the run, and then nothing more is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from judge.engine.cache import VerdictCache, cache_key
+from judge.engine.identity import identity_of
+from judge.engine.identity import judge_id as hash_identity
+from judge.engine.outcome import Backend, Outcome
+from judge.errors import ApiError
+from judge.rubric import Rubric
+from judge.schemas import Case, GradedRecord
+
+log = logging.getLogger(__name__)
+
+
+class Grader:
+    """Grades cases with one backend and one rubric."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        rubric: Rubric,
+        *,
+        cache: VerdictCache | None = None,
+        concurrency: int = 16,
+    ) -> None:
+        self.backend = backend
+        self.rubric = rubric
+        self.cache = cache if backend.cache_identity() is not None else None
+        self.concurrency = concurrency
+        self.identity = identity_of(backend)
+        self.judge_id = hash_identity(self.identity)
+        self._fatal: ApiError | None = None
+
+    async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
+        """One case -> one record; served from the cache when the same question was judged.
+        `use_cache=False` neither reads nor writes it (fresh samples, `--no-cache`)."""
+        if self._fatal is not None:
+            raise self._fatal
+        key = None
+        identity = self.backend.cache_identity()
+        if use_cache and self.cache is not None and identity is not None:
+            key = cache_key(self.rubric, identity, case)
+            hit = self.cache.get(key)
+            if hit is not None:
+                hit = {**hit, "judge_id": self.judge_id}
+                return GradedRecord(**hit, id=case.id, slices=case.slices, cached=True)
+        try:
+            outcome = await self.backend.evaluate(self.rubric, case)
+        except ApiError as exc:
+            if exc.fatal:
+                self._fatal = exc
+            raise
+        record = build_record(self.rubric, case, outcome, judge_id=self.judge_id)
+        if key is not None and self.cache is not None and record.status in ("ok", "abstained"):
+            self.cache.set(key, _cacheable(record))
+        return record
+
+    async def grade_stream(
+        self,
+        cases: Iterable[Case],
+        *,
+        use_cache: bool = True,
+    ) -> AsyncIterator[GradedRecord]:
+        """Records in input order, at most `concurrency` cases in flight and a bounded window
+        of finished ones waiting for a slower predecessor, so memory does not grow with N."""
+        semaphore = asyncio.Semaphore(self.concurrency)
+        window = max(4 * self.concurrency, 64)
+        pending: deque[asyncio.Task[GradedRecord]] = deque()
+
+        async def run(case: Case) -> GradedRecord:
+            async with semaphore:
+                return await self.grade_case(case, use_cache=use_cache)
+
+        try:
+            for case in cases:
+                pending.append(asyncio.ensure_future(run(case)))
+                while pending and (len(pending) >= window or pending[0].done()):
+                    yield await pending.popleft()
+            while pending:
+                yield await pending.popleft()
+        finally:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def grade_many(
+        self, cases: Iterable[Case], *, use_cache: bool = True
+    ) -> list[GradedRecord]:
+        return [record async for record in self.grade_stream(cases, use_cache=use_cache)]
+
+
+def build_record(
+    rubric: Rubric, case: Case, outcome: Outcome, *, judge_id: str | None = None
+) -> GradedRecord:
+    """The graded record for one outcome; a failure never gets a score."""
+    score = label = None
+    verdict = None
+    if outcome.verdict is not None and outcome.status in ("ok", "abstained"):
+        scored = rubric.behaviour.score(rubric, outcome.verdict)
+        score, label = scored.score, scored.label
+        verdict = outcome.verdict.model_dump(mode="json")
+    return GradedRecord(
+        id=case.id,
+        rubric=rubric.id,
+        rubric_version=rubric.version,
+        rubric_sha256=rubric.sha256,
+        judge=outcome.judge,
+        judge_id=judge_id,
+        status=outcome.status,
+        verdict=verdict,
+        score=score,
+        label=label,
+        error=outcome.error,
+        raw=outcome.raw if outcome.status == "parse_error" else None,
+        cached=False,
+        usage=outcome.usage,
+        latency_ms=round(outcome.latency_ms, 3),
+        slices=case.slices,
+    )
+
+
+def _cacheable(record: GradedRecord) -> dict[str, Any]:
+    # a cache hit costs nothing now: it reports zero usage and latency (the defaults)
+    return record.model_dump(mode="json", exclude={"id", "slices", "cached", "usage", "latency_ms"})

@@ -1,0 +1,56 @@
+"""Who judged: the judge identity that the cache key and every record carry.
+
+The identity is everything that decides a verdict apart from the case itself: for a model
+judge the model requested, the endpoint it was asked at, temperature, top_p, seed, max
+tokens and output mode; for a judge that needs no endpoint (the rules judge), its name.
+Records carry `judge_id`, a short hash of it, so that a resumed run keeps only verdicts
+from the same judge (`judge.engine.records.check_resumable`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Protocol
+
+
+class HasIdentity(Protocol):
+    name: str
+
+    def cache_identity(self) -> dict[str, Any] | None: ...
+
+
+def identity_of(backend: HasIdentity) -> dict[str, Any]:
+    """The backend's cache identity, or its name when it has none (it is not cached)."""
+    return backend.cache_identity() or {"judge": backend.name}
+
+
+def judge_id(identity: dict[str, Any]) -> str:
+    """16 hex digits of sha256 over the canonical JSON of an identity."""
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def describe_identity(identity: dict[str, Any]) -> str:
+    """The identity in words, for messages."""
+    if "judge" in identity:
+        return f"the {identity['judge']} judge"
+    settings = ", ".join(
+        f"{name} {identity[name]}"
+        for name in ("temperature", "top_p", "seed", "max_tokens", "output_mode")
+        if identity.get(name) is not None
+    )
+    return f"model {identity.get('model')!r} at {identity.get('endpoint')} ({settings})"
+
+
+def describe_record_judge(judge: dict[str, Any]) -> str:
+    """What a record says about its judge (`judge` field), in words."""
+    model = judge.get("model")
+    if model == "rules":
+        return "the rules judge"
+    settings = ", ".join(
+        f"{name} {judge[name]}"
+        for name in ("temperature", "seed", "max_tokens", "output_mode")
+        if judge.get(name) is not None
+    )
+    return f"model {model!r} ({settings})"

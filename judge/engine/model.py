@@ -1,0 +1,125 @@
+"""A model judge: render the rubric, ask the endpoint, parse, repair once, score."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from judge.client import ChatClient, Completion
+from judge.config import JudgeConfig, endpoint_of
+from judge.engine.outcome import Outcome
+from judge.engine.parse import ParseError, parse_verdict
+from judge.errors import ApiError
+from judge.rubric import Rubric
+from judge.schemas import Case, JudgeInfo, Usage
+
+if TYPE_CHECKING:
+    import httpx
+
+REPAIR_PROMPT = (
+    "Your reply was not a valid verdict: {reason}. Reply again with only the corrected JSON object."
+)
+
+
+class LLMJudge:
+    """Backend for any OpenAI-compatible endpoint, pinned to one model and its settings."""
+
+    def __init__(self, config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None):
+        self.config = config
+        self.client = ChatClient(config, http_client=http_client)
+        self.name = config.model or ""
+
+    def cache_identity(self) -> dict[str, Any]:
+        return model_identity(self.config)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
+        """One case. Transient API failures become `api_error`; fatal ones propagate."""
+        schema = rubric.json_schema()
+
+        def render(mode: str) -> list[dict[str, str]]:
+            return rubric.render(case, output_mode=mode)
+
+        usage, latency = Usage(), 0.0
+        extra: list[dict[str, str]] = []
+        for attempt in range(2):  # the reply, then at most one repair
+            try:
+                reply = await self.client.complete(
+                    render, schema_name=rubric.schema_name, schema=schema, extra=extra
+                )
+            except ApiError as exc:
+                if exc.fatal:
+                    raise
+                info = judge_info(self.config, None, self.client.output_mode)
+                return Outcome("api_error", info, error=str(exc), usage=usage, latency_ms=latency)
+            usage, latency = usage + reply.usage, latency + reply.latency_ms
+            outcome, reason = read_reply(rubric, reply, self.config, allow_repair=attempt == 0)
+            if outcome is not None:
+                outcome.usage, outcome.latency_ms = usage, latency
+                if attempt == 1 and outcome.status == "parse_error":
+                    outcome.error = f"after one repair: {outcome.error}"
+                return outcome
+            extra = [
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": REPAIR_PROMPT.format(reason=reason)},
+            ]
+        raise AssertionError("unreachable")
+
+
+def model_identity(cfg: JudgeConfig) -> dict[str, Any]:
+    """What decides a model judge's verdicts besides the case (judge.engine.identity)."""
+    return {
+        "model": cfg.model,
+        "endpoint": endpoint_of(cfg.base_url),
+        "temperature": cfg.temperature,
+        "top_p": cfg.top_p,
+        "seed": cfg.seed,
+        "max_tokens": cfg.max_tokens,
+        "output_mode": cfg.output_mode,
+    }
+
+
+def read_reply(
+    rubric: Rubric, reply: Completion, config: JudgeConfig, *, allow_repair: bool = False
+) -> tuple[Outcome | None, str | None]:
+    """Turn one reply into an outcome. When the verdict does not validate and a repair is
+    allowed, return (None, reason) so the caller can send the reason back; otherwise it is a
+    `parse_error` with the raw text kept. Shared by the online and batch paths."""
+    info = judge_info(config, reply, reply.output_mode)
+    usage, latency = reply.usage, reply.latency_ms
+    problem = _unusable(reply)
+    if problem:
+        raw = reply.text or reply.refusal
+        return Outcome("parse_error", info, error=problem, raw=raw, usage=usage), None
+    try:
+        verdict = parse_verdict(reply.text, rubric.verdict_model())
+    except ParseError as exc:
+        if allow_repair:
+            return None, str(exc)
+        return Outcome("parse_error", info, error=str(exc), raw=reply.text, usage=usage), None
+    status = rubric.behaviour.score(rubric, verdict).status
+    return Outcome(status, info, verdict=verdict, usage=usage, latency_ms=latency), None
+
+
+def judge_info(config: JudgeConfig, reply: Completion | None, mode: str) -> JudgeInfo:
+    """Provenance: the model the server says it ran (else the configured one), settings."""
+    return JudgeInfo(
+        model=(reply.model if reply and reply.model else config.model) or "",
+        temperature=config.temperature,
+        seed=config.seed,
+        max_tokens=config.max_tokens,
+        output_mode=mode,
+        system_fingerprint=reply.system_fingerprint if reply else None,
+    )
+
+
+def _unusable(reply: Completion) -> str | None:
+    """Replies that no repair can fix: a refusal, or a verdict cut off at max_tokens."""
+    if reply.refusal:
+        return f"the judge refused: {reply.refusal}"
+    if reply.finish_reason == "length":
+        return "truncated: the reply hit max_tokens (finish_reason=length); raise --max-tokens"
+    if reply.finish_reason == "content_filter":
+        return "the reply was cut by the provider's content filter"
+    return None

@@ -1,0 +1,224 @@
+"""The graded-records file: append as records complete, resume, and finish in input order.
+
+Every line is written whole and flushed, so a run killed at any moment leaves a file whose
+complete lines are valid records (a torn last line is cut off on the next run). Running the
+same command again keeps the records already `ok` or `abstained` for the same rubric file and
+grades the rest; the file is then rewritten atomically in input order, one line per case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from judge.engine.identity import describe_record_judge
+from judge.errors import OutputConflictError
+from judge.schemas import GradedRecord
+
+KEEP_STATUSES = ("ok", "abstained")
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(byte offset, record) for every line; None for a torn or unreadable one."""
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        offset = 0
+        for raw in handle:
+            start, offset = offset, offset + len(raw)
+            data = None
+            if raw.endswith(b"\n"):  # else torn by a kill mid-write
+                with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                    data = json.loads(raw)
+            ok = isinstance(data, dict) and isinstance(data.get("id"), str)
+            yield start, data if ok else None
+
+
+def scan_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, record) for every complete, parseable line; torn lines are skipped."""
+    for start, data in _lines(path):
+        if data is not None:
+            yield start, data
+
+
+def finished_ids(path: Path, rubric_sha256: str) -> set[str]:
+    """Ids with a record worth keeping: `ok` or `abstained` from this exact rubric file."""
+    return {
+        data["id"]
+        for _, data in scan_records(path)
+        if data.get("status") in KEEP_STATUSES and data.get("rubric_sha256") == rubric_sha256
+    }
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Drop a last line without its newline, left by a process killed mid-write."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        position = size
+        while position > 0:
+            step = min(position, 1 << 16)
+            handle.seek(position - step)
+            chunk = handle.read(step)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                handle.truncate(position - step + cut + 1)
+                return
+            position -= step
+        handle.truncate(0)
+
+
+class RecordWriter:
+    """Appends records to the output file, one flushed line each."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        cut_torn_tail(path)
+        self._handle: IO[str] = path.open("a", encoding="utf-8")
+
+    def write(self, record: GradedRecord) -> None:
+        self._handle.write(record.model_dump_json() + "\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def finalize(path: Path, ids: Callable[[], Iterable[str]]) -> None:
+    """Make the file hold exactly one record per id, in the order `ids()` yields them (the
+    last record written for an id wins). `ids` is called again if a rewrite is needed, so the
+    id list is streamed, never held. Cheap when the file is already right; else an atomic
+    rewrite through a temporary file."""
+    if _in_order(path, ids()):
+        return
+    latest: dict[str, int] = {}
+    for offset, data in scan_records(path):
+        latest[data["id"]] = offset
+    tmp = path.with_name(path.name + ".tmp")
+    with path.open("rb") as source, tmp.open("wb") as target:
+        for case_id in ids():
+            if case_id not in latest:
+                raise RuntimeError(f"{path}: no record for id {case_id!r}")
+            source.seek(latest[case_id])
+            target.write(source.readline())
+        target.flush()
+        os.fsync(target.fileno())
+    os.replace(tmp, path)
+
+
+def _in_order(path: Path, ids: Iterable[str]) -> bool:
+    """One pass: every line a record, and the ids exactly `ids`, in order."""
+    expected = iter(ids)
+    for _, data in _lines(path):
+        if data is None or next(expected, None) != data["id"]:
+            return False
+    return next(expected, None) is None
+
+
+WAYS_OUT = "pass --overwrite to grade every case again, or -o another file"
+
+
+def check_resumable(
+    path: Path, *, rubric_sha256: str, rubric_ref: str, judge_id: str, judge: str
+) -> None:
+    """Refuse to resume into `path` unless every record in it comes from this rubric file
+    and this judge (`judge_id`, a hash of the judge identity; `judge` says it in words).
+    A file that is not a records file is refused too. A torn last line (a kill mid-write)
+    is allowed: the writer cuts it. Raises OutputConflictError; reads only."""
+    problem = _first_conflict(path, rubric_sha256, judge_id)
+    if problem is None:
+        return
+    kind, count, line, data = problem
+    if kind == "not_records":
+        raise OutputConflictError(
+            f"{path} exists and is not a records file (line {line} is not a graded record); "
+            f"{WAYS_OUT}"
+        )
+    where = f"{path} holds {count} record(s)"
+    if kind == "rubric":
+        theirs = f"{data.get('rubric')}@{data.get('rubric_version')}"
+        message = (
+            f"{where} of another rubric file ({theirs}, sha256 "
+            f"{str(data.get('rubric_sha256'))[:12]}), not {rubric_ref} (sha256 {rubric_sha256[:12]})"
+        )
+    elif kind == "legacy":
+        message = (
+            f"{where} without a judge_id (written by an older llm-judge), so they cannot be "
+            f"matched to this run's judge, {judge}"
+        )
+    else:
+        info = data["judge"] if isinstance(data.get("judge"), dict) else {}
+        message = (
+            f"{where} from another judge, {describe_record_judge(info)} (judge_id "
+            f"{data.get('judge_id')}); this run grades with {judge} (judge_id {judge_id})"
+        )
+    raise OutputConflictError(f"{message}; {WAYS_OUT}")
+
+
+def _first_conflict(
+    path: Path, rubric_sha256: str, judge_id: str
+) -> tuple[str, int, int, dict[str, Any]] | None:
+    """(kind, how many records conflict that way, first line, first record) or None."""
+    counts: dict[str, int] = {}
+    first: dict[str, tuple[int, dict[str, Any]]] = {}
+    for number, (data, complete) in enumerate(_raw_lines(path), 1):
+        if data is None or not _is_record(data):
+            if complete:
+                return "not_records", 1, number, {}
+            continue
+        kind = _conflict(data, rubric_sha256, judge_id)
+        if kind is not None:
+            counts[kind] = counts.get(kind, 0) + 1
+            first.setdefault(kind, (number, data))
+    for kind in ("rubric", "legacy", "judge"):
+        if kind in counts:
+            return kind, counts[kind], *first[kind]
+    return None
+
+
+def _conflict(data: dict[str, Any], rubric_sha256: str, judge_id: str) -> str | None:
+    if data.get("rubric_sha256") != rubric_sha256:
+        return "rubric"
+    if data.get("judge_id") is None:
+        return "legacy"
+    return "judge" if data.get("judge_id") != judge_id else None
+
+
+def _is_record(data: dict[str, Any]) -> bool:
+    return all(isinstance(data.get(k), str) for k in ("id", "rubric_sha256", "status"))
+
+
+def _raw_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bool]]:
+    """(record or None, whether the line was complete) for every line of the file."""
+    if not path.is_file():
+        return
+    with path.open("rb") as handle:
+        for raw in handle:
+            data = None
+            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                data = json.loads(raw)
+            yield (data if isinstance(data, dict) else None), raw.endswith(b"\n")
+
+
+def is_records_file(path: Path) -> bool:
+    """Whether every complete line of `path` is a graded record (a torn last line allowed)."""
+    return all(
+        (data is not None and _is_record(data)) or not complete
+        for data, complete in _raw_lines(path)
+    )

@@ -1,0 +1,111 @@
+"""Bias probes: transform the inputs, reuse the grader, report rates with 95% intervals.
+
+One module per probe (`position`, `verbosity`, `repeat`, `injection`, `self_preference`),
+each returning a `ProbeResult`: a JSON-ready report, the bias checks a CI gate can act on, a
+short Markdown summary and, for some probes, records. What they share (loading cases, rates
+with Wilson intervals, the gate, the writers) is in `judge.probes._common`; which inputs a
+probe may pad, swap or inject into is the rubric kind's to say (`judge.kinds`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from judge.engine.grader import Grader
+from judge.errors import UsageError
+from judge.probes._common import (
+    PROBE_KINDS,
+    BiasCheck,
+    ProbeOptions,
+    ProbeResult,
+    gate_markdown,
+    load_cases,
+    parse_condition,
+    rate_check,
+    run_gate,
+    write_outputs,
+)
+from judge.probes.injection import INJECTIONS, PLACEMENTS, run_injection
+from judge.probes.position import run_position
+from judge.probes.repeat import run_repeat
+from judge.probes.self_preference import run_self_preference
+from judge.probes.verbosity import PADDINGS, run_verbosity
+from judge.schemas import Case
+
+__all__ = [
+    "PROBE_KINDS",
+    "BiasCheck",
+    "ProbeOptions",
+    "ProbeResult",
+    "gate_markdown",
+    "load_cases",
+    "parse_condition",
+    "probe_metric_names",
+    "rate_check",
+    "run_gate",
+    "run_probe",
+    "write_outputs",
+]
+
+# What `--fail-if` may name, per probe: the report's numbers (tests/test_exit_codes.py checks
+# these against real reports). Rates' `_ci95` lists and per-case maps are not gateable.
+_PROBE_METRICS: dict[str, tuple[str, ...]] = {
+    "position": (
+        *("judge_calls", "pairs", "complete_pairs", "unparsed_pairs", "consistent_pairs"),
+        *("consistency_rate", "inconsistent_pairs", "first_slot_inconsistency_rate"),
+        *("second_slot_inconsistency_rate", "tie_inconsistency_rate", "first_position_wins"),
+        *("decisive_verdicts", "first_position_win_rate", "first_position_p_value"),
+        *("tie_verdicts", "tie_rate", "tied_both_orders", "inconsistent.first_slot"),
+        *("inconsistent.second_slot", "inconsistent.with_tie", "resolved.a", "resolved.b"),
+        "resolved.tie",
+    ),
+    "verbosity": ("cases", "n"),
+    "repeat": (
+        *("cases", "repeats", "judge_calls", "complete_cases", "agreeing_cases"),
+        *("exact_agreement_rate", "mean_spread", "max_spread", "krippendorff_alpha_labels"),
+        "krippendorff_alpha_scores",
+    ),
+    "injection": ("cases", "variants"),
+    "self-preference": (
+        *("cases", "mixed_pairs", "own_wins", "decisive_verdicts", "own_win_rate"),
+        *("own_win_p_value", "human_matched", "human_own_win_rate", "excess_own_preference"),
+    ),
+}
+_CHANGE = (
+    *("n", "mean_score_change", "raised", "lowered", "unchanged", "share_raised"),
+    *("share_lowered", "wilcoxon_p_value"),
+)
+_FLIPS = ("eligible", "flips", "flip_rate", "toward_rate")
+
+
+def probe_metric_names(kind: str, *, paddings: Sequence[str] = ()) -> set[str]:
+    """Every name `--fail-if` accepts for a probe (`paddings`: the verbosity strategies
+    chosen, default all), so a typo is refused before anything is sent."""
+    names = set(_PROBE_METRICS[kind])
+    if kind != "position":
+        names |= {f"status.{s}" for s in ("ok", "abstained", "parse_error", "api_error")}
+    if kind == "verbosity":
+        names |= set(_CHANGE)
+        for strategy in paddings or PADDINGS:
+            names |= {f"by_strategy.{strategy}.{leaf}" for leaf in _CHANGE}
+    if kind == "injection":
+        names |= set(_FLIPS)
+        for group, keys in (("by_injection", INJECTIONS), ("by_placement", PLACEMENTS)):
+            names |= {f"{group}.{key}.{leaf}" for key in keys for leaf in _FLIPS}
+    return names
+
+
+async def run_probe(
+    kind: str, grader: Grader, cases: Sequence[Case], options: ProbeOptions | None = None
+) -> ProbeResult:
+    """Run one probe (a name of PROBE_KINDS) over validated cases with `grader`."""
+    runners = {
+        "position": run_position,
+        "verbosity": run_verbosity,
+        "repeat": run_repeat,
+        "injection": run_injection,
+        "self-preference": run_self_preference,
+    }
+    if kind not in runners:
+        raise UsageError(f"unknown probe {kind!r}; one of {', '.join(PROBE_KINDS)}")
+    return await runners[kind](grader, cases, options or ProbeOptions())

@@ -1,0 +1,238 @@
+"""Self-preference probe: does the judge favour answers from its own model family?
+
+Cases carry the model that wrote each answer: `metadata.generator` (pointwise) or
+`metadata.generator_a` / `generator_b` (pairs). Families come from model names
+(`family_of`); the judge's family from its model, or `--judge-family`.
+
+Pointwise: judge_gap = mean judge score of own-family answers - of the others (Welch t
+interval and test). With human labels (`--human FILE`, id,label) the same gap for the
+humans on the same answers, and excess_gap = judge_gap - human_gap: how much more the
+judge likes its own family than people do (0 = no self-preference).
+
+Pairwise (pairs with exactly one own-family answer, judged in both orders and
+swap-resolved so position bias cannot pose as self-preference): own_win_rate = own-family
+wins / non-tie verdicts (Wilson, binomial test vs 0.5), beside the humans' own_win_rate
+(from `--human` or `metadata.better`) and excess_own_preference = mean over pairs of
+(judge own score - human own score), own score 1 win, 0.5 tie, 0 loss.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from judge.engine.grader import Grader
+from judge.probes._common import (
+    BiasCheck,
+    ProbeOptions,
+    ProbeResult,
+    binomial_p,
+    fmt,
+    mean_check,
+    rate_check,
+    rate_fields,
+    status_counts,
+)
+from judge.probes.position import judge_both_orders, pair_verdicts, resolve
+from judge.rubric import Rubric
+from judge.schemas import Case
+
+_FAMILIES = (
+    (r"^(gpt|chatgpt|o\d|text-davinci|davinci)", "openai"),
+    (r"^claude", "anthropic"),
+    (r"^(meta-)?llama", "meta"),
+    (r"^(gemini|gemma|palm|bard)", "google"),
+    (r"^(mistral|mixtral|codestral|ministral|pixtral)", "mistral"),
+    (r"^qwen", "qwen"),
+    (r"^deepseek", "deepseek"),
+    (r"^phi", "microsoft"),
+    (r"^command", "cohere"),
+    (r"^rules$", "rules"),
+)
+
+
+def family_of(model: str | None) -> str | None:
+    """Model family from a model name: `gpt-4o-2024-08-06` -> openai, `claude-3-5-...` ->
+    anthropic, `meta-llama/Llama-3.1-70B` -> meta; unknown names give their first word."""
+    if not model:
+        return None
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    for pattern, family in _FAMILIES:
+        if re.match(pattern, name):
+            return family
+    return re.split(r"[-_:.\s]", name, maxsplit=1)[0] or None
+
+
+def human_score(label: Any, rubric: Rubric) -> float | None:
+    """A human label on the judge's 0..1 score scale (the rubric's kind reads it); None
+    when it has none (abstained)."""
+    return rubric.behaviour.human_score(rubric, label)
+
+
+def welch(
+    own: Sequence[float], other: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float]:
+    """Welch t interval of mean(own) - mean(other); (nan, nan) below two values a side."""
+    a, b = np.asarray(own, dtype=float), np.asarray(other, dtype=float)
+    if len(a) < 2 or len(b) < 2:
+        return (math.nan, math.nan)
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    diff, se = float(a.mean() - b.mean()), math.sqrt(va + vb)
+    if se == 0:
+        return (diff, diff)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    return (diff - half, diff + half)
+
+
+def gap_fields(name: str, own: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
+    lo, hi = welch(own, other)
+    defined = len(own) > 0 and len(other) > 0
+    p = None
+    if len(own) >= 2 and len(other) >= 2 and np.var([*own, *other]) > 0:
+        p = float(stats.ttest_ind(own, other, equal_var=False).pvalue)
+    return {
+        name: float(np.mean(own) - np.mean(other)) if defined else None,
+        f"{name}_ci95": [lo, hi] if math.isfinite(lo) else None,
+        f"{name}_p_value": None if p is None or math.isnan(p) else p,
+    }
+
+
+def gap_check(name: str, own: Sequence[float], other: Sequence[float]) -> BiasCheck:
+    estimate = float(np.mean(own) - np.mean(other)) if len(own) and len(other) else None
+    return BiasCheck(name, estimate, 0.0, lambda c: welch(own, other, c))
+
+
+async def run_self_preference(
+    grader: Grader, cases: Sequence[Case], options: ProbeOptions
+) -> ProbeResult:
+    own = options.judge_family or family_of(options.judge_model) or "rules"
+    head = {"probe": "self-preference", "judge_model": options.judge_model, "judge_family": own}
+    if grader.rubric.behaviour.compares_two:
+        return await _pairwise(grader, cases, options, head)
+    return await _pointwise(grader, cases, options, head)
+
+
+async def _pointwise(
+    grader: Grader, cases: Sequence[Case], options: ProbeOptions, head: dict[str, Any]
+) -> ProbeResult:
+    records = await grader.grade_many(cases)
+    humans, rubric = options.human_labels or {}, grader.rubric
+    by_family: dict[str, list[float]] = {}
+    own: list[float] = []
+    other: list[float] = []
+    matched: dict[bool, list[tuple[float, float]]] = {True: [], False: []}  # (judge, human)
+    for case, record in zip(cases, records, strict=True):
+        family = family_of(str(case.metadata.get("generator") or "")) or "unknown"
+        if record.score is None:
+            continue
+        by_family.setdefault(family, []).append(record.score)
+        is_own = family == head["judge_family"]
+        (own if is_own else other).append(record.score)
+        h = human_score(humans[case.id], rubric) if case.id in humans else None
+        if h is not None:
+            matched[is_own].append((record.score, h))
+    d_own = [j - h for j, h in matched[True]]
+    d_other = [j - h for j, h in matched[False]]
+    h_own, h_other = [h for _, h in matched[True]], [h for _, h in matched[False]]
+    report: dict[str, Any] = {
+        **head,
+        "mode": "pointwise",
+        "cases": len(cases),
+        "status": status_counts(records),
+        "by_family": {
+            f: {"n": len(s), "mean_score": float(np.mean(s))} for f, s in sorted(by_family.items())
+        },
+        "own_answers": len(own),
+        "other_answers": len(other),
+        **gap_fields("judge_gap", own, other),
+        "human_matched": len(d_own) + len(d_other),
+        **gap_fields("human_gap", h_own, h_other),
+        **gap_fields("excess_gap", d_own, d_other),
+    }
+    humans_known = bool(d_own or d_other)
+    check = (
+        gap_check("excess_gap", d_own, d_other)
+        if humans_known
+        else gap_check("judge_gap", own, other)
+    )
+    lines = [
+        "# Self-preference probe (pointwise)",
+        "",
+        f"Judge family: {head['judge_family']}; {len(own)} own-family answers, {len(other)} others.",
+        "",
+        "| family | answers | mean judge score |",
+        "|---|---|---|",
+        *(f"| {f} | {v['n']} | {fmt(v['mean_score'])} |" for f, v in report["by_family"].items()),
+        "",
+        f"- judge gap (own - others): {fmt(report['judge_gap'], report['judge_gap_ci95'])}",
+        f"- human gap on the same answers: {fmt(report['human_gap'], report['human_gap_ci95'])}",
+        f"- excess (judge gap - human gap): {fmt(report['excess_gap'], report['excess_gap_ci95'])}",
+    ]
+    return ProbeResult(report=report, checks=[check], markdown=lines)
+
+
+async def _pairwise(
+    grader: Grader, cases: Sequence[Case], options: ProbeOptions, head: dict[str, Any]
+) -> ProbeResult:
+    own_family, humans = head["judge_family"], options.human_labels or {}
+    mixed: list[tuple[Case, str]] = []  # (pair, own side "a" or "b")
+    for case in cases:
+        fa = family_of(str(case.metadata.get("generator_a") or "")) == own_family
+        fb = family_of(str(case.metadata.get("generator_b") or "")) == own_family
+        if fa != fb:
+            mixed.append((case, "a" if fa else "b"))
+    graded = await judge_both_orders(grader, [c for c, _ in mixed])
+    judge_scores, diffs, human_wins, human_decisive = [], [], 0, 0
+    for (case, side), (ab, ba) in zip(mixed, graded, strict=True):
+        winner = resolve(pair_verdicts(case.id, ab, ba))
+        if winner is None:
+            continue
+        score = 0.5 if winner == "tie" else float(winner == side)
+        judge_scores.append(score)
+        label = humans.get(case.id, case.metadata.get("better"))
+        h = human_score(label, grader.rubric) if label is not None else None
+        if h is not None:
+            h_own = h if side == "a" else 1 - h
+            diffs.append(score - h_own)
+            human_decisive += h_own != 0.5
+            human_wins += h_own == 1.0
+    wins = sum(s == 1.0 for s in judge_scores)
+    decisive = sum(s != 0.5 for s in judge_scores)
+    report: dict[str, Any] = {
+        **head,
+        "mode": "pairwise",
+        "cases": len(cases),
+        "mixed_pairs": len(mixed),
+        "status": status_counts([r for pair in graded for r in pair]),
+        "own_wins": wins,
+        "decisive_verdicts": decisive,
+        **rate_fields("own_win_rate", wins, decisive),
+        "own_win_p_value": binomial_p(wins, decisive),
+        "human_matched": len(diffs),
+        **rate_fields("human_own_win_rate", human_wins, human_decisive),
+        "excess_own_preference": float(np.mean(diffs)) if diffs else None,
+    }
+    checks: list[BiasCheck] = (
+        [mean_check("excess_own_preference", diffs)]
+        if diffs
+        else [rate_check("own_win_rate", wins, decisive, 0.5)]
+    )
+    lines = [
+        "# Self-preference probe (pairwise)",
+        "",
+        f"Judge family: {own_family}; {len(mixed)} pairs with exactly one own-family answer, "
+        "judged in both orders and swap-resolved.",
+        "",
+        f"- judge's own-family win rate: {fmt(report['own_win_rate'], report['own_win_rate_ci95'])}, "
+        f"binomial p {fmt(report['own_win_p_value'])}",
+        f"- humans' own-family win rate: "
+        f"{fmt(report['human_own_win_rate'], report['human_own_win_rate_ci95'])}",
+        f"- excess own preference (judge - human, per pair): {fmt(report['excess_own_preference'])}",
+    ]
+    return ProbeResult(report=report, checks=checks, markdown=lines)

@@ -1,0 +1,269 @@
+"""The grading service (`judge serve`): an HTTP API over the same engine as the CLI.
+
+    app = create_app(load_service_config(Path("service.yaml"), os.environ))
+    uvicorn.run(app, host="127.0.0.1", port=8080)
+
+Routes (OpenAPI at /docs): GET /healthz; GET /v1/judges; GET /v1/rubrics and
+/v1/rubrics/{id}/{version}; POST /v1/grade; POST/GET/DELETE /v1/jobs (service_routes_jobs);
+POST /v1/calibrate. Grading goes through `Grader` exactly as `judge grade` does, so records
+match the CLI's; jobs live in folders indexed by SQLite (service_store) and resume after a
+restart (service_jobs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Path
+from fastapi.responses import Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from judge.engine.outcome import Backend
+from judge.engine.summary import SummaryBuilder
+from judge.errors import ApiError, RubricError
+from judge.rubric import Rubric
+from judge.schemas import Case, GradedRecord
+from judge.service._analysis import analysis_routes
+from judge.service._http import (
+    ERROR_RESPONSES,
+    BearerAuth,
+    BodyLimit,
+    CatchAll,
+    ServiceError,
+    check_token,
+    install_error_handlers,
+)
+from judge.service._jobs import JobRunner, JobStore
+from judge.service._judges import JudgePool
+from judge.service._models import (
+    GradeRequest,
+    GradeResponse,
+    Health,
+    JudgeOut,
+    RubricDetail,
+    RubricOut,
+)
+from judge.service._routes import job_routes
+from judge.service._state import ServiceState, check_cases, grade_limit
+from judge.service.config import Redactor, ServiceConfig
+
+__all__ = ["create_app"]
+
+
+def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None) -> FastAPI:
+    """The FastAPI app for `config`; the job store opens now (rebuilding what its index
+    lost), jobs resume on startup. `backends` replaces judges by name (tests)."""
+    state = ServiceState(
+        config=config,
+        pool=JudgePool(config, backends=backends),
+        store=JobStore(config.data_dir),
+        redact=Redactor(config.secrets()),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        runner = JobRunner(
+            state.store, state.pool, running_jobs=config.limits.running_jobs, redact=state.redact
+        )
+        state.runner = runner
+        runner.resume()
+        try:
+            yield
+        finally:
+            await runner.stop()
+            await state.pool.aclose()
+            state.store.close()
+
+    app = FastAPI(
+        title="LLM judge grading service",
+        version="1",
+        lifespan=lifespan,
+        responses={500: ERROR_RESPONSES[500]},
+        redirect_slashes=False,  # a redirect would echo the client's Host header back
+    )
+    app.state.service = state
+    _document_choices(app, state)
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, limit_for=_limit_for(config))
+    if config.token is not None:  # outside the body limit: no token, no reading
+        app.add_middleware(BearerAuth, token=config.token.get_secret_value())
+    app.add_middleware(CatchAll)
+    app.include_router(_meta_routes(state))
+    secured = [Depends(_auth(config))] if config.token is not None else []
+    for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
+        app.include_router(router, prefix="/v1", dependencies=secured)
+    return app
+
+
+def _document_choices(app: FastAPI, state: ServiceState) -> None:
+    """Name the rubrics and judges this server offers as enums in its OpenAPI schema, so
+    clients (and fuzzers) see the valid choices; requests are still validated in full."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()
+        refs = sorted(
+            {r.id for r in state.pool.library.rubrics()}
+            | {r.ref for r in state.pool.library.rubrics()}
+        )
+        judges: list[str | None] = [*state.pool.names(), None]
+        for model in ("GradeRequest", "ProbeRequest"):
+            properties = schema["components"]["schemas"].get(model, {}).get("properties", {})
+            if "rubric" in properties:
+                properties["rubric"]["enum"] = refs
+                properties["judge"]["enum"] = judges
+        for parameter in schema["paths"]["/v1/jobs"]["post"].get("parameters", []):
+            if parameter["name"] == "rubric":
+                parameter["schema"]["enum"] = [*refs, None]
+            elif parameter["name"] == "judge":
+                parameter["schema"]["enum"] = judges
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _limit_for(config: ServiceConfig) -> Callable[[str], int]:
+    limits = config.limits
+
+    def limit(path: str) -> int:
+        if path.rstrip("/") == "/v1/jobs":
+            return limits.job_body_bytes
+        if path.rstrip("/") == "/v1/grade":
+            return limits.grade_body_bytes
+        return limits.other_body_bytes
+
+    return limit
+
+
+_BEARER = HTTPBearer(auto_error=False, description="the service token")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)]
+
+
+def _auth(config: ServiceConfig) -> Callable[..., Any]:
+    expected = config.token.get_secret_value() if config.token is not None else None
+
+    async def authenticate(credentials: Credentials) -> None:
+        check_token(expected, credentials)
+
+    return authenticate
+
+
+def _meta_routes(state: ServiceState) -> APIRouter:
+    router = APIRouter(responses=ERROR_RESPONSES)
+
+    @router.get("/healthz", response_model=Health, tags=["service"])
+    async def healthz() -> Health:
+        """Liveness: the service answers, and which judges it offers."""
+        return Health(
+            status="ok", judges=state.pool.names(), default_judge=state.config.default_name()
+        )
+
+    return router
+
+
+RubricId = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+Version = Annotated[int, Path(ge=1, le=999_999)]
+
+
+def _v1_routes(state: ServiceState) -> APIRouter:
+    router = APIRouter(responses=ERROR_RESPONSES)
+
+    @router.get("/judges", response_model=list[JudgeOut], tags=["service"])
+    async def judges() -> list[JudgeOut]:
+        """The judges this server offers, by name (endpoints and keys stay on the server)."""
+        default = state.config.default_name()
+        return [_judge_out(state.config, name, default) for name in state.pool.names()]
+
+    @router.get("/rubrics", response_model=list[RubricOut], tags=["rubrics"])
+    async def rubrics() -> list[RubricOut]:
+        """Every rubric version, with the sha256 of its file."""
+        found = await asyncio.to_thread(state.pool.library.rubrics)
+        return [RubricOut.model_validate(_rubric_fields(r)) for r in found]
+
+    @router.get(
+        "/rubrics/{rubric_id}/{version}",
+        response_model=RubricDetail,
+        tags=["rubrics"],
+        responses={404: {"model": ERROR_RESPONSES[422]["model"], "description": "no such rubric"}},
+    )
+    async def rubric(rubric_id: RubricId, version: Version) -> RubricDetail:
+        """One rubric version: its instructions and the verdict's JSON schema."""
+        try:
+            found = state.pool.library.load(f"{rubric_id}@{version}")
+        except RubricError as exc:
+            raise ServiceError(404, "not_found", str(exc)) from None
+        return RubricDetail(**_rubric_fields(found), json_schema=found.json_schema())
+
+    @router.post(
+        "/grade",
+        response_model=GradeResponse,
+        tags=["grading"],
+        responses={
+            502: {"model": ERROR_RESPONSES[500]["model"], "description": "the judge failed"},
+            504: {"model": ERROR_RESPONSES[500]["model"], "description": "timed out"},
+        },
+    )
+    async def grade(body: GradeRequest) -> Response:
+        """Grade one case or a small list; records in input order, as `judge grade` writes."""
+        grade_limit(state, body.cases)
+        rubric, judge = state.pick(body.rubric, body.judge)
+        cases = check_cases(body.cases, rubric)
+        records = await _grade(state, judge, rubric, cases)
+        builder = SummaryBuilder(rubric)
+        for record in records:
+            builder.add(record)
+        return _json_response(records, builder.result())
+
+    return router
+
+
+async def _grade(
+    state: ServiceState, judge: str, rubric: Rubric, cases: list[Case]
+) -> list[GradedRecord]:
+    grader = state.pool.grader(judge, rubric)
+    timeout = state.config.limits.request_timeout_s
+    try:
+        work = grader.grade_many(cases, use_cache=state.config.use_cache)
+        records = await asyncio.wait_for(work, timeout)
+    except TimeoutError:
+        raise ServiceError(504, "timeout", f"grading took over {timeout:g} s") from None
+    except ApiError as exc:
+        message = state.redact(f"the judge endpoint failed: {exc}")
+        raise ServiceError(502, "judge_error", message) from None
+    for record in records:
+        if record.error:
+            record.error = state.redact(record.error)
+    return records
+
+
+def _json_response(records: list[GradedRecord], summary: dict[str, Any]) -> Response:
+    # Serialised once, by the models themselves: no second validation pass on the way out.
+    items = ",".join(record.model_dump_json() for record in records)
+    text = f'{{"records":[{items}],"summary":{json.dumps(summary, allow_nan=False)}}}'
+    return Response(text, media_type="application/json")
+
+
+def _rubric_fields(rubric: Rubric) -> dict[str, Any]:
+    """A rubric as the API shows it: the schema name its kind sends, the kind's own keys."""
+    fields = rubric.model_dump(mode="json")
+    return {**fields, "output_schema": rubric.schema_name}
+
+
+def _judge_out(config: ServiceConfig, name: str, default: str) -> JudgeOut:
+    spec = config.spec(name)
+    return JudgeOut(
+        name=name,
+        model=spec.model or "rules",
+        offline=spec.model is None,
+        temperature=spec.temperature,
+        seed=spec.seed,
+        max_tokens=spec.max_tokens,
+        output_mode=spec.output_mode if spec.model else "rules",
+        default=name == default,
+    )

@@ -1,0 +1,105 @@
+"""The judges a running service offers: one backend per name, shared by requests and jobs.
+
+Each judge has one concurrency budget for the whole server (its `concurrency`), so many
+small requests and a large job together never put more calls in flight than configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from judge.api import make_backend
+from judge.config import JudgeConfig, default_cache_dir
+from judge.engine.cache import VerdictCache
+from judge.engine.grader import Grader
+from judge.engine.outcome import Backend, Outcome
+from judge.engine.rules import RulesJudge
+from judge.rubric import Rubric, RubricLibrary
+from judge.schemas import Case
+from judge.service.config import ServiceConfig
+
+
+class _Throttled:
+    """A backend whose calls share one semaphore, whichever grader makes them."""
+
+    def __init__(self, backend: Backend, limit: int) -> None:
+        self._backend = backend
+        self._slots = asyncio.Semaphore(limit)
+        self.name = backend.name
+
+    async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
+        async with self._slots:
+            return await self._backend.evaluate(rubric, case)
+
+    def cache_identity(self) -> dict[str, Any] | None:
+        return self._backend.cache_identity()
+
+    async def aclose(self) -> None:
+        await self._backend.aclose()
+
+
+class JudgePool:
+    """Backends by judge name (made on first use), the shared verdict cache, rubrics."""
+
+    def __init__(
+        self, config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None
+    ) -> None:
+        self.config = config
+        self.library = RubricLibrary(config.rubrics_dirs)
+        self._made = dict(backends or {})
+        self._backends: dict[str, Backend] = {}
+        self._rubrics: dict[str, Rubric] = {}
+        self._cache: VerdictCache | None = None
+
+    def names(self) -> list[str]:
+        return self.config.judge_names()
+
+    def resolve(self, name: str | None) -> str | None:
+        """The judge's name, the default for None, or None when the server has no such judge."""
+        name = name or self.config.default_name()
+        return name if name in self.names() else None
+
+    def rubric(self, ref: str) -> Rubric:
+        """Load (once) `ID` or `ID@VERSION`; raises RubricError."""
+        if ref not in self._rubrics:
+            self._rubrics[ref] = self.library.load(ref)
+        return self._rubrics[ref]
+
+    def grader(self, name: str, rubric: Rubric) -> Grader:
+        config = self.config.judge_config(name)
+        if name not in self._backends:
+            self._backends[name] = _Throttled(self._make(name, config), config.concurrency)
+        return Grader(
+            self._backends[name],
+            rubric,
+            cache=self._cache_for(name),
+            concurrency=config.concurrency,
+        )
+
+    def _make(self, name: str, config: JudgeConfig) -> Backend:
+        """The backend for judge `name`. The rules judge gets the request timeout as its
+        budget per case: a case over it ends as an `api_error` record (in a job), and a
+        /v1/grade request over it gets 504 first."""
+        if name in self._made:
+            return self._made[name]
+        if config.offline:
+            return RulesJudge(time_budget_s=self.config.limits.request_timeout_s)
+        return make_backend(config)
+
+    def _cache_for(self, name: str) -> VerdictCache | None:
+        config = self.config.judge_config(name)
+        if config.offline or not config.use_cache:
+            return None
+        if self._cache is None:
+            self._cache = VerdictCache(self.config.cache_dir or default_cache_dir())
+        return self._cache
+
+    async def aclose(self) -> None:
+        for backend in self._backends.values():
+            await backend.aclose()
+        self._backends.clear()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
