@@ -59,7 +59,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         epilog=probe_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("kind", choices=PROBE_KINDS, help="which probe")
+    p.add_argument("probe", choices=PROBE_KINDS, help="which probe")
     p.add_argument("input", nargs="?", help="JSONL or CSV cases (pairs for position)")
     p.add_argument("--rubric", help="ID or ID@VERSION (pairwise for position)")
     p.add_argument("-o", "--output", type=Path, help="report (default: INPUT.probe-KIND.json)")
@@ -102,7 +102,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
 def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     conditions = _conditions(args)
     output = args.output or Path(
-        f"{Path(args.input or args.verdicts or '').stem}.probe-{args.kind}.json"
+        f"{Path(args.input or args.verdicts or '').stem}.probe-{args.probe}.json"
     )
     check_outputs(_outputs(output), _inputs(args), overwrite=args.overwrite)
     result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
@@ -142,14 +142,14 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
 def _conditions(args: argparse.Namespace) -> list[str]:
     conditions = list(args.fail_if)
     if args.max_flip_rate is not None:
-        if args.kind != "injection":
+        if args.probe != "injection":
             raise UsageError("--max-flip-rate applies to the injection probe only")
         if not 0 <= args.max_flip_rate <= 1:
             raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
         conditions.append(f"flip_rate > {args.max_flip_rate}")
     # a typo fails here, before anything is sent
-    valid = probe_metric_names(args.kind, paddings=args.padding or ())
-    check_conditions(conditions, valid, what=f"the {args.kind} probe")
+    valid = probe_metric_names(args.probe, paddings=args.padding or ())
+    check_conditions(conditions, valid, what=f"the {args.probe} probe")
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.tolerance < 0:
@@ -158,7 +158,7 @@ def _conditions(args: argparse.Namespace) -> list[str]:
 
 
 def _recorded(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
-    if args.kind != "position":
+    if args.probe != "position":
         raise UsageError("--verdicts works with the position probe only")
     pairs = read_recorded_verdicts(args.verdicts)
     if args.input:
@@ -169,12 +169,12 @@ def _recorded(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
 
 def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
     if not args.input:
-        raise UsageError(f"judge probe {args.kind} needs INPUT (or --verdicts for position)")
+        raise UsageError(f"judge probe {args.probe} needs INPUT (or --verdicts for position)")
     if not args.rubric:
         raise UsageError("--rubric is required, e.g. --rubric pairwise")
     config = config_from_args(args, env)
     rubric = _rubric(args.rubric, args, env)
-    if args.kind == "position" and not rubric.behaviour.compares_two:
+    if args.probe == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
     cases = load_cases(Path(args.input), rubric)
     options = ProbeOptions(
@@ -185,7 +185,7 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
         human_labels=_human_labels(args.human) if args.human else None,
     )
     announce_judge(config)
-    result = asyncio.run(_run(args.kind, config, rubric, cases, options))
+    result = asyncio.run(_run(args.probe, config, rubric, cases, options))
     head = {
         "rubric": rubric.ref,
         "rubric_sha256": rubric.sha256,

@@ -144,20 +144,20 @@ def check_resumable(
     problem = _first_conflict(path, rubric_sha256, judge_id)
     if problem is None:
         return
-    kind, count, line, data = problem
-    if kind == "not_records":
+    conflict, count, line, data = problem
+    if conflict == "not_records":
         raise OutputConflictError(
             f"{path} exists and is not a records file (line {line} is not a graded record); "
             f"{WAYS_OUT}"
         )
     where = f"{path} holds {count} record(s)"
-    if kind == "rubric":
+    if conflict == "rubric":
         theirs = f"{data.get('rubric')}@{data.get('rubric_version')}"
         message = (
             f"{where} of another rubric file ({theirs}, sha256 "
             f"{str(data.get('rubric_sha256'))[:12]}), not {rubric_ref} (sha256 {rubric_sha256[:12]})"
         )
-    elif kind == "legacy":
+    elif conflict == "legacy":
         message = (
             f"{where} without a judge_id (written by an older llm-judge), so they cannot be "
             f"matched to this run's judge, {judge}"

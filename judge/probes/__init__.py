@@ -78,17 +78,17 @@ _CHANGE = (
 _FLIPS = ("eligible", "flips", "flip_rate", "toward_rate")
 
 
-def probe_metric_names(kind: str, *, paddings: Sequence[str] = ()) -> set[str]:
+def probe_metric_names(probe: str, *, paddings: Sequence[str] = ()) -> set[str]:
     """Every name `--fail-if` accepts for a probe (`paddings`: the verbosity strategies
     chosen, default all), so a typo is refused before anything is sent."""
-    names = set(_PROBE_METRICS[kind])
-    if kind != "position":
+    names = set(_PROBE_METRICS[probe])
+    if probe != "position":
         names |= {f"status.{s}" for s in ("ok", "abstained", "parse_error", "api_error")}
-    if kind == "verbosity":
+    if probe == "verbosity":
         names |= set(_CHANGE)
         for strategy in paddings or PADDINGS:
             names |= {f"by_strategy.{strategy}.{leaf}" for leaf in _CHANGE}
-    if kind == "injection":
+    if probe == "injection":
         names |= set(_FLIPS)
         for group, keys in (("by_injection", INJECTIONS), ("by_placement", PLACEMENTS)):
             names |= {f"{group}.{key}.{leaf}" for key in keys for leaf in _FLIPS}
@@ -96,7 +96,7 @@ def probe_metric_names(kind: str, *, paddings: Sequence[str] = ()) -> set[str]:
 
 
 async def run_probe(
-    kind: str, grader: Grader, cases: Sequence[Case], options: ProbeOptions | None = None
+    probe: str, grader: Grader, cases: Sequence[Case], options: ProbeOptions | None = None
 ) -> ProbeResult:
     """Run one probe (a name of PROBE_KINDS) over validated cases with `grader`."""
     runners = {
@@ -106,6 +106,6 @@ async def run_probe(
         "injection": run_injection,
         "self-preference": run_self_preference,
     }
-    if kind not in runners:
-        raise UsageError(f"unknown probe {kind!r}; one of {', '.join(PROBE_KINDS)}")
-    return await runners[kind](grader, cases, options or ProbeOptions())
+    if probe not in runners:
+        raise UsageError(f"unknown probe {probe!r}; one of {', '.join(PROBE_KINDS)}")
+    return await runners[probe](grader, cases, options or ProbeOptions())
