@@ -113,6 +113,12 @@ class Kind:
     answer_fields: ClassVar[tuple[str, ...]] = ("answer",)
     #: the summary figures printed as table columns: key -> heading
     columns: ClassVar[dict[str, str]] = {}
+    #: False for a kind computed from the case alone (no judge, no request, no cache): its
+    #: rules verdict is the verdict, whatever judge is configured
+    needs_judge: ClassVar[bool] = True
+    #: which side of a RAG system a record of this kind measures, for the two-by-two
+    #: diagnosis: "retrieval", "generation", or None (neither)
+    signal: ClassVar[str | None] = None
 
     # ---- the rubric file -----------------------------------------------------------
 

@@ -84,6 +84,7 @@ def claims_verdict(
 class FaithfulnessKind(Kind):
     name = "faithfulness"
     verdict_name = "FaithfulnessVerdict"
+    signal = "generation"
     template_inputs = "[question, contexts, answer]"
     columns: ClassVar[dict[str, str]] = {
         "mean_score": "mean",
