@@ -19,7 +19,7 @@ from calibration.binary import binary_rates
 from calibration.classes import choose_positive, order_labels
 from calibration.coefficients import ac1_from_confusion, prevalence_note
 from calibration.correlation import correlations, grouped_correlations
-from calibration.intervals import bootstrap_ci, wilson_interval
+from calibration.intervals import DEFAULT_RESAMPLES, bootstrap_ci, wilson_interval
 from calibration.labels import as_number, normalise_label
 from calibration.metrics import (
     Weights,
@@ -45,7 +45,7 @@ class AnalysisOptions:
     weights: Weights = None
     labels: tuple[str, ...] | None = None
     positive_label: str | None = None
-    n_bootstrap: int = 1000
+    n_bootstrap: int = DEFAULT_RESAMPLES
     seed: int = 0
 
 

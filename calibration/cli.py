@@ -12,6 +12,7 @@ from calibration.cli_gates import EXIT_GATE, add_gate_arguments, check_gates
 from calibration.cli_plan import add_plan_arguments, run_plan
 from calibration.cli_types import finite_number, non_negative_int, test_split
 from calibration.errors import CalibrationInputError
+from calibration.intervals import DEFAULT_RESAMPLES
 from calibration.report import calibrate, write_report
 from calibration.terminal import print_summary
 
@@ -91,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap",
         type=non_negative_int,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         metavar="N",
         help="bootstrap resamples (default: 2000; 0: no bootstrap intervals)",
     )

@@ -28,6 +28,7 @@ from calibration.gate_report import (
     terminal_lines,
 )
 from calibration.gates import Condition, GateError, evaluate, parse_condition
+from calibration.intervals import DEFAULT_RESAMPLES
 from calibration.output import to_strict_json
 
 __all__ = ["add_arguments", "run"]
@@ -70,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", type=Path, metavar="FILE", help="write the comparison as JSON")
     out.add_argument("--markdown", type=Path, metavar="FILE", help="write it as Markdown")
     out.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (0)")
-    out.add_argument("--bootstrap", type=non_negative_int, default=2000, metavar="N",
+    out.add_argument("--bootstrap", type=non_negative_int, default=DEFAULT_RESAMPLES, metavar="N",
                      help="bootstrap resamples (default: 2000; 0: McNemar alone)")  # fmt: skip
 
 

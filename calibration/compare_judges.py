@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from calibration.intervals import bootstrap_indices_ci, wilson_interval
+from calibration.intervals import DEFAULT_RESAMPLES, bootstrap_indices_ci, wilson_interval
 from calibration.metrics import kappa_from_confusion
 
 __all__ = ["compare_judges", "mcnemar_exact"]
@@ -104,7 +104,7 @@ def compare_judges(
     candidate: Sequence[str],
     *,
     labels: Sequence[str],
-    n_bootstrap: int = 2000,
+    n_bootstrap: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     alpha: float = 0.05,
 ) -> dict[str, Any]:

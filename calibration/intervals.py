@@ -12,7 +12,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-__all__ = ["binomial_test_p", "bootstrap_ci", "bootstrap_indices_ci", "wilson_interval"]
+DEFAULT_RESAMPLES = 2000  # every bootstrap in the project, CLI and service alike
+
+__all__ = [
+    "DEFAULT_RESAMPLES",
+    "binomial_test_p",
+    "bootstrap_ci",
+    "bootstrap_indices_ci",
+    "wilson_interval",
+]
 
 
 def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
@@ -62,7 +70,7 @@ def bootstrap_indices_ci(
     n: int,
     statistic: Callable[[np.ndarray], float],
     *,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
@@ -95,7 +103,7 @@ def bootstrap_ci(
     y_judge: ArrayLike,
     statistic: Statistic,
     *,
-    n_resamples: int = 2000,
+    n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:

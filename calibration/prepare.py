@@ -17,6 +17,7 @@ from calibration.analysis import AnalysisOptions, scale_of
 from calibration.annotators import consolidate_annotators, inter_annotator_agreement
 from calibration.classes import order_labels
 from calibration.errors import CalibrationInputError
+from calibration.intervals import DEFAULT_RESAMPLES
 from calibration.labels import JoinedLabels, LabelSet, join_labels, normalise_label, read_labels
 from calibration.metrics import Weights
 from calibration.split import Split, split_cases
@@ -45,7 +46,7 @@ class Settings:
     fit_threshold: bool = False
     labels: tuple[str, ...] | None = None
     positive_label: str | None = None
-    n_bootstrap: int = 1000
+    n_bootstrap: int = DEFAULT_RESAMPLES
     seed: int = 0
     test_fraction: float | None = None  # hold out this share of the labelled cases
 

@@ -17,6 +17,7 @@ from calibration.covariates import read_cases
 from calibration.errors import CalibrationInputError
 from calibration.explain import errors_by_covariate
 from calibration.held_out import held_out_section
+from calibration.intervals import DEFAULT_RESAMPLES
 from calibration.metrics import Weights
 from calibration.output import to_strict_json, write_report
 from calibration.prepare import Pairs, Prepared, Settings, prepare
@@ -40,7 +41,7 @@ def calibrate(
     fit_threshold: bool = False,
     labels: Sequence[str] | None = None,
     positive_label: str | None = None,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     test_fraction: float | None = None,
     cases: str | Path | None = None,

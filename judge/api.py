@@ -13,9 +13,9 @@ from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection, grade_file
 from judge.engine.grader import Grader
 from judge.engine.outcome import Backend
-from judge.engine.pricing import list_price
+from judge.engine.pricing import prices_for
 from judge.engine.rules import RulesJudge
-from judge.engine.summary import SummaryBuilder
+from judge.engine.summary import summarise
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.schemas import Case, GradedRecord
 
@@ -144,11 +144,7 @@ class Judge:
         self, records: Iterable[GradedRecord], rubric: str | Rubric = "faithfulness"
     ) -> dict[str, Any]:
         """The summary (DESIGN.md) of records from `grade_many`, as `grade_file` returns it."""
-        loaded = self.rubric(rubric)
-        builder = SummaryBuilder(loaded)
-        for record in records:
-            builder.add(record)
-        return builder.result(list_price(self.config.model, self.config.base_url))
+        return summarise(records, self.rubric(rubric), prices_for(self.config))
 
     def _run(self, make: Callable[[], Awaitable[T]]) -> T:
         async def main() -> T:

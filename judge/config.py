@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -88,3 +88,44 @@ def endpoint_of(base_url: str | None) -> str:
         host = f"[{host}]"  # IPv6 literal
     where = f"{host}:{port}" if port else host
     return f"{scheme}://{where}{parts.path.rstrip('/')}"
+
+
+def without_userinfo(base_url: str | None) -> str | None:
+    """The URL with any `user:password@` removed (what may be written to a file or a log).
+
+    >>> without_userinfo("https://user:pw@host:8000/v1")
+    'https://host:8000/v1'
+    """
+    if not base_url:
+        return base_url
+    parts = urlsplit(base_url)
+    if not (parts.username or parts.password):
+        return base_url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=netloc).geturl()
+
+
+def secrets_of(config: JudgeConfig) -> list[str]:
+    """The secrets a judge config holds: its API key and a password written into its URL."""
+    found = [config.api_key.get_secret_value()] if config.api_key else []
+    password = urlsplit(config.base_url).password if config.base_url else None
+    if password:
+        found += [password, unquote(password)]
+    return [s for s in found if s]
+
+
+class Redactor:
+    """Replaces the server's secrets, anything shaped like an API key, and the user
+    information of any URL (`https://user:password@host` -> `https://***@host`) with `***`."""
+
+    _KEYLIKE = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+[A-Za-z0-9._\-~+/]+=*")
+    _USERINFO = re.compile(r"(?<=://)[^/?#@\s]+@")
+
+    def __init__(self, secrets: list[str]) -> None:
+        self._secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        text = self._USERINFO.sub("***@", text)
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return self._KEYLIKE.sub("***", text)

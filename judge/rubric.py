@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge.errors import RubricError
 from judge.kinds import Kind, get_kind
-from judge.schemas import Case
+from judge.schemas import RUBRIC_ID, Case
 
 LOCK_NAME = "rubrics.lock"
 _SOURCE_RUBRICS = Path(__file__).resolve().parent.parent / "rubrics"
@@ -43,7 +43,6 @@ def packaged_rubrics_dir() -> Path:
 
 
 DEFAULT_RUBRICS_DIR = packaged_rubrics_dir()
-RUBRIC_ID = r"^[a-z][a-z0-9_-]*$"
 CASE_FIELDS = ("question", "contexts", "answer", "answer_a", "answer_b", "reference")
 COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system")
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")

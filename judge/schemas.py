@@ -6,6 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# The shapes of names, one definition each (rubric files, the CLI and the service agree).
+RUBRIC_ID = r"^[a-z][a-z0-9_-]{0,63}$"
+RUBRIC_REF = r"^[a-z][a-z0-9_-]{0,63}(@v?[0-9]{1,6})?$"
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # a judge's, a label's
+FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"  # a field of a label file
+
 Status = Literal["ok", "parse_error", "api_error", "abstained"]
 
 # Other tools' field names for the same things (Ragas first, then common variants).
@@ -20,6 +26,18 @@ CASE_ALIASES: dict[str, str] = {
     "response_a": "answer_a",
     "response_b": "answer_b",
 }
+
+
+def fold_aliases(data: dict[Any, Any]) -> dict[Any, Any]:
+    """A case row with other tools' field names (CASE_ALIASES) turned into ours; where both
+    are given, ours wins. The one place aliases are read (files and the service alike)."""
+    out: dict[Any, Any] = {}
+    for key, value in data.items():
+        name = CASE_ALIASES.get(key, key) if isinstance(key, str) else key
+        if name in out and name != key:
+            continue  # the canonical name wins over an alias
+        out[name] = value
+    return out
 
 
 class Case(BaseModel):
@@ -42,12 +60,7 @@ class Case(BaseModel):
     def _accept_aliases(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        out = {}
-        for key, value in data.items():
-            name = CASE_ALIASES.get(key, key)
-            if name in out and name != key:
-                continue  # the canonical name wins over an alias
-            out[name] = value
+        out = fold_aliases(data)
         if isinstance(out.get("id"), int) and not isinstance(out.get("id"), bool):
             out["id"] = str(out["id"])
         for name in ("contexts", "slices"):

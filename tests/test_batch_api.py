@@ -316,3 +316,18 @@ def test_batch_usage_errors_exit_2(capsys, tmp_path, extra):
     except SystemExit as exc:  # argparse: the flags are mutually exclusive
         code = int(exc.code or 0)
     assert code == 2
+
+
+async def test_a_password_in_the_base_url_never_reaches_the_manifest(server_factory, tmp_path):
+    """Seen in review of issue 16: the manifest stored --base-url as given."""
+    server = server_factory(responder=scripted)
+    secret = "pw-9f8e7d6c5b"
+    with_password = server.base_url.replace("http://", f"http://user:{secret}@")
+    config = JudgeConfig(model=MODEL, base_url=with_password, use_cache=False)
+    out = tmp_path / "out.jsonl"
+    manifest = await submit_batches(
+        load_rubric("faithfulness"), config, scripted_cases(tmp_path, count=2), out
+    )
+    text = (tmp_path / "out.jsonl.batch.json").read_text("utf-8")
+    assert secret not in text and "user" not in text
+    assert manifest.judge["base_url"] == server.base_url

@@ -11,10 +11,11 @@ import httpx
 import pytest
 
 from judge.cli import main as cli_main
+from judge.config import Redactor
 from judge.errors import UsageError
 from judge.rubric import load_rubric
 from judge.service._jobs import JobStore
-from judge.service.config import TOKEN_ENV, Redactor, load_service_config
+from judge.service.config import TOKEN_ENV, load_service_config
 from tests.helpers import case, pair, read_jsonl
 from tests.test_service_support import (
     REPO,

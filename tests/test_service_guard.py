@@ -19,13 +19,14 @@ import pytest
 
 from judge.cli import main as cli_main
 from judge.cli.serve import check_token
+from judge.config import Redactor
 from judge.engine.outcome import Outcome
 from judge.engine.rules import OFFLOAD_CHARS, RulesJudge
 from judge.errors import UsageError
 from judge.lexical import Budget, BudgetExceeded
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
-from judge.service.config import Limits, Redactor, ServiceConfig
+from judge.service.config import Limits, ServiceConfig
 from judge.testing import FakeOpenAIServer
 from tests.helpers import case, pair
 from tests.test_service_support import (

@@ -29,7 +29,7 @@ from judge.batch.manifest import (
 )
 from judge.batch.replay import MISSING, ImportReport, export_requests, import_results
 from judge.client import Batch, BatchClient
-from judge.config import JudgeConfig
+from judge.config import JudgeConfig, without_userinfo
 from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection
 from judge.engine.identity import describe_identity, judge_id
@@ -94,7 +94,11 @@ async def submit_batches(
         output=str(output.resolve()),
         rubric=rubric.ref,
         rubric_sha256=rubric.sha256,
-        judge={name: getattr(config, name) for name in JUDGE_FIELDS},
+        # a password written into --base-url never reaches the file: fetch asks for it again
+        judge={
+            name: without_userinfo(config.base_url) if name == "base_url" else getattr(config, name)
+            for name in JUDGE_FIELDS
+        },
         selection=asdict(selection or Selection()),
         use_cache=config.use_cache,
         cached=report.cached,

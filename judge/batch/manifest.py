@@ -42,14 +42,13 @@ class BatchManifest(BaseModel):
         os.replace(tmp, path)
 
     def config(
-        self, *, api_key: str | None, base_url: str | None = None, **edge: Any
+        self, *, api_key: SecretStr | None, base_url: str | None = None, **edge: Any
     ) -> JudgeConfig:
         """The judge config of the submission; the key (and any edge option) from the caller."""
         settings = dict(self.judge)
         if base_url:
             settings["base_url"] = base_url
-        key = SecretStr(api_key) if api_key else None
-        return JudgeConfig(**settings, api_key=key, use_cache=self.use_cache, **edge)
+        return JudgeConfig(**settings, api_key=api_key, use_cache=self.use_cache, **edge)
 
     def as_selection(self) -> Selection:
         return Selection(**self.selection)

@@ -15,11 +15,11 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import SecretStr, ValidationError
 
-from judge.config import JudgeConfig, default_cache_dir, endpoint_of
+from judge.config import JudgeConfig, JudgeSettings, OutputMode, default_cache_dir, endpoint_of
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
@@ -31,39 +31,59 @@ OFFLINE_NOTE = (
 )
 
 
+# The judge options' defaults are JudgeSettings' own: one place says what a judge is by default.
+_D = {name: field.default for name, field in JudgeSettings.model_fields.items()}
+
+
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options that pick and tune the judge; shared by `grade` and `probe`."""
     group = parser.add_argument_group("judge")
     group.add_argument("--model", help="judge model (default: $JUDGE_MODEL; none = rules judge)")
     group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
-    group.add_argument("--concurrency", type=int, default=16, help="requests in flight (16)")
+    group.add_argument(
+        "--concurrency",
+        type=int,
+        default=_D["concurrency"],
+        help="requests in flight (%(default)s)",
+    )
     group.add_argument(
         "--temperature",
         type=float,
-        default=0.0,
-        help="sampling temperature sent to the judge (0: the most repeatable verdicts)",
+        default=_D["temperature"],
+        help="sampling temperature sent to the judge (%(default)s: the most repeatable verdicts)",
     )
     group.add_argument(
-        "--top-p", type=float, default=None, help="nucleus sampling sent to the judge (unset)"
+        "--top-p",
+        type=float,
+        default=_D["top_p"],
+        help="nucleus sampling sent to the judge (unset)",
     )
-    group.add_argument("--seed", type=int, default=42, help="sampling seed sent to the judge (42)")
     group.add_argument(
-        "--max-tokens", type=int, default=1024, help="longest reply the judge may write (1024)"
+        "--seed", type=int, default=_D["seed"], help="sampling seed sent to the judge (%(default)s)"
     )
-    group.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    group.add_argument(
+        "--max-tokens",
+        type=int,
+        default=_D["max_tokens"],
+        help="longest reply the judge may write (%(default)s)",
+    )
+    group.add_argument(
+        "--timeout", type=float, default=_D["timeout"], help="seconds per request (%(default)s)"
+    )
     group.add_argument(
         "--max-retries",
         type=int,
-        default=5,
-        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection (5)",
+        default=_D["max_retries"],
+        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection "
+        "(%(default)s)",
     )
     group.add_argument(
         "--output-mode",
-        choices=["auto", "json_schema", "json_object", "prompt"],
-        default="auto",
+        choices=list(get_args(OutputMode)),
+        default=_D["output_mode"],
         help="how the verdict's JSON is asked for; auto tries json_schema, then json_object, "
-        "then the schema in the prompt, as the server allows (auto)",
+        "then the schema in the prompt, as the server allows (%(default)s)",
     )
     group.add_argument(
         "--cache-dir",
@@ -75,15 +95,20 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     add_rubrics_dir_option(parser)
 
 
+def api_key_from(env: Mapping[str, str]) -> SecretStr | None:
+    """`$OPENAI_API_KEY`, the one place the CLI reads a key (a secret from then on)."""
+    key = env.get("OPENAI_API_KEY")
+    return SecretStr(key) if key else None
+
+
 def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeConfig:
     """Build the frozen config from flags, falling back to the environment read at the edge."""
     model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
-    key = env.get("OPENAI_API_KEY")
     try:
         config = JudgeConfig(
             model=model,
             base_url=args.base_url or env.get("OPENAI_BASE_URL") or None,
-            api_key=SecretStr(key) if key else None,
+            api_key=api_key_from(env),
             temperature=args.temperature,
             top_p=args.top_p,
             seed=args.seed,

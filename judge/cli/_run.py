@@ -26,7 +26,7 @@ from judge.engine.gates import (
     grade_metric_names,
     grade_metrics,
 )
-from judge.engine.pricing import list_price
+from judge.engine.pricing import prices_for
 from judge.errors import UsageError
 from judge.rubric import Rubric
 
@@ -104,20 +104,18 @@ def finish_run(
     return EXIT_GATE if failed else EXIT_OK
 
 
-def table_price(config: JudgeConfig) -> tuple[float, float] | None:
-    """The price table's entry for the configured model (OpenAI's endpoint only)."""
-    return list_price(config.model, config.base_url)
-
-
 def selection_from_args(args: argparse.Namespace) -> Selection:
     """`--limit N`, or `--sample N` seeded by `--sample-seed` (never by the judge's `--seed`:
     the sample and the judge's sampling are separate choices)."""
     return Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
 
 
-def prices_from_args(args: argparse.Namespace, config: JudgeConfig) -> tuple[float, float] | None:
-    """USD per million (prompt, completion) tokens: the flags (both, checked up front), else
-    the table's list price at OpenAI's endpoint, else None: the cost is then unknown."""
+def prices_from_args(
+    args: argparse.Namespace, config: JudgeConfig, *, batch: bool = False
+) -> tuple[float, float] | None:
+    """USD per million (prompt, completion) tokens: `--price-input/--price-output` (both,
+    checked up front) as given, else `judge.engine.pricing.prices_for`."""
+    override = None
     if args.price_input is not None and args.price_output is not None:
-        return (args.price_input, args.price_output)
-    return table_price(config)
+        override = (args.price_input, args.price_output)
+    return prices_for(config, override=override, batch=batch)

@@ -15,8 +15,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import SecretStr
-
 from judge.api import open_cache
 from judge.batch.api import (
     Polling,
@@ -29,6 +27,7 @@ from judge.batch.manifest import BatchManifest, load_manifest, manifest_path
 from judge.batch.replay import ImportReport, export_requests, import_results
 from judge.cli._common import (
     add_rubrics_dir_option,
+    api_key_from,
     config_from_args,
     print_summary,
     rubric_library,
@@ -44,23 +43,17 @@ from judge.cli._run import (
     prices_from_args,
     run_conditions,
     selection_from_args,
-    table_price,
 )
 from judge.config import JudgeConfig, default_cache_dir
 from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection
+from judge.engine.pricing import prices_for
 from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
 
 
 def say(line: str) -> None:
     print(f"judge: {line}", file=sys.stderr, flush=True)
-
-
-def batch_prices(config: JudgeConfig) -> tuple[float, float] | None:
-    """List prices from the table, halved: the Batch API bills half the online price."""
-    prices = table_price(config)
-    return (prices[0] / 2, prices[1] / 2) if prices else None
 
 
 def polling_from(env: Mapping[str, str], interval: float | None = None) -> Polling:
@@ -163,9 +156,7 @@ async def _import(
             cache=cache,
             overwrite=args.overwrite,
             progress=show_progress(env),
-            prices=prices_from_args(args, config)
-            if config.model or args.price_input or args.price_output
-            else None,
+            prices=prices_from_args(args, config),
         )
     finally:
         if cache is not None:
@@ -194,8 +185,7 @@ async def _batch_api(
             notify=say,
         )
         print(" ".join(manifest.batch_ids) or "(no batch: nothing to send)", flush=True)
-        explicit = args.price_input is not None or args.price_output is not None
-        prices = prices_from_args(args, config) if explicit else batch_prices(config)
+        prices = prices_from_args(args, config, batch=True)
         return await _collect(manifest, rubric, config, cache, env, prices)
     finally:
         if cache is not None:
@@ -296,10 +286,10 @@ def run_batch_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def _config(
     args: argparse.Namespace, env: Mapping[str, str], manifest: BatchManifest | None
 ) -> JudgeConfig:
-    key = env.get("OPENAI_API_KEY")
+    key = api_key_from(env)
     base_url = args.base_url or (None if manifest else env.get("OPENAI_BASE_URL"))
     if manifest is None:
-        return JudgeConfig(base_url=base_url, api_key=SecretStr(key) if key else None)
+        return JudgeConfig(base_url=base_url, api_key=key)
     cache_dir = args.cache_dir or default_cache_dir(env)
     config = manifest.config(api_key=key, base_url=base_url, cache_dir=cache_dir)
     return config.model_copy(update={"use_cache": config.use_cache and not args.no_cache})
@@ -316,7 +306,7 @@ async def _fetch(
     limits = dict(env)
     if args.no_wait:
         limits["JUDGE_BATCH_MAX_WAIT"] = "0"
-    prices = batch_prices(config)
+    prices = prices_for(config, batch=True)
     try:
         return await _collect(manifest, rubric, config, cache, limits, prices, args.poll_interval)
     finally:

@@ -22,9 +22,9 @@ from typing import Any
 import uvicorn
 
 from judge.cli._help import SERVE_EXAMPLES
+from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
-from judge.service.config import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from judge import errors
-from judge.client._retry import api_key, async_sdk, retrying, translate_error
+from judge.client._retry import api_key, async_sdk, redactor, retrying, translate_error
 from judge.config import JudgeConfig, endpoint_of
 from judge.schemas import Usage
 
@@ -55,7 +55,7 @@ class ChatClient:
         if config.model is None:
             raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
         self.config = config
-        self._key = api_key(config)
+        self._redact = redactor(config)
         # httpcore's pool rescans every connection for every queued request, so one pool of
         # N connections costs O(N^2) per request; a few small pools, used in turn, keep the
         # client's CPU per request flat as concurrency grows (benchmarks/RESULTS.md).
@@ -158,7 +158,7 @@ class ChatClient:
             )
             data = response.json()
         except openai.OpenAIError as exc:
-            error = translate_error(exc, self._key)
+            error = translate_error(exc, self._redact)
             if isinstance(error, errors.ApiConnectionError):
                 self._say_unreachable(error)
             raise error from None
@@ -194,7 +194,7 @@ def served_models(config: JudgeConfig) -> list[str]:
     try:
         return sorted({model.id for model in sdk.models.list()})
     except openai.OpenAIError as exc:
-        raise translate_error(exc, api_key(config)) from None
+        raise translate_error(exc, redactor(config)) from None
     finally:
         sdk.close()
 

@@ -6,7 +6,8 @@ Retries: tenacity on transient errors only (429, 408/409/5xx, timeouts, dropped
 connections), Retry-After honoured up to a cap, else exponential backoff with jitter, a
 bounded number of attempts, each logged at debug level. The SDK's own retries are off, so
 nothing retries twice. The API key is read from the config here and nowhere else, and
-scrubbed from every error message.
+scrubbed from every error message with any password of the URL (`judge.config.Redactor`,
+the same redactor the service applies to its logs and answers).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_exponential_jitter
 
 from judge import errors
-from judge.config import JudgeConfig
+from judge.config import JudgeConfig, Redactor, secrets_of
 
 log = logging.getLogger("judge.client")
 T = TypeVar("T")
@@ -32,6 +33,11 @@ T = TypeVar("T")
 def api_key(config: JudgeConfig) -> str | None:
     """The key the config holds (a secret: never logged, written or put in a message)."""
     return config.api_key.get_secret_value() if config.api_key else None
+
+
+def redactor(config: JudgeConfig) -> Redactor:
+    """What scrubs this config's secrets (key, URL password) from anything said."""
+    return Redactor(secrets_of(config))
 
 
 def async_sdk(
@@ -65,7 +71,7 @@ async def call(config: JudgeConfig, make: Callable[[], Awaitable[T]]) -> T:
             try:
                 return await make()
             except openai.OpenAIError as exc:
-                raise translate_error(exc, api_key(config)) from None
+                raise translate_error(exc, redactor(config)) from None
     raise AssertionError("unreachable: tenacity reraises the last error")
 
 
@@ -116,9 +122,10 @@ def parse_retry_after(headers: httpx.Headers | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def translate_error(exc: openai.OpenAIError, api_key: str | None = None) -> errors.ApiError:
-    """Map an SDK exception to the project's error tree, with any key scrubbed out."""
-    message = _scrub(getattr(exc, "message", None) or str(exc), api_key)
+def translate_error(exc: openai.OpenAIError, redact: Callable[[str], str] = str) -> errors.ApiError:
+    """Map an SDK exception to the project's error tree; `redact` (the config's
+    `Redactor`) scrubs the key and any URL password from what the server said."""
+    message = redact(getattr(exc, "message", None) or str(exc))
     if isinstance(exc, openai.APITimeoutError):
         return errors.ApiTimeoutError(f"request timed out: {message}")
     if isinstance(exc, openai.APIConnectionError):
@@ -141,9 +148,3 @@ def translate_error(exc: openai.OpenAIError, api_key: str | None = None) -> erro
     elif status in (400, 422):
         kind = errors.BadRequestError
     return kind(message, status_code=status, retry_after=retry_after)
-
-
-def _scrub(text: str, secret: str | None) -> str:
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return text

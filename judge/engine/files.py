@@ -15,7 +15,7 @@ from judge.engine.grader import Grader
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.records import RecordWriter, check_resumable, finalize, finished_ids, scan_records
-from judge.engine.summary import SummaryBuilder
+from judge.engine.summary import summarise
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
@@ -96,10 +96,8 @@ async def grade_file(
 def summarise_file(
     path: Path, rubric: Rubric, prices: tuple[float, float] | None = None
 ) -> dict[str, Any]:
-    builder = SummaryBuilder(rubric)
-    for _, data in scan_records(path):
-        builder.add(GradedRecord.model_validate(data))
-    return builder.result(prices)
+    records = (GradedRecord.model_validate(data) for _, data in scan_records(path))
+    return summarise(records, rubric, prices)
 
 
 def _tracker(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from judge.engine.records import scan_records
-from judge.engine.summary import SummaryBuilder
+from judge.engine.summary import summarise
 from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Status
@@ -126,7 +126,7 @@ def grade_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
 def grade_metric_names(rubric: Rubric) -> set[str]:
     """What `judge grade --fail-if` accepts for a rubric: the names of an empty summary of
     it (its kind's figures included), so they follow the summary as it grows."""
-    return set(grade_metrics(SummaryBuilder(rubric).result()))
+    return set(grade_metrics(summarise([], rubric)))
 
 
 def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None:

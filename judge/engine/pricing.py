@@ -8,7 +8,7 @@ a run that spent no tokens costs nothing.
 
 from __future__ import annotations
 
-from judge.config import OPENAI_BASE_URL, endpoint_of
+from judge.config import OPENAI_BASE_URL, JudgeConfig, endpoint_of
 
 PRICES_PER_MILLION: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.15, 0.60),
@@ -43,6 +43,20 @@ def list_price(model: str | None, base_url: str | None) -> tuple[float, float] |
     if model is None or endpoint_of(base_url) != endpoint_of(OPENAI_BASE_URL):
         return None
     return price_for(model)
+
+
+def prices_for(
+    config: JudgeConfig, *, override: tuple[float, float] | None = None, batch: bool = False
+) -> tuple[float, float] | None:
+    """USD per million (prompt, completion) tokens of a run: the user's own prices when
+    given, else the list price at OpenAI's endpoint (halved through the Batch API, which
+    bills half), else None: the cost is then unknown. The one place a price is chosen."""
+    if override is not None:
+        return override
+    prices = list_price(config.model, config.base_url)
+    if prices is not None and batch:
+        return (prices[0] / 2, prices[1] / 2)
+    return prices
 
 
 def estimate_cost(

@@ -7,6 +7,7 @@ kind adds its own figures (`Kind.new_stats`), overall and per slice.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,3 +80,14 @@ class SummaryBuilder:
         out["estimated_cost_usd"] = None if cost is None else round(cost, 6)
         out["by_slice"] = {name: s.result() for name, s in sorted(self.slices.items())}
         return out
+
+
+def summarise(
+    records: Iterable[GradedRecord], rubric: Rubric, prices: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """The summary of DESIGN.md for any records (a file's, a request's, the Python API's):
+    the one way a summary is built."""
+    builder = SummaryBuilder(rubric)
+    for record in records:
+        builder.add(record)
+    return builder.result(prices)

@@ -22,18 +22,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from judge.kinds._base import Choice, ChoiceStats, Kind, KindStats, Scored, VerdictModel, ratio
-from judge.schemas import GradedRecord
+from judge.schemas import NAME, GradedRecord
 
 if TYPE_CHECKING:
     from judge.rubric import Rubric
-
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class LabelDef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=_NAME)
+    name: str = Field(pattern=NAME)
     description: str = ""
     score: float = Field(ge=0.0, le=1.0)
 

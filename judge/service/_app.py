@@ -22,11 +22,13 @@ from fastapi import APIRouter, Depends, FastAPI, Path
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from judge.config import Redactor
 from judge.engine.outcome import Backend
-from judge.engine.summary import SummaryBuilder
+from judge.engine.pricing import prices_for
+from judge.engine.summary import summarise
 from judge.errors import ApiError, RubricError
 from judge.rubric import Rubric
-from judge.schemas import Case, GradedRecord
+from judge.schemas import RUBRIC_ID, Case, GradedRecord
 from judge.service._analysis import analysis_routes
 from judge.service._http import (
     ERROR_RESPONSES,
@@ -49,7 +51,7 @@ from judge.service._models import (
 )
 from judge.service._routes import job_routes
 from judge.service._state import ServiceState, check_cases, grade_limit
-from judge.service.config import Redactor, ServiceConfig
+from judge.service.config import ServiceConfig
 
 __all__ = ["create_app"]
 
@@ -167,7 +169,7 @@ def _meta_routes(state: ServiceState) -> APIRouter:
     return router
 
 
-RubricId = Annotated[str, Path(pattern=r"^[a-z][a-z0-9_-]{0,63}$")]
+RubricId = Annotated[str, Path(pattern=RUBRIC_ID)]
 Version = Annotated[int, Path(ge=1, le=999_999)]
 
 
@@ -215,10 +217,8 @@ def _v1_routes(state: ServiceState) -> APIRouter:
         rubric, judge = state.pick(body.rubric, body.judge)
         cases = check_cases(body.cases, rubric)
         records = await _grade(state, judge, rubric, cases)
-        builder = SummaryBuilder(rubric)
-        for record in records:
-            builder.add(record)
-        return _json_response(records, builder.result())
+        prices = prices_for(state.config.judge_config(judge))
+        return _json_response(records, summarise(records, rubric, prices))
 
     return router
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.engine.files import grade_file
+from judge.engine.pricing import prices_for
 from judge.errors import ApiError, JudgeError
 from judge.service._judges import JudgePool
 from judge.service._store import ACTIVE, Job, JobStore, discard_folder, new_job_id
@@ -147,6 +148,7 @@ class JobRunner:
             records,
             use_cache=self.pool.config.use_cache,
             progress=progress,
+            prices=prices_for(self.pool.config.judge_config(job.judge)),
             validate=False,  # validated when the job was submitted
         )
         graded = int(summary.get("cases", 0))

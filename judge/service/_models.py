@@ -11,13 +11,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
-from judge.schemas import CASE_ALIASES, GradedRecord
+from calibration.intervals import DEFAULT_RESAMPLES
+from judge.schemas import FIELD_NAME, NAME, RUBRIC_REF, GradedRecord, fold_aliases
 
 MAX_TEXT = 100_000
 MAX_CONTEXTS = 100
 MAX_SLICES = 32
-RUBRIC_REF = r"^[a-z][a-z0-9_-]{0,63}(@v?[0-9]{1,6})?$"
-JUDGE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Short = Annotated[str, StringConstraints(max_length=256)]
@@ -42,15 +41,7 @@ class CaseIn(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _accept_aliases(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        out: dict[str, Any] = {}
-        for key, value in data.items():
-            name = CASE_ALIASES.get(key, key) if isinstance(key, str) else key
-            if name in out and name != key:
-                continue  # the canonical name wins over an alias
-            out[name] = value
-        return out
+        return fold_aliases(data) if isinstance(data, dict) else data
 
     def row(self) -> dict[str, Any]:
         """The case as an input-file row (what `judge grade` would read)."""
@@ -90,7 +81,7 @@ class GradeRequest(BaseModel):
         pattern=RUBRIC_REF, description="ID or ID@VERSION", examples=["faithfulness@1"]
     )
     judge: str | None = Field(
-        default=None, pattern=JUDGE_NAME, description="a judge the server names; default if none"
+        default=None, pattern=NAME, description="a judge the server names; default if none"
     )
     cases: list[CaseIn] = Field(min_length=1)
 
@@ -177,10 +168,10 @@ class CalibrateRequest(BaseModel):
     judge_labels: list[LabelRow] | None = Field(default=None, max_length=200_000)
     judge_job: str | None = Field(default=None, max_length=64)
     human_labels: list[LabelRow] = Field(min_length=1, max_length=200_000)
-    judge_field: str = Field(default="label", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    human_field: str = Field(default="label", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    judge_field: str = Field(default="label", pattern=FIELD_NAME)
+    human_field: str = Field(default="label", pattern=FIELD_NAME)
     weights: Literal["linear", "quadratic"] | None = None
-    group_field: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    slice_field: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]{1,64}$")
-    n_bootstrap: int = Field(default=1000, ge=0, le=10_000)
+    group_field: str | None = Field(default=None, pattern=FIELD_NAME)
+    slice_field: str | None = Field(default=None, pattern=FIELD_NAME)
+    n_bootstrap: int = Field(default=DEFAULT_RESAMPLES, ge=0, le=10_000)
     seed: int = Field(default=0, ge=0, le=2**31)

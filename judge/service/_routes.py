@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from judge.service._http import ERROR_RESPONSES, ServiceError, json_errors
 from judge.service._models import (
-    JUDGE_NAME,
+    NAME,
     RUBRIC_REF,
     ErrorResponse,
     JobCreated,
@@ -62,7 +62,7 @@ def job_routes(state: ServiceState) -> APIRouter:
     async def submit(
         request: Request,
         rubric: Annotated[str | None, Query(pattern=RUBRIC_REF)] = None,
-        judge: Annotated[str | None, Query(pattern=JUDGE_NAME)] = None,
+        judge: Annotated[str | None, Query(pattern=NAME)] = None,
         idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
     ) -> JSONResponse:
         """Start a background job: the grade body as JSON, or a JSONL upload with ?rubric=.

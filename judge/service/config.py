@@ -35,10 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from judge.config import JudgeConfig, JudgeSettings, default_cache_dir
 from judge.errors import UsageError
+from judge.schemas import NAME
 
 RULES_JUDGE = "rules"
 TOKEN_ENV = "JUDGE_SERVICE_TOKEN"
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class JudgeSpec(JudgeSettings):
@@ -148,7 +148,7 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def _check_names(config: ServiceConfig) -> None:
     for name in config.judges:
-        if not re.match(_NAME, name):
+        if not re.match(NAME, name):
             raise UsageError(f"judge name {name!r}: use letters, digits, '_', '.', '-'")
     if config.default_judge and config.default_judge not in config.judge_names():
         raise UsageError(f"default_judge {config.default_judge!r} is not among the judges")
@@ -169,20 +169,3 @@ def _resolve_secrets(config: ServiceConfig, env: Mapping[str, str]) -> dict[str,
         value = env.get(config.token_env or TOKEN_ENV)
         token = SecretStr(value) if value else None
     return {"api_keys": keys, "token": token}
-
-
-class Redactor:
-    """Replaces the server's secrets, anything shaped like an API key, and the user
-    information of any URL (`https://user:password@host` -> `https://***@host`) with `***`."""
-
-    _KEYLIKE = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-*]{8,}|\bBearer\s+[A-Za-z0-9._\-~+/]+=*")
-    _USERINFO = re.compile(r"(?<=://)[^/?#@\s]+@")
-
-    def __init__(self, secrets: list[str]) -> None:
-        self._secrets = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
-
-    def __call__(self, text: str) -> str:
-        text = self._USERINFO.sub("***@", text)
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return self._KEYLIKE.sub("***", text)
