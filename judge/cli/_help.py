@@ -38,9 +38,15 @@ examples:
   judge grade cases.jsonl --rubric faithfulness@1 -o graded.jsonl \\
       --model gpt-4o-2024-08-06 --concurrency 32          # needs OPENAI_API_KEY
   judge grade cases.jsonl --rubric relevance --limit 20 -o first20.jsonl
+  judge grade examples/cases.jsonl --rubric faithfulness,relevance -o graded/ \
+      --summary graded/summary.json --fail-if 'faithfulness.mean_score < 0.5'
+                                      one pass, graded/<rubric>.jsonl each, one summary
   judge grade answers.jsonl --rubric faithfulness --model gpt-4o-2024-08-06 --batch-api -o graded.jsonl
 
 Running the same command again resumes: records already done are kept.
+With several rubrics, a retrieval and a generation rubric add the two-by-two diagnosis
+(--retrieval-threshold/--generation-threshold move its thresholds); a --fail-if name
+without a rubric prefix gates every rubric that has it.
 With no --model (and no $JUDGE_MODEL) the offline rules judge grades, with no network.
 """
 

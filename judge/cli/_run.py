@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,12 +89,34 @@ def finish_run(
     conditions: Sequence[Condition] = (),
 ) -> int:
     """The exit code of a finished run, with one line on stderr for each reason."""
-    failure = failure_line(summary, records, max_error_rate)
-    if failure is not None:
-        print(f"error: {failure}", file=sys.stderr)
+    return finish_pass(
+        {summary.get("rubric", ""): summary},
+        {summary.get("rubric", ""): records},
+        grade_metrics(summary),
+        max_error_rate=max_error_rate,
+        conditions=conditions,
+    )
+
+
+def finish_pass(
+    summaries: Mapping[str, dict[str, Any]],
+    records: Mapping[str, Path],
+    values: Mapping[str, Any],
+    *,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    conditions: Sequence[Condition] = (),
+) -> int:
+    """The exit code of a finished pass of one rubric or several (`summaries` and their
+    `records` files by the same key), with one line on stderr for each reason: 1 when any
+    rubric's run failed (every one is named), else 3 when any gate holds on `values`."""
+    failures = [failure_line(summaries[k], records[k], max_error_rate) for k in summaries]
+    for failure in failures:
+        if failure is not None:
+            print(f"error: {failure}", file=sys.stderr)
+    if any(failures):
         return EXIT_FATAL
     failed = False
-    for check in evaluate(conditions, grade_metrics(summary)):
+    for check in evaluate(conditions, values):
         # a gate that cannot be computed (e.g. a mean over no scored case) is no evidence
         # that the release is fine: it fails
         status = "failed" if check["status"] == "undefined" else check["status"]

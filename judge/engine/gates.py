@@ -129,6 +129,53 @@ def grade_metric_names(rubric: Rubric) -> set[str]:
     return set(grade_metrics(summarise([], rubric)))
 
 
+def pass_conditions(
+    texts: Iterable[str], names: Mapping[str, Collection[str]], *, flag: str = "--fail-if"
+) -> list[Condition]:
+    """`--fail-if` of a pass of several rubrics. `names` maps each prefix (a rubric id, and
+    `diagnosis` for the two-by-two) to the names valid under it. `faithfulness.mean_score <
+    0.8` gates that rubric; a name with no prefix (`error_rate > 0.05`) gates every rubric
+    that has it, one condition each. UsageError, listing the names, for an unknown one."""
+    out: list[Condition] = []
+    for text in texts:
+        condition = parse_condition(text, flag=flag)
+        head, _, rest = condition.metric.partition(".")
+        if head in names and rest in names[head]:
+            out.append(condition)
+            continue
+        owners = [prefix for prefix, valid in names.items() if condition.metric in valid]
+        if not owners:
+            every = {f"{prefix}.{name}" for prefix, valid in names.items() for name in valid}
+            check_conditions([text], every, what="this pass", flag=flag)
+        out.extend(
+            Condition(
+                f"{p}.{condition.text}",
+                f"{p}.{condition.metric}",
+                condition.op,
+                condition.threshold,
+            )
+            for p in owners
+        )
+    return out
+
+
+def pass_metrics(
+    summaries: Mapping[str, Mapping[str, Any]], diagnosis: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The numbers a pass's gates read: `RUBRIC_ID.NAME` for each rubric's grade metrics
+    (`summaries` by rubric id) and `diagnosis.NAME` for the two-by-two's counts and rates
+    (`diagnosis.cells.healthy.rate`, `diagnosis.unclassified`)."""
+    values = {
+        f"{rubric_id}.{name}": value
+        for rubric_id, summary in summaries.items()
+        for name, value in grade_metrics(summary).items()
+    }
+    if diagnosis is not None:
+        top = {k: v for k, v in diagnosis.items() if k != "by_slice"}
+        values |= flatten(top, "diagnosis.")
+    return values
+
+
 def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None:
     """Why the run counts as failed (DESIGN.md "Exit codes"), or None: every case failed,
     or more than `max_error_rate` of them did (api_error + parse_error)."""
