@@ -13,8 +13,8 @@ import pytest
 from pydantic import BaseModel
 
 from judge.cli import main
-from judge.kinds import Abstain, Kind, Scored, VerdictModel
 from judge.kinds import _REGISTRY as KIND_REGISTRY
+from judge.kinds import Abstain, Kind, Scored, VerdictModel
 from judge.lexical import Budget
 from judge.rubric import Rubric
 from judge.schemas import Case

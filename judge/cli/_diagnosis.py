@@ -45,8 +45,8 @@ def print_diagnosis(diagnosis: dict[str, Any] | None) -> None:
         grid.add_row(*row)
     console.print(grid)
     console.print(_slices_table(diagnosis))
-    for name, cell in cells.items():
-        console.print(f"{SHORT[name]} ({cell['count']}): {cell['meaning']}{_ids(cell['ids'])}")
+    for cell in cells.values():
+        console.print(f"{cell['meaning']} ({cell['count']} cases){_ids(cell['ids'])}")
     if diagnosis["unclassified"]:
         console.print(
             f"unclassified ({diagnosis['unclassified']}): no scored record for one of the "

@@ -69,6 +69,24 @@ examples:
       --min-kappa 0.6 --max-drop 0.05 --json gate.json --markdown gate.md
 """
 
+COMPARE_EXAMPLES = """\
+examples:
+  judge grade examples/cases.jsonl --rubric faithfulness,relevance -o runs/a/
+  judge grade examples/cases_b.jsonl --rubric faithfulness,relevance -o runs/b/
+  judge compare runs/a/ runs/b/ --json compare.json
+                                       B against A per metric; Markdown on stdout
+  judge compare runs/a/ runs/b/ runs/c/ --fail-if 'significant_lower > 0'
+                                       exit 3 if B or C is significantly lower on a metric
+  judge compare old.graded.jsonl new.graded.jsonl --fail-if 'faithfulness.score.diff < -0.05'
+
+Metrics: RUBRIC.score for every rubric, and a kind's own per-case figures (a criteria
+rubric's RUBRIC.criteria.NAME). Cases are paired by id; ids on one side only are counted
+and listed, never dropped silently. p is an exact two-sided sign test (ties left out);
+"significant" is after Holm's correction over every test of the command.
+Gate names: METRIC.diff, .ci95_low, .ci95_high, .p_value, .p_adjusted, .a, .b, and the
+counts significant, significant_higher, significant_lower.
+"""
+
 RUBRICS_EXAMPLES = """\
 examples:
   judge rubrics                        id, version, kind and short sha256 of every rubric

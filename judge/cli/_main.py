@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge.cli.calibrate:add_calibrate",
     ),
     "gate": ("a candidate judge against the baseline on human labels", "judge.cli.gate:add_gate"),
+    "compare": (
+        "compare systems graded on the same cases, metric by metric",
+        "judge.cli.compare:add_compare",
+    ),
     "batch": (
         "status of Batch API runs; fetch one whose process ended",
         "judge.cli.batch:add_batch_command",

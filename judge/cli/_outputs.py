@@ -51,6 +51,11 @@ def _is_probe_report(path: Path) -> bool:
     return data is not None and "probe" in data
 
 
+def _is_comparison(path: Path) -> bool:
+    data = _json_object(path)
+    return data is not None and {"runs", "comparisons"} <= data.keys()
+
+
 def _is_probe_markdown(path: Path) -> bool:
     with path.open("rb") as handle:
         first = handle.readline(200)
@@ -75,6 +80,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "probe": ("probe report", _is_probe_report),
     "markdown": ("probe report", _is_probe_markdown),
     "requests": ("batch request file", _is_request_file),
+    "compare": ("comparison (judge compare --json)", _is_comparison),
 }
 
 
