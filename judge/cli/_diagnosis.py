@@ -46,7 +46,8 @@ def print_diagnosis(diagnosis: dict[str, Any] | None) -> None:
     console.print(grid)
     console.print(_slices_table(diagnosis))
     for cell in cells.values():
-        console.print(f"{cell['meaning']} ({cell['count']} cases){_ids(cell['ids'])}")
+        head, _, rest = cell["meaning"].partition(": ")
+        console.print(f"{head} ({cell['count']}): {rest}{_ids(cell['ids'])}")
     if diagnosis["unclassified"]:
         console.print(
             f"unclassified ({diagnosis['unclassified']}): no scored record for one of the "

@@ -123,10 +123,18 @@ def run_grade_many(args: argparse.Namespace, env: Mapping[str, str], refs: list[
     diagnosis = diagnose_files({r.ref: files[r.id] for r in rubrics}, sources)
     for summary in summaries.values():
         print_summary(summary)
+    whole = pass_summary(summaries, diagnosis)
+    cost = whole["estimated_cost_usd"]
+    print(
+        f"pass: {len(rubrics)} rubrics over {whole['cases']} cases; tokens: "
+        f"{whole['tokens']['prompt']} prompt, {whole['tokens']['completion']} completion; "
+        f"cached: {whole['cached']}; estimated cost: "
+        + ("unknown" if cost is None else f"${cost:.4f}")
+    )
     print_diagnosis(diagnosis)
     print(f"records: {', '.join(str(files[i]) for i in ids)}", file=sys.stderr)
     if args.summary:
-        write_json(args.summary, pass_summary(summaries, diagnosis))
+        write_json(args.summary, whole)
     return finish_pass(
         by_id,
         {i: files[i] for i in ids},
