@@ -23,6 +23,7 @@ from judge.cli._common import (
     write_json,
 )
 from judge.cli._help import GRADE_EXAMPLES
+from judge.cli._html import add_html_option, check_grade_html, grade_html
 from judge.cli._outputs import check_outputs
 from judge.cli._run import (
     add_run_options,
@@ -37,7 +38,6 @@ from judge.config import JudgeConfig
 from judge.engine.files import grade_file
 from judge.engine.inputs import derived_ids_note
 from judge.errors import InputError, UsageError
-from judge.report.cli import add_html_option, check_grade_html, grade_html
 from judge.rubric import Rubric, load_rubric
 
 DEFAULT_SAMPLE_SEED = 0

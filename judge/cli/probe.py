@@ -28,6 +28,7 @@ from judge.cli._common import (
     rubric_library,
 )
 from judge.cli._help import probe_epilog
+from judge.cli._html import add_html_option, probe_html
 from judge.cli._outputs import Output, check_outputs
 from judge.config import JudgeConfig
 from judge.engine.gates import check_conditions, probe_failure
@@ -45,7 +46,6 @@ from judge.probes import (
 )
 from judge.probes.position import check_ids, position_result, read_recorded_verdicts
 from judge.probes.verbosity import PADDINGS
-from judge.report.cli import add_html_option, probe_html
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
 
@@ -104,7 +104,7 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     output = args.output or Path(
         f"{Path(args.input or args.verdicts or '').stem}.probe-{args.probe}.json"
     )
-    check_outputs(_outputs(output), _inputs(args), overwrite=args.overwrite)
+    check_outputs(_outputs(output, args.html), _inputs(args), overwrite=args.overwrite)
     result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
     gate = run_gate(
         result,
@@ -126,13 +126,15 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_GATE if gate["failed"] else EXIT_OK
 
 
-def _outputs(report: Path) -> list[Output]:
-    """OUT.json, OUT.md and (some probes) OUT.records.jsonl: see `write_outputs`."""
-    return [
+def _outputs(report: Path, html: Path | None) -> list[Output]:
+    """OUT.json, OUT.md and (some probes) OUT.records.jsonl: see `write_outputs`; and the
+    HTML report when asked for."""
+    outputs = [
         Output("-o", report, "probe"),
         Output("-o", report.with_suffix(".md"), "markdown"),
         Output("-o", report.with_suffix(".records.jsonl"), "probe-records"),
     ]
+    return [*outputs, Output("--html", html, "html")] if html else outputs
 
 
 def _inputs(args: argparse.Namespace) -> list[Path]:
