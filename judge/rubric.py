@@ -122,7 +122,12 @@ def _strip_titles(node: Any) -> None:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of a file's bytes, read in blocks (rubric files, job inputs, label sets)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def parse_ref(ref: str) -> tuple[str, int | None]:
