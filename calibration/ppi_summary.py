@@ -77,7 +77,7 @@ def prediction_powered_summary(
     Raises :class:`CalibrationInputError` on input that cannot be compared: no labelled id
     among the records, no label in common, records given as the human labels, a labelled
     id without a weight. The result is plain JSON apart from ``nan`` (``null`` once
-    written by :func:`calibration.output.to_strict_json`); the module docstring says how
+    written by :func:`calibration.jsonout.to_strict_json`); the module docstring says how
     to read each figure.
     """
     judge = labels_from_rows(records, source="records")
