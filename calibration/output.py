@@ -8,7 +8,25 @@ from typing import Any
 
 from calibration.jsonout import to_strict_json, write_strict_json
 
-__all__ = ["write_report"]
+__all__ = ["output_problem", "write_report"]
+
+
+def output_problem(path: str | Path, *, folder: bool) -> str | None:
+    """Why ``path`` cannot be written as a folder (``folder=True``) or a file, or ``None``.
+
+    Checked before any input is read, so a wrong ``-o`` costs nothing: an existing file
+    where a folder is wanted (or the reverse), or a file where a parent folder should be.
+    """
+    target = Path(path)
+    if target.exists() or target.is_symlink():
+        if folder and not target.is_dir():
+            return f"{target} exists and is not a folder; give a folder for the report"
+        if not folder and target.is_dir():
+            return f"{target} is a folder; give a file name"
+    for parent in target.parents:
+        if parent.exists():
+            return None if parent.is_dir() else f"{parent} is a file, not a folder"
+    return None
 
 
 def write_report(result: dict[str, Any], out_dir: str | Path) -> list[Path]:

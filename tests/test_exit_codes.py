@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from judge.cli import main
 from calibration.gates import parse_condition
+from judge.cli import main
 from judge.engine.gates import check_conditions, grade_metric_names
 from judge.probes import probe_metric_names
 from judge.rubric import load_rubric

@@ -78,6 +78,8 @@ def grade_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
     outputs = [Output("-o", records, "records")]
     if args.summary:
         outputs.append(Output("--summary", args.summary, "summary"))
+    if getattr(args, "html", None):  # batch shares these outputs and has no --html
+        outputs.append(Output("--html", args.html, "html"))
     return outputs
 
 

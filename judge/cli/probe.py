@@ -105,7 +105,8 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     output = args.output or Path(
         f"{Path(args.input or args.verdicts or '').stem}.probe-{args.probe}.json"
     )
-    check_outputs(_outputs(output), _inputs(args), overwrite=args.overwrite)
+    html = [Output("--html", args.html, "html")] if args.html else []
+    check_outputs([*_outputs(output), *html], _inputs(args), overwrite=args.overwrite)
     result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
     gate = run_gate(
         result,
