@@ -37,9 +37,10 @@ from calibration.binary import binary_rates
 from calibration.classes import choose_positive, order_labels, pass_fail_classes
 from calibration.errors import CalibrationInputError
 from calibration.intervals import wilson_interval
-from calibration.labels import LabelSet, labels_from_rows, read_rows
+from calibration.labels import LabelSet, labels_from_rows
 from calibration.ppi import MeanEstimate, classical_mean, ppi_mean, ppi_mean_sampled
 from calibration.ppi_cases import Cases, Sample, slice_names, unify_cases
+from calibration.rows import read_rows
 from calibration.vocabulary import check_human_file
 
 __all__ = ["prediction_powered_files", "prediction_powered_summary"]
