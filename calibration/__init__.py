@@ -22,9 +22,11 @@ if TYPE_CHECKING:
         binomial_test_p,
         bootstrap_ci,
         bootstrap_indices_ci,
+        normal_interval,
         wilson_interval,
     )
     from calibration.labels import JoinedLabels, LabelSet, join_labels, read_labels
+    from calibration.means import mean_interval, welch_interval, welch_p_value, wilcoxon_p_value
     from calibration.metrics import (
         adjacent_agreement,
         balanced_accuracy,
@@ -52,8 +54,10 @@ _HOMES = {
         "binomial_test_p",
         "bootstrap_ci",
         "bootstrap_indices_ci",
+        "normal_interval",
         "wilson_interval",
     ),
+    "calibration.means": ("mean_interval", "welch_interval", "welch_p_value", "wilcoxon_p_value"),
     "calibration.labels": ("JoinedLabels", "LabelSet", "join_labels", "read_labels"),
     "calibration.metrics": (
         "adjacent_agreement",
@@ -103,6 +107,8 @@ __all__ = [
     "kappa_from_confusion",
     "krippendorff_alpha",
     "mean_absolute_error",
+    "mean_interval",
+    "normal_interval",
     "observed_agreement",
     "per_class_scores",
     "plan_sample_size",
@@ -114,6 +120,9 @@ __all__ = [
     "read_labels",
     "rogan_gladen",
     "rogan_gladen_interval",
+    "welch_interval",
+    "welch_p_value",
+    "wilcoxon_p_value",
     "wilson_interval",
     "write_report",
 ]

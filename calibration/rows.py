@@ -164,17 +164,25 @@ class _CsvLines:
         return csv.reader(self, delimiter=_CSV_SUFFIXES.get(self.path.suffix.lower(), ","))
 
 
+def _next_cells(reader: Iterator[list[str]]) -> list[str] | str | None:
+    """The next record's cells, ``None`` at the end, or why the CSV parser gave up."""
+    try:
+        return next(reader)
+    except StopIteration:
+        return None
+    except csv.Error as exc:
+        return f"unreadable CSV ({exc})"
+
+
 def _iter_csv(path: Path) -> Iterator[tuple[int, Row]]:
     """(line, row) for each CSV record; undecodable or over-long lines are problems,
     yielded in line order."""
     lines = _CsvLines(path)
     reader = lines.reader()
-    try:
-        header = next(reader)
-    except StopIteration:
-        return
-    except csv.Error as exc:
-        yield lines.last, f"unreadable CSV header ({exc})"
+    header = _next_cells(reader)
+    if isinstance(header, str):
+        yield lines.last, f"{header} in the header"
+    if not isinstance(header, list):
         return
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
@@ -189,12 +197,11 @@ def _csv_records(
     problems = lines.problems
     while True:
         start = lines.last + 1
-        try:
-            cells = next(reader)
-        except StopIteration:
+        cells = _next_cells(reader)
+        if cells is None:
             break
-        except csv.Error as exc:
-            yield lines.last, f"unreadable CSV ({exc})"
+        if isinstance(cells, str):
+            yield lines.last, cells
             break
         while problems:
             yield problems.pop(0)
