@@ -14,17 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from calibration.gates import Condition, evaluate
 from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK
 from judge.cli._outputs import Output
 from judge.config import JudgeConfig
 from judge.engine.files import Selection
 from judge.engine.gates import (
-    Condition,
     check_conditions,
-    evaluate,
     failure_line,
     grade_metric_names,
     grade_metrics,
+    grade_undefined_reasons,
 )
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError
@@ -78,7 +78,7 @@ def grade_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
     outputs = [Output("-o", records, "records")]
     if args.summary:
         outputs.append(Output("--summary", args.summary, "summary"))
-    if getattr(args, "html", None):
+    if getattr(args, "html", None):  # batch shares these outputs and has no --html
         outputs.append(Output("--html", args.html, "html"))
     return outputs
 
@@ -95,15 +95,12 @@ def finish_run(
     if failure is not None:
         print(f"error: {failure}", file=sys.stderr)
         return EXIT_FATAL
-    failed = False
-    for check in evaluate(conditions, grade_metrics(summary)):
-        # a gate that cannot be computed (e.g. a mean over no scored case) is no evidence
-        # that the release is fine: it fails
-        status = "failed" if check["status"] == "undefined" else check["status"]
-        value = "undefined" if check["value"] is None else f"{check['value']:g}"
-        print(f"gate: {check['condition']}: {value} -> {status}", file=sys.stderr)
-        failed = failed or status == "failed"
-    return EXIT_GATE if failed else EXIT_OK
+    # a gate that cannot be computed (e.g. a mean over no scored case) fails, saying why
+    checks = evaluate(conditions, grade_metrics(summary), reasons=grade_undefined_reasons(summary))
+    for check in checks:
+        line = f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}"
+        print(f"gate: {line}", file=sys.stderr)
+    return EXIT_GATE if any(check.fails for check in checks) else EXIT_OK
 
 
 def selection_from_args(args: argparse.Namespace) -> Selection:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from calibration.jsonout import write_strict_json
 from judge.api import open_grader
 from judge.cli._common import (
     add_judge_options,
@@ -20,7 +21,6 @@ from judge.cli._common import (
     print_summary,
     rubric_library,
     show_progress,
-    write_json,
 )
 from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
@@ -119,7 +119,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
     if args.summary:
-        write_json(args.summary, summary)
+        write_strict_json(args.summary, summary)
     return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
 
 

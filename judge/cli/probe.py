@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
+from calibration.gates import Condition
 from calibration.labels import read_labels
 from judge.api import open_grader
 from judge.cli._common import (
@@ -141,17 +142,19 @@ def _inputs(args: argparse.Namespace) -> list[Path]:
     return [Path(p) for p in (args.input, args.verdicts, args.human) if p]
 
 
-def _conditions(args: argparse.Namespace) -> list[str]:
-    conditions = list(args.fail_if)
+def _conditions(args: argparse.Namespace) -> list[Condition]:
+    """Every gate condition, parsed and checked against the probe's names: a typo fails
+    here, before anything is sent."""
+    texts = list(args.fail_if)
     if args.max_flip_rate is not None:
         if args.probe != "injection":
             raise UsageError("--max-flip-rate applies to the injection probe only")
         if not 0 <= args.max_flip_rate <= 1:
             raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
-        conditions.append(f"flip_rate > {args.max_flip_rate}")
-    # a typo fails here, before anything is sent
+        texts.append(f"flip_rate > {args.max_flip_rate}")
     valid = probe_metric_names(args.probe, paddings=args.padding or ())
-    check_conditions(conditions, valid, what=f"the {args.probe} probe")
+    what, example = f"the {args.probe} probe", "consistency_rate < 0.9"
+    conditions = check_conditions(texts, valid, what=what, example=example)
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.tolerance < 0:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from calibration.probe_stats import rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     ProbeOptions,
@@ -26,7 +27,6 @@ from judge.probes._common import (
     fmt,
     listed,
     rate_check,
-    rate_fields,
     status_counts,
 )
 from judge.rubric import Rubric

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calibration.report import to_strict_json
+from calibration.jsonout import to_strict_json
 from judge.report.cases import MAX_CASES, case_cards, read_cases, read_records
 from judge.report.html import definitions, document, esc, figure, grid, paragraph, section, table
 from judge.report.pairs import paired_values, reliability_points
