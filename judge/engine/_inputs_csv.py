@@ -1,5 +1,6 @@
 """CSV answer sets: rows to case dicts, with list cells read safely (JSON arrays, Python
-list literals as pandas writes them, or `a|b|c` for slices). Used by `judge.engine.inputs`."""
+list literals as pandas writes them, or `a|b|c` for slices and ids; `metadata` and `relevance`
+cells hold a JSON object). Used by `judge.engine.inputs`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 
 from judge.schemas import CASE_ALIASES
 
-_LIST_FIELDS = ("contexts", "slices")
+_LIST_FIELDS = ("contexts", "slices", "retrieved_ids", "relevant_ids")
+_SPLIT_FIELDS = ("slices", "retrieved_ids", "relevant_ids")  # `a|b|c` is a list of names
+_OBJECT_FIELDS = ("metadata", "relevance")
 
 
 def iter_csv(
@@ -77,8 +80,12 @@ def _csv_row(row: dict[str, str]) -> dict[str, Any]:
     for key, value in row.items():
         name = CASE_ALIASES.get(key, key)
         if name in _LIST_FIELDS:
-            out[key] = _cell_list(value, split=name == "slices")
-        elif name == "metadata":
+            if name in _SPLIT_FIELDS and not value.strip() and name != "slices":
+                continue  # an empty ids cell: the case does not say (not "retrieved nothing")
+            out[key] = _cell_list(value, split=name in _SPLIT_FIELDS)
+        elif name in _OBJECT_FIELDS:
+            if name != "metadata" and not value.strip():
+                continue
             out[key] = _cell_object(value)
         elif value == "" and name not in ("id",):
             continue
