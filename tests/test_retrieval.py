@@ -116,6 +116,14 @@ def retrieval_case(**fields: Any) -> Case:
     return Case.model_validate({"id": "r", "retrieved_ids": ["a", "b", "c"], **fields})
 
 
+def test_no_relevant_id_abstains_where_trec_eval_says_zero() -> None:
+    """The one deliberate difference: trec_eval scores 0 a query whose judged ids are all
+    grade 0; 0/0 is undefined, so the kind abstains and the case stays out of the means."""
+    assert set(library_metrics(["a", "c"], {"a": 0, "b": 0}).values()) == {0.0}
+    outcome = RulesJudge().evaluate_sync(RUBRIC, retrieval_case(relevance={"a": 0, "b": 0}))
+    assert outcome.status == "abstained" and outcome.verdict is None
+
+
 @pytest.mark.parametrize(
     ("fields", "reason"),
     [

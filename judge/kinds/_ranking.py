@@ -17,7 +17,9 @@ is relevant, g_i its grade (0 when ungraded):
 Edge cases, each a rule (tests/test_retrieval.py checks them against ir-measures, which
 runs trec_eval through pytrec_eval):
 - no relevant id (R = 0): recall, nDCG and AP are 0/0. The metrics are undefined and the
-  kind abstains, as trec_eval leaves out a query without relevance judgements; never 0 or 1.
+  kind abstains, never 0 or 1. Here we part from trec_eval on purpose: it leaves out a
+  query with no judgements at all, but scores 0 a query whose judged ids are all grade 0,
+  which would count a question with nothing to find as a retrieval failure.
 - a repeated id: its first rank counts; a later copy is a non-relevant slot at its rank
   (the context window spent that slot on a copy), never a second hit.
 - k beyond the list: the missing ranks are non-relevant (precision@10 of a 3-id list with
