@@ -13,8 +13,9 @@ from typing import Any
 
 from judge.schemas import CASE_ALIASES
 
-_LIST_FIELDS = ("contexts", "slices", "retrieved_ids", "relevant_ids")
-_SPLIT_FIELDS = ("slices", "retrieved_ids", "relevant_ids")  # `a|b|c` is a list of names
+_ID_FIELDS = ("retrieved_ids", "relevant_ids")
+_LIST_FIELDS = ("contexts", "slices", *_ID_FIELDS)
+_SPLIT_FIELDS = ("slices", *_ID_FIELDS)  # `a|b|c` is a list of names
 _OBJECT_FIELDS = ("metadata", "relevance")
 
 
@@ -80,11 +81,11 @@ def _csv_row(row: dict[str, str]) -> dict[str, Any]:
     for key, value in row.items():
         name = CASE_ALIASES.get(key, key)
         if name in _LIST_FIELDS:
-            if name in _SPLIT_FIELDS and not value.strip() and name != "slices":
-                continue  # an empty ids cell: the case does not say (not "retrieved nothing")
+            if name in _ID_FIELDS and not value.strip():
+                continue  # the case does not say; `[]` is "retrieved nothing"
             out[key] = _cell_list(value, split=name in _SPLIT_FIELDS)
         elif name in _OBJECT_FIELDS:
-            if name != "metadata" and not value.strip():
+            if name == "relevance" and not value.strip():
                 continue
             out[key] = _cell_object(value)
         elif value == "" and name not in ("id",):

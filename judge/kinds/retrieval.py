@@ -179,9 +179,6 @@ primary: recall@5
             }
         )
 
-    def injection_goal(self, rubric: Rubric, target: str) -> str:
-        return "every retrieved document is relevant"
-
 
 def _notes(case: Case, retrieved: list[str]) -> list[str]:
     """What a reader of the record should know about how the ranking was read."""
