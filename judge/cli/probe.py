@@ -41,6 +41,7 @@ from judge.probes import (
     gate_markdown,
     load_cases,
     probe_metric_names,
+    probe_problem,
     run_gate,
     run_probe,
     write_outputs,
@@ -181,6 +182,9 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
     rubric = _rubric(args.rubric, args, env)
     if args.probe == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
+    problem = probe_problem(args.probe, rubric)
+    if problem:
+        raise UsageError(problem)
     cases = load_cases(Path(args.input), rubric)
     options = ProbeOptions(
         repeats=args.repeats,

@@ -1,6 +1,7 @@
 """CSV answer sets: a row's text cells as case values, with list cells read safely (JSON
-arrays, Python list literals as pandas writes them, or `a|b|c` for slices). The rows
-themselves come from `calibration.rows`; used by `judge.engine.inputs`."""
+arrays, Python list literals as pandas writes them, or `a|b|c` for slices and ids;
+`metadata` and `relevance` cells hold a JSON object). The rows themselves come from
+`calibration.rows`; used by `judge.engine.inputs`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Any
 
 from judge.schemas import CASE_ALIASES
 
-_LIST_FIELDS = ("contexts", "slices")
+_ID_FIELDS = ("retrieved_ids", "relevant_ids")
+_LIST_FIELDS = ("contexts", "slices", *_ID_FIELDS)
+_SPLIT_FIELDS = ("slices", *_ID_FIELDS)  # `a|b|c` is a list of names
+_OBJECT_FIELDS = ("metadata", "relevance")
 
 
 def case_cells(row: dict[str, str]) -> dict[str, Any]:
@@ -20,8 +24,12 @@ def case_cells(row: dict[str, str]) -> dict[str, Any]:
     for key, value in row.items():
         name = CASE_ALIASES.get(key, key)
         if name in _LIST_FIELDS:
-            out[key] = _cell_list(value, split=name == "slices")
-        elif name == "metadata":
+            if name in _ID_FIELDS and not value.strip():
+                continue  # the case does not say; `[]` is "retrieved nothing"
+            out[key] = _cell_list(value, split=name in _SPLIT_FIELDS)
+        elif name in _OBJECT_FIELDS:
+            if name == "relevance" and not value.strip():
+                continue
             out[key] = _cell_object(value)
         elif value == "" and name not in ("id",):
             continue

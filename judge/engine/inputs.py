@@ -178,7 +178,7 @@ def _check_csv_header(path: Path, rubric: Rubric) -> list[tuple[int | None, str 
     if not header:
         return []
     derived = "id" not in columns and RAGAS_COLUMNS & columns  # ids from row numbers
-    needed = [*([] if derived else ["id"]), *rubric.inputs]
+    needed = [*([] if derived else ["id"]), *rubric.behaviour.required_inputs(rubric)]
     missing = [name for name in needed if name not in header]
     if missing:
         return [

@@ -22,6 +22,7 @@ from judge.probes._common import (
     gate_markdown,
     load_cases,
     probe_metrics,
+    probe_problem,
     rate_check,
     run_gate,
     write_outputs,
@@ -42,6 +43,7 @@ __all__ = [
     "load_cases",
     "probe_metric_names",
     "probe_metrics",
+    "probe_problem",
     "rate_check",
     "run_gate",
     "run_probe",
@@ -109,4 +111,7 @@ async def run_probe(
     }
     if probe not in runners:
         raise UsageError(f"unknown probe {probe!r}; one of {', '.join(PROBE_KINDS)}")
+    problem = probe_problem(probe, grader.rubric)
+    if problem:
+        raise UsageError(problem)
     return await runners[probe](grader, cases, options or ProbeOptions())

@@ -31,6 +31,9 @@ from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord, Status
 
 PROBE_KINDS = ("position", "verbosity", "repeat", "injection", "self-preference")
+# The probes that change or compare the graded answer: a rubric that grades none (its kind
+# has no answer field, e.g. context relevance) has nothing for them to act on.
+ANSWER_PROBES = ("verbosity", "self-preference")
 MAX_LISTED_IDS = 20
 UNDEFINED_CHECK = "too few verdicts for an estimate and its interval"
 UNDEFINED_METRIC = "nothing in this run to compute it from"
@@ -99,6 +102,23 @@ class ProbeResult:
     checks: list[BiasCheck] = field(default_factory=list)
     markdown: list[str] = field(default_factory=list)
     records: list[GradedRecord] | None = None
+
+
+def probe_problem(probe: str, rubric: Rubric) -> str | None:
+    """Why `probe` cannot run on `rubric` (its kind decides: a kind that needs no judge has
+    no judge to probe; one that grades no answer has no answer to pad), or None."""
+    kind = rubric.behaviour
+    if not kind.needs_judge:
+        return (
+            f"rubric {rubric.ref} is computed from the cases alone, with no judge and no "
+            f"answer: there is nothing for the {probe} probe to probe"
+        )
+    if probe in ANSWER_PROBES and not kind.answer_fields:
+        return (
+            f"the {probe} probe changes the graded answer, and rubric {rubric.ref} grades no "
+            "answer (repeat and injection into the contexts still apply)"
+        )
+    return None
 
 
 # ---- Markdown ------------------------------------------------------------------------
