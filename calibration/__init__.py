@@ -1,36 +1,84 @@
 """Calibrate an LLM judge against human labels: agreement, intervals, readiness, report.
 
 Pure math on label files from any judge; this package never imports the grading engine.
+
+The names below are imported on first use (PEP 562 `__getattr__`), as in `judge`: the
+engine reads rows (`calibration.rows`), gates (`calibration.gates`) and strict JSON
+(`calibration.jsonout`) from here without loading scipy or scikit-learn, and
+`from calibration import calibrate` works as usual. Type checkers read the imports under
+TYPE_CHECKING.
 """
 
-from calibration.coefficients import ac1_from_confusion, gwet_ac1
-from calibration.correlation import correlations, grouped_correlations
-from calibration.errors import CalibrationInputError
-from calibration.intervals import (
-    binomial_test_p,
-    bootstrap_ci,
-    bootstrap_indices_ci,
-    wilson_interval,
-)
-from calibration.labels import JoinedLabels, LabelSet, join_labels, read_labels
-from calibration.metrics import (
-    adjacent_agreement,
-    balanced_accuracy,
-    cohen_kappa,
-    confusion,
-    expected_agreement,
-    kappa_from_confusion,
-    mean_absolute_error,
-    observed_agreement,
-    per_class_scores,
-)
-from calibration.multirater import fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
-from calibration.plan import LabelPlan, plan_sample_size, predicted_width
-from calibration.ppi import MeanEstimate, ppi_mean, ppi_mean_sampled
-from calibration.ppi_summary import prediction_powered_files, prediction_powered_summary
-from calibration.rates import corrected_pass_rate, rogan_gladen, rogan_gladen_interval
-from calibration.readiness import assess_readiness
-from calibration.report import calibrate, write_report
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from calibration.coefficients import ac1_from_confusion, gwet_ac1
+    from calibration.correlation import correlations, grouped_correlations
+    from calibration.errors import CalibrationInputError
+    from calibration.intervals import (
+        binomial_test_p,
+        bootstrap_ci,
+        bootstrap_indices_ci,
+        normal_interval,
+        wilson_interval,
+    )
+    from calibration.labels import JoinedLabels, LabelSet, join_labels, read_labels
+    from calibration.means import mean_interval, welch_interval, welch_p_value, wilcoxon_p_value
+    from calibration.metrics import (
+        adjacent_agreement,
+        balanced_accuracy,
+        cohen_kappa,
+        confusion,
+        expected_agreement,
+        kappa_from_confusion,
+        mean_absolute_error,
+        observed_agreement,
+        per_class_scores,
+    )
+    from calibration.multirater import fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
+    from calibration.plan import LabelPlan, plan_sample_size, predicted_width
+    from calibration.ppi import MeanEstimate, ppi_mean, ppi_mean_sampled
+    from calibration.ppi_summary import prediction_powered_files, prediction_powered_summary
+    from calibration.rates import corrected_pass_rate, rogan_gladen, rogan_gladen_interval
+    from calibration.readiness import assess_readiness
+    from calibration.report import calibrate, write_report
+
+_HOMES = {
+    "calibration.coefficients": ("ac1_from_confusion", "gwet_ac1"),
+    "calibration.correlation": ("correlations", "grouped_correlations"),
+    "calibration.errors": ("CalibrationInputError",),
+    "calibration.intervals": (
+        "binomial_test_p",
+        "bootstrap_ci",
+        "bootstrap_indices_ci",
+        "normal_interval",
+        "wilson_interval",
+    ),
+    "calibration.means": ("mean_interval", "welch_interval", "welch_p_value", "wilcoxon_p_value"),
+    "calibration.labels": ("JoinedLabels", "LabelSet", "join_labels", "read_labels"),
+    "calibration.metrics": (
+        "adjacent_agreement",
+        "balanced_accuracy",
+        "cohen_kappa",
+        "confusion",
+        "expected_agreement",
+        "kappa_from_confusion",
+        "mean_absolute_error",
+        "observed_agreement",
+        "per_class_scores",
+    ),
+    "calibration.multirater": ("fleiss_kappa", "fleiss_kappa_from_counts", "krippendorff_alpha"),
+    "calibration.plan": ("LabelPlan", "plan_sample_size", "predicted_width"),
+    "calibration.ppi": ("MeanEstimate", "ppi_mean", "ppi_mean_sampled"),
+    "calibration.ppi_summary": ("prediction_powered_files", "prediction_powered_summary"),
+    "calibration.rates": ("corrected_pass_rate", "rogan_gladen", "rogan_gladen_interval"),
+    "calibration.readiness": ("assess_readiness",),
+    "calibration.report": ("calibrate", "write_report"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "CalibrationInputError",
@@ -59,6 +107,8 @@ __all__ = [
     "kappa_from_confusion",
     "krippendorff_alpha",
     "mean_absolute_error",
+    "mean_interval",
+    "normal_interval",
     "observed_agreement",
     "per_class_scores",
     "plan_sample_size",
@@ -70,6 +120,22 @@ __all__ = [
     "read_labels",
     "rogan_gladen",
     "rogan_gladen_interval",
+    "welch_interval",
+    "welch_p_value",
+    "wilcoxon_p_value",
     "wilson_interval",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'calibration' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups find it without this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -13,6 +13,7 @@ from calibration.cli_plan import add_plan_arguments, run_plan
 from calibration.cli_types import finite_number, non_negative_int, test_split
 from calibration.errors import CalibrationInputError
 from calibration.intervals import DEFAULT_RESAMPLES
+from calibration.output import output_problem
 from calibration.report import calibrate, write_report
 from calibration.terminal import print_summary
 
@@ -141,6 +142,10 @@ def run(
     if args.judge_labels is None or args.human_labels is None:
         print("error: JUDGE_LABELS and HUMAN_LABELS are required (or use --plan)", file=sys.stderr)
         return 2
+    problem = output_problem(args.output, folder=True)
+    if problem is not None:
+        print(f"error: -o {problem}", file=sys.stderr)
+        return 2
     labels = [v.strip() for v in args.labels.split(",")] if args.labels else None
     try:
         result = calibrate(
@@ -167,7 +172,11 @@ def run(
     gate = check_gates(result, args)
     if gate is not None:
         result["gate"] = gate
-    paths = write_report(result, args.output)
+    try:
+        paths = write_report(result, args.output)
+    except OSError as exc:  # permissions, a full disk: said in one line, nothing half-read
+        print(f"error: cannot write the report to {args.output}: {exc.strerror}", file=sys.stderr)
+        return 2
     if on_result is not None:
         paths += on_result(result)
     print_summary(result, paths, sys.stdout)

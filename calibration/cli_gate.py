@@ -11,7 +11,6 @@ statistics are in :mod:`calibration.compare_judges`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,13 @@ from calibration.gate_inputs import read_gate_inputs
 from calibration.gate_report import (
     GATE_METRIC_NAMES,
     gate_figures,
+    gate_undefined_reasons,
     render_gate_markdown,
     terminal_lines,
 )
 from calibration.gates import Condition, GateError, evaluate, parse_condition
 from calibration.intervals import DEFAULT_RESAMPLES
-from calibration.output import to_strict_json
+from calibration.jsonout import to_strict_json, write_strict_json
 
 __all__ = ["add_arguments", "run"]
 
@@ -88,16 +88,15 @@ def _conditions(args: argparse.Namespace) -> list[Condition]:
 def _gate(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     worse = result["verdict"] == "worse"
     checks = [f"candidate significantly worse -> {'failed' if worse else 'ok'}"]
-    evaluated = evaluate(_conditions(args), gate_figures(result))
+    reasons = gate_undefined_reasons(result)
+    evaluated = evaluate(_conditions(args), gate_figures(result), reasons=reasons)
     checks += [check.describe() for check in evaluated]
     return {"failed": worse or any(c.fails for c in evaluated), "checks": checks}
 
 
 def _write(result: dict[str, Any], args: argparse.Namespace) -> None:
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(result, indent=2, allow_nan=False)
-        args.json.write_text(text + "\n", encoding="utf-8")
+        write_strict_json(args.json, result)
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(render_gate_markdown(result), encoding="utf-8")

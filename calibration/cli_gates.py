@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from calibration.gate_metrics import METRIC_NAMES, gate_metrics
+from calibration.gate_metrics import METRIC_NAMES, gate_metrics, undefined_reasons
 from calibration.gates import Condition, GateError, evaluate, parse_condition
 from calibration.readiness import GATE_READY
 
@@ -40,7 +40,7 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="EXPR",
         help="fail when 'METRIC OP NUMBER' holds, e.g. 'kappa_ci95_low < 0.6' "
-        "(repeatable; an undefined metric fails too)",
+        "(repeatable; a metric that is undefined for this result fails too)",
     )
 
 
@@ -56,7 +56,7 @@ def check_gates(result: dict[str, Any], args: argparse.Namespace) -> dict[str, A
         lines.append(
             f"--require-ready: readiness is {result['readiness']} -> {'ok' if ready else 'failed'}"
         )
-    checks = evaluate(args.fail_if, gate_metrics(result))
+    checks = evaluate(args.fail_if, gate_metrics(result), reasons=undefined_reasons(result))
     failed = failed or any(c.fails for c in checks)
     lines += [f"--fail-if {c.describe()}" for c in checks]
     return {"failed": failed, "checks": lines}

@@ -21,9 +21,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from calibration.intervals import DEFAULT_RESAMPLES, bootstrap_indices_ci, wilson_interval
+from calibration.intervals import (
+    DEFAULT_RESAMPLES,
+    binomial_test_p,
+    bootstrap_indices_ci,
+    wilson_interval,
+)
 from calibration.metrics import kappa_from_confusion
 
 __all__ = ["compare_judges", "mcnemar_exact"]
@@ -47,7 +51,7 @@ def mcnemar_exact(baseline_only: int, candidate_only: int) -> float:
     discordant = baseline_only + candidate_only
     if discordant == 0:
         return 1.0
-    return float(stats.binomtest(candidate_only, discordant, 0.5).pvalue)
+    return binomial_test_p(candidate_only, discordant, 0.5)
 
 
 def _kappa(h: np.ndarray, j: np.ndarray, k: int) -> float:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from calibration.errors import CalibrationInputError
-from calibration.labels import read_rows
+from calibration.rows import read_rows
 
 __all__ = ["Covariate", "Design", "build_design", "read_cases"]
 

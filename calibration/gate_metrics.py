@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["METRIC_NAMES", "gate_metrics"]
+__all__ = ["METRIC_NAMES", "gate_metrics", "undefined_reasons"]
 
 # name -> path into the result: keys, then an index for an interval's bound.
 _PATHS: dict[str, tuple[str | int, ...]] = {
@@ -26,11 +26,13 @@ _PATHS: dict[str, tuple[str | int, ...]] = {
     "kendall": ("correlation", "kendall"),
 }
 _PATHS["krippendorff_alpha"] = ("krippendorff_alpha",)
-for _name in ("kappa", "weighted_kappa", "ac1"):
+_BOOTSTRAPPED = ("kappa", "weighted_kappa", "ac1")
+_BINARY = ("tpr", "tnr", "judge_pass_rate", "human_pass_rate", "corrected_pass_rate")
+for _name in _BOOTSTRAPPED:
     _PATHS[_name] = (_name,)
     _PATHS[f"{_name}_ci95_low"] = (f"{_name}_ci95", 0)
     _PATHS[f"{_name}_ci95_high"] = (f"{_name}_ci95", 1)
-for _name in ("tpr", "tnr", "judge_pass_rate", "human_pass_rate", "corrected_pass_rate"):
+for _name in _BINARY:
     _PATHS[_name] = ("binary", _name)
     _PATHS[f"{_name}_ci95_low"] = ("binary", f"{_name}_ci95", 0)
     _PATHS[f"{_name}_ci95_high"] = ("binary", f"{_name}_ci95", 1)
@@ -53,3 +55,29 @@ def _follow(result: Any, path: tuple[str | int, ...]) -> Any:
 def gate_metrics(result: dict[str, Any]) -> dict[str, Any]:
     """Every name of :data:`METRIC_NAMES` with its value in ``result`` (or ``None``)."""
     return {name: _follow(result, path) for name, path in _PATHS.items()}
+
+
+def _family(stem: str) -> tuple[str, ...]:
+    return (stem, f"{stem}_ci95_low", f"{stem}_ci95_high")
+
+
+def undefined_reasons(result: dict[str, Any]) -> dict[str, str]:
+    """Why a figure of ``result`` is undefined, where the result says (a gate on it then
+    fails, naming the reason): kappa's own reason, no bootstrap, no pass/fail classes, no
+    numeric scores, no ``--weights``."""
+    reasons: dict[str, str] = {}
+    numeric = "only for numeric scores (e.g. --judge-field score --human-field score)"
+    reasons |= dict.fromkeys(("mae", "pearson", "spearman", "kendall"), numeric)
+    if not result.get("weights"):
+        reasons |= dict.fromkeys(_family("weighted_kappa"), "needs --weights linear|quadratic")
+    if not isinstance(result.get("binary"), dict):
+        two = "only for two classes (a pass and a fail label)"
+        reasons |= {name: two for stem in _BINARY for name in _family(stem)}
+    if (result.get("settings") or {}).get("bootstrap_resamples") == 0:
+        for stem in _BOOTSTRAPPED:
+            reasons[f"{stem}_ci95_low"] = reasons[f"{stem}_ci95_high"] = (
+                "no interval (--bootstrap 0)"
+            )
+    if result.get("kappa_undefined_reason"):
+        reasons |= dict.fromkeys(_family("kappa"), str(result["kappa_undefined_reason"]))
+    return reasons

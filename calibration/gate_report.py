@@ -8,6 +8,7 @@ from typing import Any
 __all__ = [
     "GATE_METRIC_NAMES",
     "gate_figures",
+    "gate_undefined_reasons",
     "render_gate_markdown",
     "terminal_lines",
     "verdict_line",
@@ -59,6 +60,13 @@ def gate_figures(result: dict[str, Any]) -> dict[str, Any]:
         out[f"{side}_kappa_ci95_high"] = _bound(figures["kappa_ci95"], 1)
         out[f"{side}_accuracy"] = figures["accuracy"]
     return out
+
+
+def gate_undefined_reasons(result: dict[str, Any]) -> dict[str, str]:
+    """Why a figure is undefined where the comparison says: no bootstrap intervals."""
+    if result["bootstrap"]["resamples"]:
+        return {}
+    return {name: "no interval (--bootstrap 0)" for name in GATE_METRIC_NAMES if "_ci95_" in name}
 
 
 def _num(value: Any, digits: int = 3) -> str:

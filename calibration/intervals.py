@@ -1,11 +1,14 @@
-"""Intervals and tests for proportions and for any statistic of paired labels.
+"""Intervals and tests for proportions, normal estimates and any statistic of paired labels.
 
-These are shared with the bias probes: a Wilson interval for a rate, an exact two-sided
-binomial test, and a seeded case-resampling (percentile) bootstrap.
+Every Wilson interval of the project is :func:`wilson_interval`; every normal (Wald)
+interval ``estimate ± z·se`` is :func:`normal_interval`. Shared with the bias probes: the
+exact two-sided binomial test and a seeded case-resampling (percentile) bootstrap. Means
+and differences of means (t intervals) are in :mod:`calibration.means`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -19,6 +22,8 @@ __all__ = [
     "binomial_test_p",
     "bootstrap_ci",
     "bootstrap_indices_ci",
+    "normal_interval",
+    "normal_quantile",
     "wilson_interval",
 ]
 
@@ -46,6 +51,33 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     low = 0.0 if successes == 0 else max(0.0, float(ci.low))
     high = 1.0 if successes == n else min(1.0, float(ci.high))
     return (low, high)
+
+
+def normal_quantile(confidence: float = 0.95) -> float:
+    """``z``, the two-sided standard normal quantile: ``Φ⁻¹(0.5 + confidence/2)``
+    (1.959964 for 0.95), from ``scipy.stats.norm.ppf``."""
+    return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def normal_interval(
+    estimate: float, std_error: float, *, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Normal (Wald) interval ``estimate ± z·se``, ``z`` = :func:`normal_quantile`.
+
+    Computed by ``scipy.stats.norm.interval(confidence, loc=estimate, scale=se)``. A
+    standard error of 0 gives a zero-width interval at the estimate (scipy refuses a scale
+    of 0); a non-finite estimate or standard error gives ``(nan, nan)``. Read it as the
+    values compatible with the estimate when its sampling distribution is close to normal
+    (large samples); for a proportion prefer :func:`wilson_interval`.
+
+    Reference: Casella and Berger (2002), Statistical Inference, 2nd ed., sec. 9.2.
+    """
+    if not (math.isfinite(estimate) and math.isfinite(std_error)) or std_error < 0:
+        return (math.nan, math.nan)
+    if std_error == 0:
+        return (float(estimate), float(estimate))
+    low, high = stats.norm.interval(confidence, loc=estimate, scale=std_error)
+    return (float(low), float(high))
 
 
 def binomial_test_p(k: int, n: int, p: float = 0.5) -> float:

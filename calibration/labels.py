@@ -1,5 +1,8 @@
 """Read judge and human label files (JSONL or CSV) and join them on ``id``.
 
+Rows are read by :mod:`calibration.rows`, the one reader of JSONL and CSV (the same rules
+as for answer sets); this module gives them their meaning as labels.
+
 A file is a list of records with an ``id`` and a label field (``label`` by default, or
 ``score``). Graded records from this project work as they are: records whose ``status`` is
 not ``ok`` are excluded and counted, never graded as a label. A human file may hold several
@@ -9,16 +12,15 @@ and ids present on one side only are counted and listed.
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
+from calibration.rows import read_rows
 
 __all__ = [
     "JoinedLabels",
@@ -29,7 +31,6 @@ __all__ = [
     "labels_from_rows",
     "normalise_label",
     "read_labels",
-    "read_rows",
 ]
 
 ANNOTATOR_FIELD = "annotator"
@@ -103,59 +104,8 @@ def as_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) pairs from a JSONL or CSV file, chosen by suffix then content."""
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        head = handle.read(1 << 12)
-        handle.seek(0)
-        suffix = path.suffix.lower()
-        is_jsonl = suffix in {".jsonl", ".ndjson", ".json"} or (
-            suffix != ".csv" and head.lstrip().startswith("{")
-        )
-        yield from _jsonl_rows(path, handle) if is_jsonl else _csv_rows(path, handle)
-
-
-def _jsonl_rows(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CalibrationInputError(
-                f"not valid JSON ({exc.msg})", path=path, line=number
-            ) from exc
-        if not isinstance(row, dict):
-            raise CalibrationInputError("expected a JSON object", path=path, line=number)
-        yield number, row
-
-
-def _csv_rows(path: Path, handle: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.DictReader(handle)
-    if not reader.fieldnames:
-        return
-    for row in reader:
-        if None in row:
-            raise CalibrationInputError(
-                "more cells than header columns", path=path, line=reader.line_num
-            )
-        yield reader.line_num, {k: v for k, v in row.items()}
-
-
 def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
-
-
-def read_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) pairs of a JSONL or CSV file (chosen by suffix, then content);
-    :class:`CalibrationInputError` naming the file and line for what cannot be read."""
-    file = Path(path)
-    if not file.is_file():
-        raise CalibrationInputError("no such file", path=file)
-    try:
-        yield from _rows(file)
-    except (UnicodeDecodeError, csv.Error, OSError) as exc:
-        raise CalibrationInputError(f"cannot read the file: {exc}", path=file) from exc
 
 
 def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:

@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from calibration.intervals import normal_quantile
+
 __all__ = ["LogitFit", "fit_logit", "independent_columns"]
 
 CovType = Literal["HC0", "HC1"]
@@ -48,7 +50,7 @@ class LogitFit:
 
     def odds_ratio_ci(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """``exp(β ± z·se)``: the Wald interval of each odds ratio."""
-        q = float(stats.norm.ppf(0.5 + confidence / 2))
+        q = normal_quantile(confidence)
         return np.exp(self.coef - q * self.se), np.exp(self.coef + q * self.se)
 
 

@@ -3,27 +3,30 @@
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from calibration.jsonout import to_strict_json, write_strict_json
 
-__all__ = ["to_strict_json", "write_report"]
+__all__ = ["output_problem", "write_report"]
 
 
-def to_strict_json(value: Any) -> Any:
-    """The value with numpy types made plain and ``nan``/``inf`` made ``None``."""
-    if isinstance(value, dict):
-        return {str(k): to_strict_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_strict_json(v) for v in value]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+def output_problem(path: str | Path, *, folder: bool) -> str | None:
+    """Why ``path`` cannot be written as a folder (``folder=True``) or a file, or ``None``.
+
+    Checked before any input is read, so a wrong ``-o`` costs nothing: an existing file
+    where a folder is wanted (or the reverse), or a file where a parent folder should be.
+    """
+    target = Path(path)
+    if target.exists() or target.is_symlink():
+        if folder and not target.is_dir():
+            return f"{target} exists and is not a folder; give a folder for the report"
+        if not folder and target.is_dir():
+            return f"{target} is a folder; give a file name"
+    for parent in target.parents:
+        if parent.exists():
+            return None if parent.is_dir() else f"{parent} is a file, not a folder"
+    return None
 
 
 def write_report(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
@@ -35,7 +38,7 @@ def write_report(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     strict = to_strict_json(result)
     paths = [out / "calibration.json", out / "report.md"]
-    paths[0].write_text(json.dumps(strict, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    write_strict_json(paths[0], strict)
     paths[1].write_text(render_markdown(strict), encoding="utf-8")
     matrix = strict.get("confusion_matrix")
     if matrix:

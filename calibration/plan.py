@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from calibration.intervals import normal_quantile
 from calibration.metrics import kappa_from_confusion
 
 __all__ = [
@@ -100,16 +100,12 @@ def kappa_variance_per_case(kappa: float, human_rate: float, judge_rate: float) 
     return float(numerator / (1 - p_e) ** 2)
 
 
-def _z(confidence: float) -> float:
-    return float(stats.norm.ppf(0.5 + confidence / 2))
-
-
 def predicted_width(
     n: int, kappa: float, *, human_rate: float, judge_rate: float, confidence: float = 0.95
 ) -> float:
     """Full width of the ``confidence`` interval of kappa that ``n`` labelled cases give."""
     variance = kappa_variance_per_case(kappa, human_rate, judge_rate)
-    return 2 * _z(confidence) * math.sqrt(variance / n)
+    return 2 * normal_quantile(confidence) * math.sqrt(variance / n)
 
 
 def plan_sample_size(
@@ -134,7 +130,7 @@ def plan_sample_size(
     h = prevalence if human_rate is None else human_rate
     j = prevalence if judge_rate is None else judge_rate
     variance = kappa_variance_per_case(kappa, h, j)
-    n = max(2, math.ceil((2 * _z(confidence)) ** 2 * variance / width**2))
+    n = max(2, math.ceil((2 * normal_quantile(confidence)) ** 2 * variance / width**2))
     return LabelPlan(n, kappa, width, h, j, confidence)
 
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
+
+from calibration.intervals import normal_interval
 
 __all__ = [
     "MeanEstimate",
@@ -57,10 +58,6 @@ class MeanEstimate:
             "n_unlabelled": self.n_unlabelled,
             **({"lambda": self.lam} if self.lam is not None else {}),
         }
-
-
-def _z(confidence: float) -> float:
-    return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
 def _var(x: np.ndarray, ddof: int) -> float:
@@ -120,7 +117,7 @@ def _ppi(
     estimate = float(imputed.mean() + rectifier.mean())
     var_imputed = _var(imputed, ddof) / len(fu) if lam else 0.0
     se = math.sqrt(var_imputed + _var(rectifier, ddof) / len(y))
-    ci = (estimate - _z(confidence) * se, estimate + _z(confidence) * se)
+    ci = normal_interval(estimate, se, confidence=confidence)
     return MeanEstimate(
         estimate, se, ci if math.isfinite(se) else None, len(y), len(fu), float(lam)
     )
@@ -228,5 +225,5 @@ def classical_mean(y: ArrayLike, *, confidence: float = 0.95, ddof: int = 1) -> 
         raise ValueError("no labelled cases")
     se = math.sqrt(_var(y_, ddof) / len(y_))
     mean = float(y_.mean())
-    ci = (mean - _z(confidence) * se, mean + _z(confidence) * se) if math.isfinite(se) else None
+    ci = normal_interval(mean, se, confidence=confidence) if math.isfinite(se) else None
     return MeanEstimate(mean, se, ci, len(y_), 0)

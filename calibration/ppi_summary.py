@@ -37,9 +37,10 @@ from calibration.binary import binary_rates
 from calibration.classes import choose_positive, order_labels, pass_fail_classes
 from calibration.errors import CalibrationInputError
 from calibration.intervals import wilson_interval
-from calibration.labels import LabelSet, labels_from_rows, read_rows
+from calibration.labels import LabelSet, labels_from_rows
 from calibration.ppi import MeanEstimate, classical_mean, ppi_mean, ppi_mean_sampled
 from calibration.ppi_cases import Cases, Sample, slice_names, unify_cases
+from calibration.rows import read_rows
 from calibration.vocabulary import check_human_file
 
 __all__ = ["prediction_powered_files", "prediction_powered_summary"]
@@ -77,7 +78,7 @@ def prediction_powered_summary(
     Raises :class:`CalibrationInputError` on input that cannot be compared: no labelled id
     among the records, no label in common, records given as the human labels, a labelled
     id without a weight. The result is plain JSON apart from ``nan`` (``null`` once
-    written by :func:`calibration.output.to_strict_json`); the module docstring says how
+    written by :func:`calibration.jsonout.to_strict_json`); the module docstring says how
     to read each figure.
     """
     judge = labels_from_rows(records, source="records")

@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+
+from calibration.intervals import normal_quantile
 
 __all__ = ["CorrectedRate", "corrected_pass_rate", "rogan_gladen", "rogan_gladen_interval"]
 
@@ -99,7 +100,7 @@ def rogan_gladen_interval(
     youden = se + sp - 1
     if youden <= 0:
         return nan
-    z2 = float(stats.norm.ppf(0.5 + confidence / 2)) ** 2
+    z2 = normal_quantile(confidence) ** 2
     a = judged_positive / n_judged + sp - 1
     fpc = 1 / m - 1 / n_judged
     s1, s0 = _shrunk_variance(tp, n_pos, z2), _shrunk_variance(tn, n_neg, z2)

@@ -19,11 +19,11 @@ from calibration.explain import errors_by_covariate
 from calibration.held_out import held_out_section
 from calibration.intervals import DEFAULT_RESAMPLES
 from calibration.metrics import Weights
-from calibration.output import to_strict_json, write_report
+from calibration.output import write_report
 from calibration.prepare import Pairs, Prepared, Settings, prepare
 from calibration.readiness import assess_readiness
 
-__all__ = ["calibrate", "to_strict_json", "write_report"]
+__all__ = ["calibrate", "write_report"]
 
 NO_SLICE = "(no slice)"
 

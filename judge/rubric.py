@@ -43,7 +43,10 @@ def packaged_rubrics_dir() -> Path:
 
 
 DEFAULT_RUBRICS_DIR = packaged_rubrics_dir()
-CASE_FIELDS = ("question", "contexts", "answer", "answer_a", "answer_b", "reference")
+CASE_FIELDS = (
+    *("question", "contexts", "answer", "answer_a", "answer_b", "reference"),
+    *("retrieved_ids", "relevant_ids", "relevance"),
+)
 COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system")
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")
 _RUBRIC_ID = re.compile(RUBRIC_ID)
@@ -92,8 +95,8 @@ class Rubric(BaseModel):
         return schema
 
     def missing_inputs(self, case: Case) -> list[str]:
-        """Names of the inputs this rubric needs that the case lacks."""
-        return [name for name in self.inputs if not getattr(case, name)]
+        """Names of the inputs this rubric needs that the case lacks (its kind decides)."""
+        return self.behaviour.missing_inputs(self, case)
 
     def render(self, case: Case, *, output_mode: str = "json_schema") -> list[dict[str, str]]:
         """Chat messages for one case. Case text travels as a JSON payload, never formatted
@@ -122,7 +125,12 @@ def _strip_titles(node: Any) -> None:
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of a file's bytes, read in blocks (rubric files, job inputs, label sets)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def parse_ref(ref: str) -> tuple[str, int | None]:

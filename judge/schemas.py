@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # The shapes of names, one definition each (rubric files, the CLI and the service agree).
 RUBRIC_ID = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -25,7 +26,10 @@ CASE_ALIASES: dict[str, str] = {
     "slice": "slices",
     "response_a": "answer_a",
     "response_b": "answer_b",
+    "retrieved_context_ids": "retrieved_ids",
+    "reference_context_ids": "relevant_ids",
 }
+MAX_IDS = 10_000  # ids a case may list (a ranking, or a set of relevant documents)
 
 
 def fold_aliases(data: dict[Any, Any]) -> dict[Any, Any]:
@@ -52,8 +56,52 @@ class Case(BaseModel):
     answer_a: str | None = None
     answer_b: str | None = None
     reference: str | None = None
+    # RAG retrieval labels (DESIGN.md "RAG evaluation"): the ranked ids of what the
+    # retriever returned (parallel to `contexts` when both are given), and the relevant ids
+    # as a set or graded relevance {"doc-id": grade}; None when the case does not say.
+    retrieved_ids: list[str] | None = Field(default=None, max_length=MAX_IDS)
+    relevant_ids: list[str] | None = Field(default=None, max_length=MAX_IDS)
+    relevance: dict[str, float] | None = Field(default=None, max_length=MAX_IDS)
     slices: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("retrieved_ids", "relevant_ids", mode="before")
+    @classmethod
+    def _id_list(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [_id_text(v) for v in value]
+        return value
+
+    @field_validator("retrieved_ids", "relevant_ids")
+    @classmethod
+    def _ids_not_empty(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and any(not v.strip() for v in value):
+            raise ValueError("ids must be non-empty strings")
+        return value
+
+    @field_validator("relevance", mode="before")
+    @classmethod
+    def _grades(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for doc, grade in value.items():
+                if not str(doc).strip():
+                    raise ValueError("ids must be non-empty strings")
+                if isinstance(grade, bool) or not isinstance(grade, int | float):
+                    raise ValueError(f"grade of {doc!r} must be a number, got {grade!r}")
+                if not math.isfinite(grade) or grade < 0:
+                    raise ValueError(f"grade of {doc!r} must be a finite number >= 0")
+        return value
+
+    @model_validator(mode="after")
+    def _labels_agree(self) -> Case:
+        """`relevant_ids` and `relevance` together: a listed id may not be graded 0."""
+        if self.relevant_ids and self.relevance:
+            zero = [d for d in self.relevant_ids if self.relevance.get(d, 1) == 0]
+            if zero:
+                raise ValueError(
+                    f"relevant_ids lists {zero[:3]} but relevance grades them 0: say it once"
+                )
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -69,6 +117,13 @@ class Case(BaseModel):
             elif out.get(name) is None:
                 out.pop(name, None)
         return out
+
+
+def _id_text(value: Any) -> Any:
+    """Whole-number ids (17) are read as text ("17"); anything else is validated as is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
 
 
 class Usage(BaseModel):

@@ -50,9 +50,12 @@ def test_evaluate_fails_what_holds_and_what_is_undefined():
     assert [c.fails for c in checks] == [True, False, True]
     lenient = evaluate(conditions, {"kappa": 0.7, "kappa_ci95_low": 0.5, "flip_rate": float("nan")})
     assert [c.fails for c in lenient] == [False, False, True]
-    assert not evaluate(conditions[2:], {"flip_rate": None}, undefined_fails=False)[0].fails
-    with pytest.raises(GateError, match="no metric 'kappa'"):
-        evaluate(conditions[:1], {})
+    # One rule for every command: undefined fails, with a reason; so does a missing name.
+    assert "undefined (fails: the result has no value for it)" in checks[2].describe()
+    missing = evaluate(conditions[:1], {}, reasons={})[0]
+    assert missing.fails and missing.outcome() == "undefined (fails: not in this result)"
+    why = evaluate(conditions[2:], {"flip_rate": None}, reasons={"flip_rate": "no pairs"})[0]
+    assert why.describe() == "flip_rate > 0: flip_rate = undefined -> undefined (fails: no pairs)"
 
 
 def test_every_metric_name_resolves_on_a_binary_result(tmp_path):

@@ -10,9 +10,9 @@ Deterministic (`derandomize=True`, no example database) and bounded: the whole m
 in well under a minute. Offline only: the rules judge, or a model named for batch export
 (which sends nothing).
 
-Not generated, because they crash inside calibration/, whose owner fixes them under this
-issue: `calibrate --bootstrap 0` (IndexError; negative counts give a ValueError), and
-`calibrate -o FILE` where FILE exists and is not a folder (FileExistsError).
+`calibrate --bootstrap 0` and negative counts, and `calibrate -o` or `--html` naming an
+existing file, a folder, an input or a link, were left out while they crashed; they are
+generated since issue 12 item 6 fixed them (exit 2 before any file is read, or a report).
 """
 
 from __future__ import annotations
@@ -265,6 +265,7 @@ def test_fuzz_grade(data: st.DataObject) -> None:
             argv += ["-o", str(data.draw(output_path(folder, source, "out.jsonl")))]
         flags = {
             "--summary": st.builds(str, output_path(folder, source, "summary.json")),
+            "--html": st.builds(str, output_path(folder, source, "report.html")),
             "--limit": INTS, "--sample": INTS, "--sample-seed": INTS,
             "--seed": INTS, "--concurrency": INTS, "--temperature": NUMBERS,
             "--max-tokens": INTS, "--max-retries": INTS, "--fail-if": GATES,
@@ -296,6 +297,7 @@ def test_fuzz_probe(data: st.DataObject) -> None:
             "--tolerance": st.sampled_from(["0.05", "0.1", "0", "-1", "nan", "x"]),
             "--alpha": st.sampled_from(["0.05", "0.1", "0.5", "0", "1", "nan", "x"]),
             "--fail-if": GATES, "--judge-family": st.sampled_from(["gpt", "", "é"]),
+            "--html": st.builds(str, output_path(folder, source, "report.html")),
         }  # fmt: skip
         if kind == "injection" or data.draw(st.integers(0, 9)) == 9:
             flags["--max-flip-rate"] = NUMBERS
@@ -364,7 +366,9 @@ def test_fuzz_calibrate(data: st.DataObject) -> None:
             argv = ["calibrate", str(judge), str(human)]
         else:
             argv = ["calibrate", "--plan"]
-        argv += ["-o", str(folder / "report")]  # an existing file as REPORT_DIR: see the top
+        argv += ["-o", str(data.draw(output_path(folder, judge, "report")))]
+        if data.draw(st.integers(0, 5)) == 5:
+            argv += ["--html", str(data.draw(output_path(folder, human, "report.html")))]
         flags = {
             "--judge-field": st.sampled_from(["label", "score", "nope"]),
             "--human-field": st.sampled_from(["label", "score", "nope"]),
@@ -373,7 +377,7 @@ def test_fuzz_calibrate(data: st.DataObject) -> None:
             "--slice-field": st.sampled_from(["group", "nope"]),
             "--threshold": NUMBERS, "--labels": st.sampled_from(["faithful,unfaithful", "1,2", ","]),
             "--positive-label": st.sampled_from(["faithful", "5", "x"]),
-            "--seed": INTS, "--bootstrap": st.sampled_from(["1", "2", "20"]),
+            "--seed": INTS, "--bootstrap": st.sampled_from(["0", "1", "2", "20", "-1", "x"]),
             "--kappa": NUMBERS, "--width": NUMBERS, "--prevalence": NUMBERS,
         }  # fmt: skip
         argv += some_flags(data, flags)

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from calibration.gates import parse_condition
 from judge.cli import main
-from judge.engine.gates import check_conditions, grade_metric_names, parse_condition
+from judge.engine.gates import check_conditions, grade_metric_names
 from judge.probes import probe_metric_names
 from judge.rubric import load_rubric
 from judge.testing import ChatRequest, FakeOpenAIServer, Reply, default_verdict
@@ -180,7 +181,7 @@ def test_the_grade_gate_names_follow_the_summary() -> None:
     )
     assert "claim_hallucination_rate" in grade_metric_names(load_rubric("faithfulness"))
     assert {"win_rates.A", "win_rates.tie"} <= grade_metric_names(load_rubric("pairwise"))
-    assert parse_condition(" flip_rate>=1e-3 ").threshold == 0.001
+    assert parse_condition(" flip_rate>=1e-3 ", {"flip_rate"}).threshold == 0.001
     with pytest.raises(Exception, match="valid names: a, b"):
         check_conditions(["c > 1"], {"a", "b"}, what="x")
 

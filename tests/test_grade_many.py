@@ -78,7 +78,7 @@ def test_three_rubrics_send_one_request_per_case_per_model_rubric_and_none_on_re
         assert [r["id"] for r in records] == input_ids(cases)  # input order, one per case
         assert {r["rubric"] for r in records} == {name}
     recall = read_jsonl(out / "recall.jsonl")
-    assert {r["judge"]["model"] for r in recall} == {"rules"}
+    assert {r["judge"]["model"] for r in recall} == {"computed"}  # no judge asked
     assert [r["score"] for r in recall] == [1.0, 0.0, 0.5, 1.0, 0.2, 1.0]
     assert {r["judge"]["model"] for r in read_jsonl(out / "faithfulness.jsonl")} == {MODEL}
     written = json.loads(summary.read_text("utf-8"))

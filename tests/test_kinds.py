@@ -42,17 +42,47 @@ def strict_problems(schema: dict[str, Any], where: str = "$") -> list[str]:
     return problems
 
 
+RAG_KINDS = ("retrieval", "context_relevance", "correctness", "citations")
+
+
 def test_every_kind_is_registered_once() -> None:
     assert {"faithfulness", "relevance", "pairwise", "scale", "labels", "criteria"} <= set(
         kind_names()
     )
+    assert set(RAG_KINDS) <= set(kind_names())
     with pytest.raises(RubricError, match="unknown kind 'nope'"):
         get_kind("nope")
 
 
-@pytest.mark.parametrize("ref", ["tone", "policy", "support-quality", "faithfulness", "pairwise"])
+@pytest.mark.parametrize(
+    "ref",
+    ["tone", "policy", "support-quality", "faithfulness", "pairwise", *RAG_KINDS, "rag-benchmark"],
+)
 def test_verdict_schemas_are_strict(ref: str) -> None:
     assert strict_problems(LIBRARY.load(ref).json_schema()) == []
+
+
+def test_rag_kinds_declare_their_signal_and_whether_they_need_a_judge() -> None:
+    signals = {name: get_kind(name).signal for name in (*RAG_KINDS, "faithfulness")}
+    assert signals == {
+        "retrieval": "retrieval",
+        "context_relevance": "retrieval",
+        "correctness": "generation",
+        "faithfulness": "generation",
+        "citations": None,  # attribution: left out of the two-by-two's generation signal
+    }
+    assert [k for k in kind_names() if not get_kind(k).needs_judge] == ["retrieval"]
+    for name in RAG_KINDS:  # the labels calibration and labelling offer
+        rubric = LIBRARY.load(name)
+        assert [c for c in rubric.behaviour.choices(rubric) if c.score is not None]
+
+
+@pytest.mark.parametrize("kind", sorted(kind_names()))
+def test_every_kind_writes_a_starting_file_that_loads(tmp_path: Path, kind: str) -> None:
+    folder = tmp_path / "mine" / "starter"
+    folder.mkdir(parents=True)
+    (folder / "v1.yaml").write_text(get_kind(kind).template("starter"))
+    assert RubricLibrary([tmp_path / "mine"]).load("starter").kind == kind
 
 
 def test_scale_verdict_score_label_and_range() -> None:
@@ -141,7 +171,7 @@ def test_summaries_of_the_generic_kinds() -> None:
     result = quality.result()
     assert result["criteria"]["relevance"]["mean"] == 4.0
     assert result["criteria"]["invented_policy"]["rate"] == 0.5
-    assert result["pass_rate"] == 0.5 and result["failed"] == 1
+    assert result["pass_rate"] == 0.5 and result["fails"] == 1
     names = grade_metric_names(LIBRARY.load("support-quality"))
     assert {"criteria.grounding.mean", "criteria.invented_policy.rate", "pass_rate"} <= set(names)
 

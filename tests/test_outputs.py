@@ -114,3 +114,47 @@ def test_probe_outputs_are_checked_too(tmp_path: Path, capsys: pytest.CaptureFix
     assert main([*probe, "-o", str(report), "--overwrite"], env={}) == 0
     assert main([*probe, "-o", str(report)], env={}) == 0  # our own report: replaced
     assert json.loads(report.read_text())["probe"] == "repeat"
+
+
+@pytest.mark.parametrize("command", ["grade", "probe", "calibrate"])
+def test_html_reports_are_outputs_like_any_other(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Seen in review: --html was written after the work, wherever it pointed: over the
+    input, through a link, over a user's file."""
+    graded = tmp_path / "graded.jsonl"
+    assert grade(source, "-o", str(graded)) == 0
+    human = tmp_path / "human.csv"
+    human.write_text("id,label\n" + "".join(f"{r['id']},faithful\n" for r in read_jsonl(graded)))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    link = tmp_path / "report.html"
+    link.symlink_to(notes)
+    argv = {
+        "grade": [
+            "grade",
+            str(source),
+            "--rubric",
+            "faithfulness",
+            "-o",
+            str(tmp_path / "g2.jsonl"),
+        ],
+        "probe": [
+            "probe",
+            "repeat",
+            str(source),
+            "--rubric",
+            "faithfulness",
+            "-o",
+            str(tmp_path / "p.json"),
+        ],
+        "calibrate": ["calibrate", str(graded), str(human), "-o", str(tmp_path / "report")],
+    }[command]
+    before = {p: p.read_bytes() for p in (source, notes, graded, human)}
+    first_input = {"grade": source, "probe": source, "calibrate": graded}[command]
+    for html in (first_input, link, notes):
+        assert main([*argv, "--html", str(html)], env={}) == 2, html
+    assert all(p.read_bytes() == data for p, data in before.items())
+    assert main([*argv, "--html", str(tmp_path / "fine.html")], env={}) == 0
+    assert (tmp_path / "fine.html").read_text("utf-8").startswith("<!doctype html>")
+    assert main([*argv, "--html", str(tmp_path / "fine.html")], env={}) == 0  # ours: replaced

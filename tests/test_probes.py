@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from calibration.gates import parse_conditions
 from judge.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, main
 from judge.engine.grader import Grader
 from judge.engine.rules import RulesJudge
-from judge.errors import InputError, UsageError
+from judge.errors import InputError
 from judge.probes import (
     ProbeOptions,
     ProbeResult,
@@ -202,12 +203,21 @@ def test_gate_conditions_and_bias_checks():
         report={"flip_rate": 0.0, "other": None, "nested": {"x": 2}},
         checks=[rate_check("flip_rate", 0, 50, 0.0), rate_check("first", 70, 100, 0.5)],
     )
-    assert not run_gate(result, conditions=["flip_rate > 0"])["failed"]
-    assert run_gate(result, conditions=["nested.x >= 2"])["failed"]
-    undefined = run_gate(result, conditions=["other > 0"])
-    assert not undefined["failed"] and undefined["checks"][0]["status"] == "undefined"
-    with pytest.raises(UsageError, match="no metric"):
-        run_gate(result, conditions=["missing > 0"])
+    names = {"flip_rate", "other", "nested.x", "missing"}
+
+    def gate(*texts: str) -> dict:
+        return run_gate(result, conditions=parse_conditions(texts, names))
+
+    assert not gate("flip_rate > 0")["failed"]
+    assert gate("nested.x >= 2")["failed"]
+    # Changed with the one gate rule (issue 12 item 6): an undefined metric now fails the
+    # gate, saying why, where it used to be listed and pass; a name missing from the report
+    # is undefined too, instead of a usage error after the run was paid for.
+    undefined = gate("other > 0")
+    assert undefined["failed"] and undefined["checks"][0]["status"] == "undefined"
+    assert undefined["checks"][0]["reason"] == "nothing in this run to compute it from"
+    missing = gate("missing > 0")
+    assert missing["failed"] and missing["checks"][0]["reason"] == "not in this result"
     biased = run_gate(result, biased=True, tolerance=0.05)
     assert biased["failed"] and [c["status"] for c in biased["checks"]] == ["ok", "biased"]
     assert not run_gate(result, biased=True, tolerance=0.25)["failed"]

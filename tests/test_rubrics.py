@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from judge.engine.rules import RulesJudge
 from judge.errors import RubricError
 from judge.rubric import (
     DEFAULT_RUBRICS_DIR,
@@ -18,7 +19,7 @@ from judge.rubric import (
     verify_lock,
 )
 from judge.schemas import Case
-from tests.helpers import case, pair
+from tests.helpers import TRIAL_CONTEXT, case, pair
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -100,6 +101,13 @@ GOLDEN_CASES = {
     ),
     "relevance@1": case(),
     "pairwise@1": pair(),
+    "context_relevance@1": case(contexts=[TRIAL_CONTEXT, "Our office is in Berlin."]),
+    "correctness@1": case(reference="The trial lasts 14 days and can be cancelled any time."),
+    "citations@1": case(
+        answer="The trial lasts 14 days from sign-up [1]. Cancel fees are 50 dollars [2]. Enjoy.",
+        contexts=[TRIAL_CONTEXT, "Our office is in Berlin."],
+    ),
+    "rag-benchmark@1": case(reference="The trial lasts 14 days and can be cancelled any time."),
 }
 
 
@@ -117,6 +125,25 @@ def test_golden_rendered_prompt(ref: str, mode: str) -> None:
     if os.environ.get("UPDATE_GOLDEN"):
         path.write_text(json.dumps(rendered, indent=2, ensure_ascii=False) + "\n")
     assert rendered == json.loads(path.read_text())
+
+
+def test_golden_computed_retrieval_verdict() -> None:
+    """`retrieval` sends no prompt: its golden file is the verdict it computes for a case
+    with a repeated id, graded relevance and more ids than contexts."""
+    rubric = load_rubric("retrieval@1")
+    row = {
+        "id": "g",
+        "contexts": ["one", "two"],
+        "retrieved_ids": ["d3", "d1", "d3", "d7"],
+        "relevance": {"d1": 2, "d7": 1, "d9": 3},
+    }
+    outcome = RulesJudge().evaluate_sync(rubric, Case.model_validate(row))
+    assert outcome.verdict is not None
+    computed = {"verdict": outcome.verdict.model_dump(mode="json"), "schema": rubric.json_schema()}
+    path = GOLDEN / "retrieval_v1.verdict.json"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(json.dumps(computed, indent=2, ensure_ascii=False) + "\n")
+    assert computed == json.loads(path.read_text())
 
 
 def test_user_text_is_fenced_as_json_data() -> None:

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from judge.errors import UsageError
-from judge.rubric import load_rubric
-from judge.service._jobs import JobRunner, file_sha256
+from judge.rubric import file_sha256, load_rubric
+from judge.service._jobs import JobRunner
 from judge.service._judges import JudgePool
 from judge.service._store import Job, JobStore, new_job_id, read_manifest, write_manifest
 from judge.service.config import ServiceConfig

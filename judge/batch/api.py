@@ -27,7 +27,13 @@ from judge.batch.manifest import (
     manifest_path,
     results_dir,
 )
-from judge.batch.replay import MISSING, ImportReport, export_requests, import_results
+from judge.batch.replay import (
+    MISSING,
+    ImportReport,
+    export_requests,
+    import_results,
+    refuse_computed,
+)
 from judge.client import Batch, BatchClient
 from judge.config import JudgeConfig, without_userinfo
 from judge.engine.cache import VerdictCache
@@ -67,6 +73,7 @@ async def submit_batches(
     max_bytes: int = MAX_BYTES_PER_FILE,
 ) -> BatchManifest:
     """Write, upload and create the batches for every case neither graded nor cached."""
+    refuse_computed(rubric)
     _check_unfetched(output, overwrite)
     if overwrite:
         output.unlink(missing_ok=True)

@@ -73,6 +73,7 @@ async def export_requests(
     """Write the request files for the selected cases that are neither in `skip_ids` (already
     graded) nor answered by the cache. The input is validated first and then streamed:
     memory does not grow with the number of cases."""
+    refuse_computed(rubric)
     judge = model_judge(config, needed_for="the request bodies")
     try:
         count = validate_file(input_path, rubric).count
@@ -93,6 +94,16 @@ async def export_requests(
         return report
     finally:
         await judge.aclose()
+
+
+def refuse_computed(rubric: Rubric) -> None:
+    """UsageError for a rubric that sends no request (`Kind.needs_judge` False): a batch
+    would hold nothing. Importing results computes such a rubric like the online path."""
+    if not rubric.behaviour.needs_judge:
+        raise UsageError(
+            f"rubric {rubric.ref} is computed from the cases alone and sends no request, so "
+            f"there is nothing to batch: grade it directly, judge grade INPUT --rubric {rubric.id}"
+        )
 
 
 def model_judge(config: JudgeConfig, *, needed_for: str) -> LLMJudge:
@@ -189,7 +200,7 @@ class ReplayBackend:
         line = read_result(data, self.mode)
         if line.completion is None:
             return self._failed(line.error or "the batch request failed")
-        outcome, _ = read_reply(rubric, line.completion, self.config)
+        outcome, _ = read_reply(rubric, line.completion, self.config, case=case)
         assert outcome is not None  # no repair in batch: always an outcome
         return outcome
 

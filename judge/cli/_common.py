@@ -9,7 +9,6 @@ the help says to users is in judge/cli/_help.py.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -204,11 +203,6 @@ def _fmt(value: Any) -> str:
     if value is None:
         return "-"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n", "utf-8")
 
 
 def discover_model(config: JudgeConfig) -> str:

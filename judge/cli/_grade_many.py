@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from calibration.jsonout import write_strict_json
 from judge.api import open_graders
 from judge.cli._common import (
     announce_judge,
@@ -26,7 +27,6 @@ from judge.cli._common import (
     print_summary,
     rubric_library,
     show_progress,
-    write_json,
 )
 from judge.cli._diagnosis import print_diagnosis
 from judge.cli._outputs import Output, check_outputs
@@ -134,7 +134,7 @@ def run_grade_many(args: argparse.Namespace, env: Mapping[str, str], refs: list[
     print_diagnosis(diagnosis)
     print(f"records: {', '.join(str(files[i]) for i in ids)}", file=sys.stderr)
     if args.summary:
-        write_json(args.summary, whole)
+        write_strict_json(args.summary, whole)
     return finish_pass(
         by_id,
         {i: files[i] for i in ids},
@@ -169,7 +169,7 @@ def _gate_names(
 ) -> dict[str, set[str]]:
     names = {r.id: grade_metric_names(r) for r in rubrics}
     if all(sources[s] for s in SIGNALS):
-        empty = pass_metrics({}, diagnose([], sources))
+        empty, _ = pass_metrics({}, diagnose([], sources))
         names["diagnosis"] = {n.removeprefix("diagnosis.") for n in empty}
     return names
 

@@ -72,6 +72,12 @@ def _is_request_file(path: Path) -> bool:
     return isinstance(data, dict) and {"custom_id", "method", "url", "body"} <= data.keys()
 
 
+def _is_html_report(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 512))
+        return b"Written by llm-judge." in handle.read()
+
+
 # "records" (a grade's -o) has no entry: grade_file checks it after the input validates,
 # against the rubric and the judge too (judge.engine.records.check_resumable).
 RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
@@ -80,6 +86,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "probe": ("probe report", _is_probe_report),
     "markdown": ("probe report", _is_probe_markdown),
     "requests": ("batch request file", _is_request_file),
+    "html": ("HTML report of this tool", _is_html_report),
     "compare": ("comparison (judge compare --json)", _is_comparison),
 }
 

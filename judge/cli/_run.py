@@ -14,17 +14,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from calibration.gates import Condition, evaluate
 from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK
 from judge.cli._outputs import Output
 from judge.config import JudgeConfig
 from judge.engine.files import Selection
 from judge.engine.gates import (
-    Condition,
     check_conditions,
-    evaluate,
     failure_line,
     grade_metric_names,
     grade_metrics,
+    grade_undefined_reasons,
 )
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError
@@ -78,6 +78,8 @@ def grade_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
     outputs = [Output("-o", records, "records")]
     if args.summary:
         outputs.append(Output("--summary", args.summary, "summary"))
+    if getattr(args, "html", None):  # batch shares these outputs and has no --html
+        outputs.append(Output("--html", args.html, "html"))
     return outputs
 
 
@@ -90,9 +92,9 @@ def finish_run(
 ) -> int:
     """The exit code of a finished run, with one line on stderr for each reason."""
     return finish_pass(
-        {summary.get("rubric", ""): summary},
-        {summary.get("rubric", ""): records},
-        grade_metrics(summary),
+        {"": summary},
+        {"": records},
+        (grade_metrics(summary), grade_undefined_reasons(summary)),
         max_error_rate=max_error_rate,
         conditions=conditions,
     )
@@ -101,29 +103,28 @@ def finish_run(
 def finish_pass(
     summaries: Mapping[str, dict[str, Any]],
     records: Mapping[str, Path],
-    values: Mapping[str, Any],
+    values: tuple[Mapping[str, Any], Mapping[str, str]],
     *,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     conditions: Sequence[Condition] = (),
 ) -> int:
     """The exit code of a finished pass of one rubric or several (`summaries` and their
     `records` files by the same key), with one line on stderr for each reason: 1 when any
-    rubric's run failed (every one is named), else 3 when any gate holds on `values`."""
+    rubric's run failed (every one is named), else 3 when any gate holds on `values` (the
+    numbers, and why any is undefined)."""
     failures = [failure_line(summaries[k], records[k], max_error_rate) for k in summaries]
     for failure in failures:
         if failure is not None:
             print(f"error: {failure}", file=sys.stderr)
     if any(failures):
         return EXIT_FATAL
-    failed = False
-    for check in evaluate(conditions, values):
-        # a gate that cannot be computed (e.g. a mean over no scored case) is no evidence
-        # that the release is fine: it fails
-        status = "failed" if check["status"] == "undefined" else check["status"]
-        value = "undefined" if check["value"] is None else f"{check['value']:g}"
-        print(f"gate: {check['condition']}: {value} -> {status}", file=sys.stderr)
-        failed = failed or status == "failed"
-    return EXIT_GATE if failed else EXIT_OK
+    # a gate that cannot be computed (e.g. a mean over no scored case) fails, saying why
+    numbers, reasons = values
+    checks = evaluate(conditions, numbers, reasons=reasons)
+    for check in checks:
+        line = f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}"
+        print(f"gate: {line}", file=sys.stderr)
+    return EXIT_GATE if any(check.fails for check in checks) else EXIT_OK
 
 
 def selection_from_args(args: argparse.Namespace) -> Selection:

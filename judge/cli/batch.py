@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from calibration.jsonout import write_strict_json
 from judge.api import open_cache
 from judge.batch.api import (
     Polling,
@@ -32,7 +33,6 @@ from judge.cli._common import (
     print_summary,
     rubric_library,
     show_progress,
-    write_json,
 )
 from judge.cli._help import BATCH_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
@@ -226,7 +226,7 @@ def _finish(report: ImportReport, output: Path, summary_path: Path | None) -> No
         print(f"warning: {warning}", file=sys.stderr)
     print(f"records: {output}", file=sys.stderr)
     if summary_path:
-        write_json(summary_path, report.summary)
+        write_strict_json(summary_path, report.summary)
 
 
 # ---- judge batch status | fetch --------------------------------------------------------

@@ -5,10 +5,14 @@ HTML report and is loaded only when `calibrate` is chosen."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from calibration import cli as calibration_cli
 from judge.cli._help import CALIBRATE_EXAMPLES
-from judge.report.cli import add_html_option, run_calibrate
+from judge.cli._html import add_html_option
+from judge.cli._outputs import Output, check_outputs
+from judge.report.calibrate import write_calibration_report
 
 
 def add_calibrate(sub: argparse._SubParsersAction) -> None:
@@ -21,3 +25,15 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
     calibration_cli.add_arguments(p)  # --cases included: --html and --explain share it
     add_html_option(p)
     p.set_defaults(run=lambda args, env: run_calibrate(args))
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """`judge calibrate`, writing the HTML report from the result calibration returns."""
+    if args.html:
+        inputs = [Path(p) for p in (args.judge_labels, args.human_labels, args.cases) if p]
+        check_outputs([Output("--html", args.html, "html")], inputs, overwrite=False)
+
+    def on_result(result: dict[str, Any]) -> list[Path]:
+        return [write_calibration_report(args.html, result, args.cases)] if args.html else []
+
+    return calibration_cli.run(args, on_result=on_result)

@@ -11,17 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from calibration.compare_markdown import render_compare_markdown
+from calibration.gates import evaluate
 from calibration.intervals import DEFAULT_RESAMPLES
-from judge.cli._common import (
-    EXIT_GATE,
-    EXIT_OK,
-    add_rubrics_dir_option,
-    rubric_library,
-    write_json,
-)
+from calibration.jsonout import write_strict_json
+from judge.cli._common import EXIT_GATE, EXIT_OK, add_rubrics_dir_option, rubric_library
 from judge.cli._help import COMPARE_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
-from judge.engine.gates import check_conditions, evaluate, parse_condition
+from judge.engine.gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
 from judge.report.runs import read_run
@@ -79,25 +75,23 @@ def run_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.resamples < 1:
         raise UsageError(f"--resamples must be at least 1, got {args.resamples}")
-    for text in args.fail_if:
-        parse_condition(text)  # the syntax, before any file is read
+    example = "faithfulness.score.diff < -0.05"
     if args.json:
         check_outputs([Output("--json", args.json, "compare")], args.runs, overwrite=False)
     library = rubric_library(args, env)
     runs = [read_run(path, library) for path in args.runs]
     result = compare_runs(runs, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed)
     values = [gate_values(c) for c in result["comparisons"]]
-    names = set().union(*values)
-    conditions = check_conditions(args.fail_if, names, what="this comparison")
+    names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
+    conditions = check_conditions(args.fail_if, names, what="this comparison", example=example)
     if args.json:
-        write_json(args.json, result)
+        write_strict_json(args.json, result)
     sys.stdout.write(render_compare_markdown(result))
     failed = False
     for comparison, figures in zip(result["comparisons"], values, strict=True):
         for check in evaluate(conditions, figures):
-            status = "failed" if check["status"] == "undefined" else check["status"]
-            value = "undefined" if check["value"] is None else f"{check['value']:g}"
             where = f"{comparison['b']} vs {comparison['a']}"
-            print(f"gate: {where}: {check['condition']}: {value} -> {status}", file=sys.stderr)
-            failed = failed or status == "failed"
+            line = f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}"
+            print(f"gate: {where}: {line}", file=sys.stderr)
+            failed = failed or check.fails
     return EXIT_GATE if failed else EXIT_OK

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from calibration.jsonout import write_strict_json
 from judge.api import open_grader
 from judge.cli._common import (
     add_judge_options,
@@ -18,7 +19,6 @@ from judge.cli._common import (
     print_summary,
     rubric_library,
     show_progress,
-    write_json,
 )
 from judge.cli._grade_many import (
     add_diagnosis_options,
@@ -28,6 +28,7 @@ from judge.cli._grade_many import (
     run_grade_many,
 )
 from judge.cli._help import GRADE_EXAMPLES
+from judge.cli._html import add_html_option, check_grade_html, grade_html
 from judge.cli._outputs import check_outputs
 from judge.cli._run import (
     add_run_options,
@@ -42,7 +43,6 @@ from judge.config import JudgeConfig
 from judge.engine.files import grade_file
 from judge.engine.inputs import derived_ids_note
 from judge.errors import UsageError
-from judge.report.cli import add_html_option, check_grade_html, grade_html
 from judge.rubric import Rubric, load_rubric
 
 DEFAULT_SAMPLE_SEED = 0
@@ -142,7 +142,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
     if args.summary:
-        write_json(args.summary, summary)
+        write_strict_json(args.summary, summary)
     return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
+from calibration.gates import Condition
 from calibration.labels import read_labels
 from judge.api import open_grader
 from judge.cli._common import (
@@ -28,6 +29,7 @@ from judge.cli._common import (
     rubric_library,
 )
 from judge.cli._help import probe_epilog
+from judge.cli._html import add_html_option, probe_html
 from judge.cli._outputs import Output, check_outputs
 from judge.config import JudgeConfig
 from judge.engine.gates import check_conditions, probe_failure
@@ -39,13 +41,13 @@ from judge.probes import (
     gate_markdown,
     load_cases,
     probe_metric_names,
+    probe_problem,
     run_gate,
     run_probe,
     write_outputs,
 )
 from judge.probes.position import check_ids, position_result, read_recorded_verdicts
 from judge.probes.verbosity import PADDINGS
-from judge.report.cli import add_html_option, probe_html
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
 
@@ -104,7 +106,7 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     output = args.output or Path(
         f"{Path(args.input or args.verdicts or '').stem}.probe-{args.probe}.json"
     )
-    check_outputs(_outputs(output), _inputs(args), overwrite=args.overwrite)
+    check_outputs(_outputs(output, args.html), _inputs(args), overwrite=args.overwrite)
     result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
     gate = run_gate(
         result,
@@ -126,30 +128,34 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_GATE if gate["failed"] else EXIT_OK
 
 
-def _outputs(report: Path) -> list[Output]:
-    """OUT.json, OUT.md and (some probes) OUT.records.jsonl: see `write_outputs`."""
-    return [
+def _outputs(report: Path, html: Path | None) -> list[Output]:
+    """OUT.json, OUT.md and (some probes) OUT.records.jsonl: see `write_outputs`; and the
+    HTML report when asked for."""
+    outputs = [
         Output("-o", report, "probe"),
         Output("-o", report.with_suffix(".md"), "markdown"),
         Output("-o", report.with_suffix(".records.jsonl"), "probe-records"),
     ]
+    return [*outputs, Output("--html", html, "html")] if html else outputs
 
 
 def _inputs(args: argparse.Namespace) -> list[Path]:
     return [Path(p) for p in (args.input, args.verdicts, args.human) if p]
 
 
-def _conditions(args: argparse.Namespace) -> list[str]:
-    conditions = list(args.fail_if)
+def _conditions(args: argparse.Namespace) -> list[Condition]:
+    """Every gate condition, parsed and checked against the probe's names: a typo fails
+    here, before anything is sent."""
+    texts = list(args.fail_if)
     if args.max_flip_rate is not None:
         if args.probe != "injection":
             raise UsageError("--max-flip-rate applies to the injection probe only")
         if not 0 <= args.max_flip_rate <= 1:
             raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
-        conditions.append(f"flip_rate > {args.max_flip_rate}")
-    # a typo fails here, before anything is sent
+        texts.append(f"flip_rate > {args.max_flip_rate}")
     valid = probe_metric_names(args.probe, paddings=args.padding or ())
-    check_conditions(conditions, valid, what=f"the {args.probe} probe")
+    what, example = f"the {args.probe} probe", "consistency_rate < 0.9"
+    conditions = check_conditions(texts, valid, what=what, example=example)
     if not 0 < args.alpha < 1:
         raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
     if args.tolerance < 0:
@@ -176,6 +182,9 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
     rubric = _rubric(args.rubric, args, env)
     if args.probe == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
+    problem = probe_problem(args.probe, rubric)
+    if problem:
+        raise UsageError(problem)
     cases = load_cases(Path(args.input), rubric)
     options = ProbeOptions(
         repeats=args.repeats,

@@ -63,11 +63,17 @@ def run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             print(f"error: {problem}", file=sys.stderr)
         print("rubrics.lock: all released rubrics match" if not problems else "")
         return EXIT_USAGE if problems else EXIT_OK
-    print(f"{'rubric':<16} {'version':>7}  {'kind':<13} sha256")
-    for rubric in library.rubrics():
+    rubrics = list(library.rubrics())
+    wide = max([16, *(len(r.id) for r in rubrics)])  # columns as wide as the longest name
+    kinds = max([13, *(len(r.kind) for r in rubrics)])
+    print(f"{'rubric':<{wide}} {'version':>7}  {'kind':<{kinds}} sha256")
+    for rubric in rubrics:
         folder = library.folder_of(rubric.id)
         where = "" if folder == DEFAULT_RUBRICS_DIR else f"  {folder}"
-        print(f"{rubric.id:<16} {rubric.version:>7}  {rubric.kind:<13} {rubric.short_hash}{where}")
+        print(
+            f"{rubric.id:<{wide}} {rubric.version:>7}  {rubric.kind:<{kinds}} "
+            f"{rubric.short_hash}{where}"
+        )
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
     return EXIT_OK

@@ -1,84 +1,35 @@
-"""CSV answer sets: rows to case dicts, with list cells read safely (JSON arrays, Python
-list literals as pandas writes them, or `a|b|c` for slices). Used by `judge.engine.inputs`."""
+"""CSV answer sets: a row's text cells as case values, with list cells read safely (JSON
+arrays, Python list literals as pandas writes them, or `a|b|c` for slices and ids;
+`metadata` and `relevance` cells hold a JSON object). The rows themselves come from
+`calibration.rows`; used by `judge.engine.inputs`."""
 
 from __future__ import annotations
 
 import ast
-import csv
 import json
-from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 from judge.schemas import CASE_ALIASES
 
-_LIST_FIELDS = ("contexts", "slices")
+_ID_FIELDS = ("retrieved_ids", "relevant_ids")
+_LIST_FIELDS = ("contexts", "slices", *_ID_FIELDS)
+_SPLIT_FIELDS = ("slices", *_ID_FIELDS)  # `a|b|c` is a list of names
+_OBJECT_FIELDS = ("metadata", "relevance")
 
 
-def iter_csv(
-    path: Path, decoded: Iterable[tuple[int, str | None, str]]
-) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line, row) for each CSV record; `decoded` is the file's (line, text or None,
-    problem) sequence, so byte limits and UTF-8 problems are judged as for JSONL."""
-    problems: list[tuple[int, str]] = []
-    last = [0]
-
-    def lines() -> Iterator[str]:
-        for number, text, problem in decoded:
-            last[0] = number
-            if text is None:
-                problems.append((number, problem))
-                yield "\n"
-            else:
-                yield text.lstrip("\ufeff") if number == 1 else text
-
-    reader = csv.reader(lines(), delimiter=_delimiter(path))
-    try:
-        header = next(reader)
-    except StopIteration:
-        return
-    except csv.Error as exc:
-        yield last[0], f"unreadable CSV header ({exc})"
-        return
-    while True:
-        start = last[0] + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            yield last[0], f"unreadable CSV ({exc})"
-            break
-        while problems:
-            yield problems.pop(0)
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(header):
-            yield start, f"has {len(row)} fields, the header has {len(header)}"
-            continue
-        yield start, _csv_row(dict(zip(header, row, strict=True)))
-    while problems:
-        yield problems.pop(0)
-
-
-def _delimiter(path: Path) -> str:
-    return "\t" if path.suffix.lower() == ".tsv" else ","
-
-
-def csv_header(path: Path) -> list[str]:
-    with path.open("r", encoding="utf-8", errors="replace", newline="") as handle:
-        header = next(csv.reader(handle, delimiter=_delimiter(path)), [])
-    return [h.lstrip("\ufeff") for h in header]
-
-
-def _csv_row(row: dict[str, str]) -> dict[str, Any]:
-    """CSV cells are text: list fields may hold a JSON array (or one plain text / a|b|c)."""
+def case_cells(row: dict[str, str]) -> dict[str, Any]:
+    """CSV cells are text: list fields may hold a JSON array (or one plain text / a|b|c),
+    metadata a JSON object; an empty cell is no value (an empty id stays, to be refused)."""
     out: dict[str, Any] = {}
     for key, value in row.items():
         name = CASE_ALIASES.get(key, key)
         if name in _LIST_FIELDS:
-            out[key] = _cell_list(value, split=name == "slices")
-        elif name == "metadata":
+            if name in _ID_FIELDS and not value.strip():
+                continue  # the case does not say; `[]` is "retrieved nothing"
+            out[key] = _cell_list(value, split=name in _SPLIT_FIELDS)
+        elif name in _OBJECT_FIELDS:
+            if name == "relevance" and not value.strip():
+                continue
             out[key] = _cell_object(value)
         elif value == "" and name not in ("id",):
             continue

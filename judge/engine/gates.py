@@ -4,116 +4,52 @@ A gate expression is checked (syntax and metric name) before the first request, 
 costs nothing; the message lists the names that command accepts. The grade metrics are the
 summary's numbers (DESIGN.md "Summary"), flattened with dots (`win_rates.A`,
 `status.api_error`), plus `failed` (api_error + parse_error) and `error_rate`
-(failed / cases). The probe side uses the same parser with its own names
-(`judge.probes._common.probe_metric_names`).
+(failed / cases). The parser and evaluator are `calibration.gates`, shared by every
+command; the probe side has its own names (`judge.probes.probe_metric_names`).
 """
 
 from __future__ import annotations
 
-import operator
-import re
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
+from calibration.gates import Condition, GateError, flatten_numbers, parse_conditions
 from judge.engine.records import scan_records
 from judge.engine.summary import summarise
 from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Status
 
-_EXPR = re.compile(
-    r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|==|!=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$"
-)
-OPS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
 FAILED_STATUSES = ("api_error", "parse_error")
 MAX_CAUSES = 1000  # distinct error texts counted; beyond it, memory would grow with N
-MAX_LISTED = 40
-
-
-@dataclass(frozen=True)
-class Condition:
-    """`METRIC OP NUMBER`: the gate fails when it holds."""
-
-    text: str
-    metric: str
-    op: str
-    threshold: float
-
-    def holds(self, value: float) -> bool:
-        return OPS[self.op](value, self.threshold)
-
-
-def parse_condition(text: str, *, flag: str = "--fail-if") -> Condition:
-    """Parse `METRIC OP NUMBER` (e.g. `error_rate > 0.01`); UsageError otherwise."""
-    match = _EXPR.match(text)
-    if not match:
-        raise UsageError(
-            f"{flag} {text!r}: expected METRIC OP NUMBER with OP one of "
-            f"{' '.join(OPS)}, e.g. 'mean_score < 0.8'"
-        )
-    return Condition(text.strip(), match[1], match[2], float(match[3]))
 
 
 def check_conditions(
-    texts: Iterable[str], valid: Collection[str], *, what: str, flag: str = "--fail-if"
+    texts: Iterable[str],
+    valid: Collection[str],
+    *,
+    what: str,
+    flag: str = "--fail-if",
+    example: str = "mean_score < 0.8",
 ) -> list[Condition]:
-    """Parse every expression and check its metric is one of `valid` (named `what` in the
-    message, which lists them). Call before anything is sent."""
-    conditions = [parse_condition(text, flag=flag) for text in texts]
-    for condition in conditions:
-        if condition.metric not in valid:
-            names = sorted(valid)
-            listed = ", ".join(names[:MAX_LISTED]) + (" ..." if len(names) > MAX_LISTED else "")
-            raise UsageError(
-                f"{flag} {condition.text!r}: {what} has no metric {condition.metric!r}; "
-                f"valid names: {listed}"
-            )
-    return conditions
-
-
-def evaluate(conditions: Sequence[Condition], values: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each condition with its value and status: `failed` (it holds), `ok`, or `undefined`
-    (no value, e.g. a mean over zero scored cases)."""
-    out = []
-    for condition in conditions:
-        value = values.get(condition.metric)
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            status = "undefined"
-        else:
-            status = "failed" if condition.holds(float(value)) else "ok"
-        out.append({"condition": condition.text, "value": value, "status": status})
-    return out
+    """Parse every expression (`calibration.gates`, the one parser) and check its metric is
+    one of `valid` (named `what` in the message, which lists them); UsageError naming
+    `flag` otherwise. Call before anything is sent."""
+    try:
+        return parse_conditions(texts, valid, what=what, example=example)
+    except GateError as exc:
+        raise UsageError(f"{flag} {exc}") from None
 
 
 # ---- grade ----------------------------------------------------------------------------
 
 
-def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Numbers (and nulls) of a nested dict under dotted names."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            out |= flatten(value, f"{name}.")
-        elif value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
-            out[name] = value
-    return out
-
-
 def grade_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The summary's numbers a grade gate can use (slices and model names left out)."""
     top = {k: v for k, v in summary.items() if k not in ("by_slice", "judge_models", "status")}
-    values = flatten(top)
+    values = flatten_numbers(top)
     statuses = summary.get("status", {})
     for status in get_args(Status):
         values[f"status.{status}"] = statuses.get(status, 0)
@@ -121,6 +57,16 @@ def grade_metrics(summary: Mapping[str, Any]) -> dict[str, Any]:
     values["failed"] = failed
     values["error_rate"] = failed / summary["cases"] if summary.get("cases") else None
     return values
+
+
+def grade_undefined_reasons(summary: Mapping[str, Any]) -> dict[str, str]:
+    """Why a grade metric is undefined (a gate on it then fails, saying so): a figure
+    over scored cases when no case was scored, the error rate of no cases."""
+    none_scored = "no case of this run was scored for it (every case failed or abstained)"
+    reasons = {name: none_scored for name, v in grade_metrics(summary).items() if v is None}
+    if not summary.get("cases"):
+        reasons["error_rate"] = "no cases"
+    return reasons
 
 
 def grade_metric_names(rubric: Rubric) -> set[str]:
@@ -136,44 +82,46 @@ def pass_conditions(
     `diagnosis` for the two-by-two) to the names valid under it. `faithfulness.mean_score <
     0.8` gates that rubric; a name with no prefix (`error_rate > 0.05`) gates every rubric
     that has it, one condition each. UsageError, listing the names, for an unknown one."""
+    prefixed = {f"{prefix}.{name}" for prefix, valid in names.items() for name in valid}
+    bare = set().union(*names.values()) if names else set()
     out: list[Condition] = []
-    for text in texts:
-        condition = parse_condition(text, flag=flag)
-        head, _, rest = condition.metric.partition(".")
-        if head in names and rest in names[head]:
+    for condition in check_conditions(texts, prefixed | bare, what="this pass", flag=flag):
+        if condition.metric in prefixed:
             out.append(condition)
             continue
-        owners = [prefix for prefix, valid in names.items() if condition.metric in valid]
-        if not owners:
-            every = {f"{prefix}.{name}" for prefix, valid in names.items() for name in valid}
-            check_conditions([text], every, what="this pass", flag=flag)
         out.extend(
             Condition(
-                f"{p}.{condition.text}",
                 f"{p}.{condition.metric}",
                 condition.op,
                 condition.threshold,
-            )
-            for p in owners
+                f"{p}.{condition.text}",
+            )  # fmt: skip
+            for p, valid in names.items()
+            if condition.metric in valid
         )
     return out
 
 
 def pass_metrics(
     summaries: Mapping[str, Mapping[str, Any]], diagnosis: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """The numbers a pass's gates read: `RUBRIC_ID.NAME` for each rubric's grade metrics
-    (`summaries` by rubric id) and `diagnosis.NAME` for the two-by-two's counts and rates
-    (`diagnosis.cells.healthy.rate`, `diagnosis.unclassified`)."""
-    values = {
-        f"{rubric_id}.{name}": value
-        for rubric_id, summary in summaries.items()
-        for name, value in grade_metrics(summary).items()
-    }
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The numbers a pass's gates read, and why any is undefined: `RUBRIC_ID.NAME` for each
+    rubric's grade metrics (`summaries` by rubric id) and `diagnosis.NAME` for the
+    two-by-two's counts and rates (`diagnosis.cells.healthy.rate`, `diagnosis.unclassified`)."""
+    values: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    for rubric_id, summary in summaries.items():
+        values |= {f"{rubric_id}.{k}": v for k, v in grade_metrics(summary).items()}
+        reasons |= {f"{rubric_id}.{k}": v for k, v in grade_undefined_reasons(summary).items()}
     if diagnosis is not None:
         top = {k: v for k, v in diagnosis.items() if k != "by_slice"}
-        values |= flatten(top, "diagnosis.")
-    return values
+        values |= flatten_numbers(top, "diagnosis.")
+        if not diagnosis.get("classified"):
+            none = "no case has both a retrieval and a generation score"
+            reasons |= {
+                k: none for k, v in values.items() if k.startswith("diagnosis.") and v is None
+            }
+    return values, reasons
 
 
 def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None:

@@ -1,7 +1,9 @@
 """Runs one rubric over many cases: cache, bounded concurrency, input order, isolation.
 
 Per-case failures become records (`api_error`, `parse_error`); only a fatal judge error
-(bad key, unknown model) stops the run, and then nothing more is sent.
+(bad key, unknown model) stops the run, and then nothing more is sent. A rubric whose kind
+needs no judge (`Kind.needs_judge` False: retrieval metrics) is computed from the case
+alone, whatever backend is configured: no request, no cache, provenance `computed`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from judge.engine.cache import VerdictCache, cache_key
 from judge.engine.identity import identity_of
 from judge.engine.identity import judge_id as hash_identity
 from judge.engine.outcome import Backend, Outcome
-from judge.engine.rules import RulesJudge
+from judge.engine.rules import COMPUTED_IDENTITY, computed_outcome
 from judge.errors import ApiError
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
@@ -37,21 +39,23 @@ class Grader:
         cache: VerdictCache | None = None,
         concurrency: int = 16,
     ) -> None:
-        if not rubric.behaviour.needs_judge:
-            # computed from the case alone: whatever judge is configured, no request is sent
-            # and nothing is cached (recomputing is cheaper than a lookup)
-            backend = RulesJudge()
         self.backend = backend
         self.rubric = rubric
-        self.cache = cache if backend.cache_identity() is not None else None
+        self.computed = not rubric.behaviour.needs_judge
+        cached = backend.cache_identity() is not None and not self.computed
+        self.cache = cache if cached else None
         self.concurrency = concurrency
-        self.identity = identity_of(backend)
+        self.identity = dict(COMPUTED_IDENTITY) if self.computed else identity_of(backend)
         self.judge_id = hash_identity(self.identity)
         self._fatal: ApiError | None = None
 
     async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
         """One case -> one record; served from the cache when the same question was judged.
         `use_cache=False` neither reads nor writes it (fresh samples, `--no-cache`)."""
+        if self.computed:
+            return build_record(
+                self.rubric, case, computed_outcome(self.rubric, case), judge_id=self.judge_id
+            )
         if self._fatal is not None:
             raise self._fatal
         key = None

@@ -33,6 +33,8 @@ def judge_id(identity: dict[str, Any]) -> str:
 
 def describe_identity(identity: dict[str, Any]) -> str:
     """The identity in words, for messages."""
+    if identity.get("judge") == "computed":
+        return "values computed from the cases (no judge)"
     if "judge" in identity:
         return f"the {identity['judge']} judge"
     settings = ", ".join(
@@ -48,6 +50,8 @@ def describe_record_judge(judge: dict[str, Any]) -> str:
     model = judge.get("model")
     if model == "rules":
         return "the rules judge"
+    if model == "computed":
+        return "values computed from the cases (no judge)"
     settings = ", ".join(
         f"{name} {judge[name]}"
         for name in ("temperature", "seed", "max_tokens", "output_mode")

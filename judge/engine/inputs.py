@@ -1,5 +1,10 @@
 """Reading answer sets: JSONL or CSV, validated in full before anything is graded.
 
+Rows come from `calibration.rows`, the one reader (and one set of rules: BOM, blank lines,
+line numbers, UTF-8, line length, nesting depth, a JSON array file, CSV header and row
+length) that label files use too; this module adds what makes a row a case: field
+aliases, Ragas' names and row-number ids, CSV list cells, and validation.
+
 Validation streams the file once and keeps only the ids (for uniqueness); grading streams it
 again. Every problem names the file and line; nothing is graded from a file that fails.
 """
@@ -7,7 +12,6 @@ again. Every problem names the file and line; nothing is graded from a file that
 from __future__ import annotations
 
 import hashlib
-import json
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -17,21 +21,16 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from judge.engine._inputs_csv import csv_header, iter_csv
+from calibration.rows import TOO_DEEP, csv_header, is_csv, nested_too_deep
+from calibration.rows import iter_rows as read_any_rows
+from judge.engine._inputs_csv import case_cells
 from judge.errors import InputError
 from judge.rubric import Rubric
 from judge.schemas import CASE_ALIASES, Case
 
 MAX_PROBLEMS = 20
-MAX_LINE_BYTES = 8 * 1024 * 1024
-MAX_DEPTH = 64  # a case is a few levels deep; deeper JSON only serves to exhaust a parser
 # Ragas' column names: a file that uses them may have no `id` (ids then come from row numbers)
 RAGAS_COLUMNS = frozenset({"user_input", "retrieved_contexts", "response"})
-NOT_JSONL = (
-    "expected JSONL, one object per line; this looks like one JSON document over several "
-    "lines (an array or a pretty-printed object). Write one case per line, e.g. "
-    "jq -c '.[]' FILE.json > FILE.jsonl"
-)
 
 
 @dataclass
@@ -42,24 +41,29 @@ class Validated:
     count: int
 
 
-def is_csv(path: Path) -> bool:
-    return path.suffix.lower() in (".csv", ".tsv")
-
-
 def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line, row) for each non-blank entry; row is a problem message when unreadable.
+    """(line, row) for each row (`calibration.rows`, the one reader of JSONL and CSV); row
+    is a problem message when unreadable. CSV cells become case values (`case_cells`).
 
     A file in Ragas' column names with no `id` gets ids from row numbers (`row-1`, ...),
     decided on its first row so that every pass over the file agrees."""
+    csv_file = is_csv(path)
     derive: bool | None = None
-    for index, (number, row) in enumerate(_raw_rows(path), 1):
+    for index, (number, row) in enumerate(_raw_rows(path, csv_file), 1):
         if isinstance(row, dict):
             if derive is None:
                 derive = _derives_ids(row)
             if derive and _lacks_id(row):
                 row = {"id": f"row-{index}", **{k: v for k, v in row.items() if k != "id"}}
-            if _depth_over(row, MAX_DEPTH):
-                row = f"nested more than {MAX_DEPTH} levels deep"
+        yield number, row
+
+
+def _raw_rows(path: Path, csv_file: bool) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, row in read_any_rows(path):
+        if csv_file and isinstance(row, dict):
+            row = case_cells(row)  # a metadata cell is JSON: the depth rule applies to it too
+            if nested_too_deep(row):
+                row = TOO_DEEP
         yield number, row
 
 
@@ -70,7 +74,8 @@ def _lacks_id(row: dict[str, Any]) -> bool:
 def derived_ids_note(path: Path) -> str | None:
     """One line to print when the file's ids come from row numbers, else None."""
     try:
-        first = next((row for _, row in _raw_rows(path) if isinstance(row, dict)), None)
+        rows = _raw_rows(path, is_csv(path))
+        first = next((row for _, row in rows if isinstance(row, dict)), None)
     except OSError:
         return None  # validation says what is wrong with the file
     if first is not None and _derives_ids(first):
@@ -80,79 +85,6 @@ def derived_ids_note(path: Path) -> str | None:
 
 def _derives_ids(first_row: dict[str, Any]) -> bool:
     return _lacks_id(first_row) and bool(RAGAS_COLUMNS & first_row.keys())
-
-
-def _raw_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    return _iter_csv(path) if is_csv(path) else _iter_jsonl(path)
-
-
-def _depth_over(data: Any, limit: int) -> bool:
-    """Whether containers nest more than `limit` deep (iterative: no recursion to exhaust)."""
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = (
-            node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        )
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
-
-
-def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
-    """(line number, text or None, problem) for each line of the file, byte-exact."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, 1):
-            if len(raw) > MAX_LINE_BYTES:
-                yield (
-                    number,
-                    None,
-                    f"line is {len(raw)} bytes, over the {MAX_LINE_BYTES}-byte limit",
-                )
-                continue
-            try:
-                yield number, raw.decode("utf-8"), ""
-            except UnicodeDecodeError as exc:
-                yield (
-                    number,
-                    None,
-                    f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                )
-
-
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    first = True
-    for number, text, problem in _decoded_lines(path):
-        if text is None:
-            yield number, problem
-            continue
-        if not text.strip():
-            continue
-        if number == 1:
-            text = text.lstrip("\ufeff")
-        was_first, first = first, False
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if was_first and (text.strip() == "{" or text.lstrip().startswith("[")):
-                yield number, NOT_JSONL  # one message, not one per line of the document
-                return
-            yield number, f"not valid JSON: {exc.msg} (column {exc.colno})"
-            continue
-        except RecursionError:
-            yield number, f"nested more than {MAX_DEPTH} levels deep"
-            continue
-        if isinstance(data, dict):
-            yield number, data
-        elif isinstance(data, list):
-            yield number, "expected a JSON object, got list (JSONL has one case object per line)"
-        else:
-            yield number, f"expected a JSON object, got {type(data).__name__}"
-
-
-def _iter_csv(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    return iter_csv(path, _decoded_lines(path))
 
 
 Rubrics = Rubric | Sequence[Rubric]
@@ -260,7 +192,7 @@ def _check_csv_header(path: Path, rubrics: Rubrics) -> list[tuple[int | None, st
     derived = "id" not in columns and RAGAS_COLUMNS & columns  # ids from row numbers
     problems: list[tuple[int | None, str | None, str]] = []
     for rubric in _listed(rubrics):
-        needed = [*([] if derived else ["id"]), *rubric.inputs]
+        needed = [*([] if derived else ["id"]), *rubric.behaviour.required_inputs(rubric)]
         missing = [name for name in needed if name not in header]
         if missing:
             text = f"CSV has no column {', '.join(missing)} (needed by rubric {rubric.ref})"

@@ -54,7 +54,9 @@ class LLMJudge:
                 info = judge_info(self.config, None, self.client.output_mode)
                 return Outcome("api_error", info, error=str(exc), usage=usage, latency_ms=latency)
             usage, latency = usage + reply.usage, latency + reply.latency_ms
-            outcome, reason = read_reply(rubric, reply, self.config, allow_repair=attempt == 0)
+            outcome, reason = read_reply(
+                rubric, reply, self.config, case=case, allow_repair=attempt == 0
+            )
             if outcome is not None:
                 outcome.usage, outcome.latency_ms = usage, latency
                 if attempt == 1 and outcome.status == "parse_error":
@@ -81,9 +83,15 @@ def model_identity(cfg: JudgeConfig) -> dict[str, Any]:
 
 
 def read_reply(
-    rubric: Rubric, reply: Completion, config: JudgeConfig, *, allow_repair: bool = False
+    rubric: Rubric,
+    reply: Completion,
+    config: JudgeConfig,
+    *,
+    case: Case | None = None,
+    allow_repair: bool = False,
 ) -> tuple[Outcome | None, str | None]:
-    """Turn one reply into an outcome. When the verdict does not validate and a repair is
+    """Turn one reply into an outcome. When the verdict does not validate (against the
+    schema, then against the `case` when given: `Kind.verdict_problem`) and a repair is
     allowed, return (None, reason) so the caller can send the reason back; otherwise it is a
     `parse_error` with the raw text kept. Shared by the online and batch paths."""
     info = judge_info(config, reply, reply.output_mode)
@@ -94,6 +102,9 @@ def read_reply(
         return Outcome("parse_error", info, error=problem, raw=raw, usage=usage), None
     try:
         verdict = parse_verdict(reply.text, rubric.verdict_model())
+        misfit = rubric.behaviour.verdict_problem(rubric, case, verdict) if case else None
+        if misfit:
+            raise ParseError(f"the verdict does not fit the case: {misfit}")
     except ParseError as exc:
         if allow_repair:
             return None, str(exc)

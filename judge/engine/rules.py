@@ -19,9 +19,22 @@ from judge.lexical import Budget, BudgetExceeded, token_f1
 from judge.rubric import Rubric
 from judge.schemas import Case, JudgeInfo
 
-__all__ = ["OFFLOAD_CHARS", "RULES_INFO", "RulesJudge", "case_size", "token_f1"]
+__all__ = [
+    "COMPUTED_IDENTITY",
+    "COMPUTED_INFO",
+    "OFFLOAD_CHARS",
+    "RULES_INFO",
+    "RulesJudge",
+    "case_size",
+    "computed_outcome",
+    "token_f1",
+]
 
 RULES_INFO = JudgeInfo(model="rules", output_mode="rules")
+# Provenance of a kind that needs no judge (`Kind.needs_judge` False, e.g. retrieval
+# metrics): its value is computed from the case alone, whichever judge is configured.
+COMPUTED_INFO = JudgeInfo(model="computed", output_mode="computed")
+COMPUTED_IDENTITY = {"judge": "computed"}
 # Below this many characters of text a case takes well under a millisecond: a thread would
 # cost more than it saves. Above it the case runs off the event loop.
 OFFLOAD_CHARS = 20_000
@@ -54,17 +67,29 @@ class RulesJudge:
             return Outcome(status="api_error", judge=RULES_INFO, error=str(exc))
 
     def evaluate_sync(self, rubric: Rubric, case: Case, *, budget: Budget | None = None) -> Outcome:
-        verdict = rubric.behaviour.rules_verdict(rubric, case, budget=budget)
-        if isinstance(verdict, Abstain):
-            return Outcome(status="abstained", judge=RULES_INFO, error=verdict.reason)
-        status = rubric.behaviour.score(rubric, verdict).status
-        return Outcome(status=status, judge=RULES_INFO, verdict=verdict)
+        return rules_outcome(rubric, case, RULES_INFO, budget=budget)
 
     def cache_identity(self) -> None:
         return None  # cheaper to recompute than to look up
 
     async def aclose(self) -> None:
         return None
+
+
+def rules_outcome(
+    rubric: Rubric, case: Case, info: JudgeInfo, *, budget: Budget | None = None
+) -> Outcome:
+    """The kind's rules verdict as an outcome, with `info` as its provenance."""
+    verdict = rubric.behaviour.rules_verdict(rubric, case, budget=budget)
+    if isinstance(verdict, Abstain):
+        return Outcome(status="abstained", judge=info, error=verdict.reason)
+    status = rubric.behaviour.score(rubric, verdict).status
+    return Outcome(status=status, judge=info, verdict=verdict)
+
+
+def computed_outcome(rubric: Rubric, case: Case) -> Outcome:
+    """A kind that needs no judge: its rules verdict is the verdict, provenance `computed`."""
+    return rules_outcome(rubric, case, COMPUTED_INFO)
 
 
 def case_size(case: Case) -> int:

@@ -28,6 +28,7 @@ class _Stats:
 
     def add(self, record: GradedRecord) -> None:
         self.statuses[record.status] += 1
+        self.kind.add_record(record)
         if record.status != "ok" or record.score is None:
             return
         self.scored += 1

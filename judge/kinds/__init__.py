@@ -10,11 +10,15 @@ from typing import Any
 
 from judge.errors import RubricError
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel
+from judge.kinds.citations import CitationsKind
+from judge.kinds.context_relevance import ContextRelevanceKind
+from judge.kinds.correctness import CorrectnessKind
 from judge.kinds.criteria import CriteriaKind
 from judge.kinds.faithfulness import FaithfulnessKind
 from judge.kinds.labels import LabelsKind
 from judge.kinds.pairwise import PairwiseKind
 from judge.kinds.relevance import RelevanceKind
+from judge.kinds.retrieval import RetrievalKind
 from judge.kinds.scale import ScaleKind
 
 __all__ = [
@@ -65,7 +69,13 @@ def kind_for_request(fields: set[str], payload: dict[str, Any]) -> Kind | None:
     return next((k for k in _REGISTRY.values() if k.recognises(fields, payload)), None)
 
 
+# Order matters only to `kind_for_request`, the test server's guess for a request that names
+# no schema: the RAG kinds recognise their own payloads, so they are asked first.
 for _kind in (
+    CitationsKind(),
+    ContextRelevanceKind(),
+    CorrectnessKind(),
+    RetrievalKind(),
     FaithfulnessKind(),
     RelevanceKind(),
     PairwiseKind(),

@@ -23,14 +23,24 @@ from judge.schemas import Case, GradedRecord, Status
 if TYPE_CHECKING:
     from judge.rubric import Rubric
 
-CASE_CONTENT = ("question", "contexts", "answer", "answer_a", "answer_b", "reference")
+CASE_CONTENT = (
+    *("question", "contexts", "answer", "answer_a", "answer_b", "reference"),
+    *("retrieved_ids", "relevant_ids", "relevance"),
+)
 
 
 class VerdictModel(BaseModel):
     """Base of every verdict: `extra="forbid"` makes the JSON schema say
-    `additionalProperties: false`, which strict structured output requires."""
+    `additionalProperties: false`, which strict structured output requires.
+
+    A kind may add `@computed_field`s (precision, recall, ...): they are in the record's
+    verdict (`model_dump`) but not in the schema the judge is asked to fill."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def judge_fields(self) -> dict[str, Any]:
+        """The verdict as the judge writes it: computed fields left out."""
+        return self.model_dump(mode="json", exclude=set(type(self).model_computed_fields))
 
 
 class NoSpec(BaseModel):
@@ -73,8 +83,12 @@ class KindStats:
     """Running totals of a kind's own summary figures for one group of records.
 
     The summary counts statuses and the mean score for every kind; a kind adds its own
-    figures by overriding `add_ok` (called for each `ok` record with a score) and
-    `figures`. Memory stays flat in the number of records."""
+    figures by overriding `add_ok` (called for each `ok` record with a score), `add_record`
+    (called for every record, whatever its status, first) and `figures`. Memory stays flat
+    in the number of records."""
+
+    def add_record(self, record: GradedRecord) -> None:
+        return None
 
     def add_ok(self, record: GradedRecord) -> None:
         return None
@@ -186,6 +200,20 @@ class Kind:
     def cache_content(self, rubric: Rubric, case: Case) -> dict[str, Any]:
         """The case content in the cache key: exactly what the judge is shown."""
         return {name: getattr(case, name) for name in CASE_CONTENT if name in rubric.inputs}
+
+    def required_inputs(self, rubric: Rubric) -> list[str]:
+        """The inputs every case must carry (a CSV must have their columns)."""
+        return list(rubric.inputs)
+
+    def missing_inputs(self, rubric: Rubric, case: Case) -> list[str]:
+        """Names of the required inputs the case lacks (empty text or list = lacking)."""
+        return [name for name in self.required_inputs(rubric) if not getattr(case, name)]
+
+    def verdict_problem(self, rubric: Rubric, case: Case, verdict: BaseModel) -> str | None:
+        """Why a verdict that matches the schema still does not fit this case (a chunk
+        left out, a citation that is not in the answer), said so the judge can repair it;
+        None when it fits. A problem makes the reply a `parse_error`, never a grade."""
+        return None
 
     # ---- reading the verdict -------------------------------------------------------
 

@@ -14,8 +14,15 @@ Verdict: one field per criterion, `{"rationale", "score": min..max}` for a scale
 `{"rationale", "value": true|false}` for a boolean, each typed by its scale so strict
 schemas enforce the ranges. Score = weighted mean of (s - min) / (max - min) over the scale
 criteria, times (1 - value) for each penalty; label `pass` when score >= pass_at, else
-`fail`. The summary gives each criterion's mean (and its `good`/`warning` flag when the
-rubric sets those thresholds), each boolean's rate, and the pass rate.
+`fail`. The summary gives each criterion's mean (each boolean's rate), the pass rate, the
+count of `fail` labels (`fails`), and, as the chunking benchmark names them,
+`total_questions` (every record) and `failed_questions` (records that errored:
+api_error or parse_error).
+
+Flags: a criterion may set `good` and `warning` thresholds on its own scale, as the
+chunking benchmark's interpretation guide does ("good >= 8", "warning < 6"). A scale's
+mean is `good` when >= good, `warning` when < warning, `fair` in between; a boolean's rate
+(lower is better) is `good` when <= good, `warning` when > warning, `fair` in between.
 """
 
 from __future__ import annotations
@@ -57,6 +64,19 @@ class Criterion(BaseModel):
             raise ValueError(f"boolean criterion {self.name!r} takes no scale")
         if self.penalty and self.type != "boolean":
             raise ValueError(f"penalty applies to boolean criteria only ({self.name!r})")
+        return self._thresholds()
+
+    def _thresholds(self) -> Criterion:
+        """good/warning on the criterion's own scale (a rate for a boolean), in order."""
+        low, high = (self.scale.min, self.scale.max) if self.scale else (0.0, 1.0)
+        for name, value in (("good", self.good), ("warning", self.warning)):
+            if value is not None and not low <= value <= high:
+                raise ValueError(f"{self.name}: {name} {value} is outside {low}..{high}")
+        if self.good is not None and self.warning is not None:
+            higher_is_better = self.type == "scale"
+            if (self.warning > self.good) if higher_is_better else (self.warning < self.good):
+                side = "above" if higher_is_better else "below"
+                raise ValueError(f"{self.name}: warning {self.warning} is {side} good {self.good}")
         return self
 
 
@@ -93,6 +113,12 @@ class CriteriaStats(KindStats):
     sums: dict[str, float] = field(default_factory=dict)
     scored: int = 0
     passing: int = 0
+    total: int = 0
+    errored: int = 0
+
+    def add_record(self, record: GradedRecord) -> None:
+        self.total += 1
+        self.errored += record.status in ("api_error", "parse_error")
 
     def add_ok(self, record: GradedRecord) -> None:
         self.scored += 1
@@ -104,25 +130,29 @@ class CriteriaStats(KindStats):
         out: dict[str, Any] = {}
         for c in self.spec.criteria:
             mean = ratio(self.sums.get(c.name, 0.0), self.scored)
-            if c.type == "boolean":
-                out[c.name] = {"rate": mean}
-            else:
-                out[c.name] = {"mean": mean, "flag": _flag(c, mean)}
+            key = "rate" if c.type == "boolean" else "mean"
+            out[c.name] = {key: mean, "flag": flag(c, mean)}
         return {
             "pass_rate": ratio(self.passing, self.scored),
-            "failed": self.scored - self.passing,
+            "fails": self.scored - self.passing,
+            "total_questions": self.total,
+            "failed_questions": self.errored,
             "criteria": out,
         }
 
 
-def _flag(criterion: Criterion, mean: float | None) -> str | None:
-    if mean is None or criterion.good is None:
+def flag(criterion: Criterion, value: float | None) -> str | None:
+    """`good`, `fair` or `warning` for a criterion's mean (a boolean's rate), by its
+    thresholds (the module docstring); None when it sets none or nothing was scored."""
+    if value is None or (criterion.good is None and criterion.warning is None):
         return None
-    if mean >= criterion.good:
-        return "good"
-    if criterion.warning is not None and mean >= criterion.warning:
-        return "warning"
-    return "poor"
+    if criterion.type == "boolean":  # a rate: lower is better
+        good = criterion.good is not None and value <= criterion.good
+        warning = criterion.warning is not None and value > criterion.warning
+    else:
+        good = criterion.good is not None and value >= criterion.good
+        warning = criterion.warning is not None and value < criterion.warning
+    return "good" if good else "warning" if warning else "fair"
 
 
 def _values(spec: CriteriaSpec, verdict: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,6 @@ a different plan is refused, naming what changed, so labels never silently mix t
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from judge.errors import InputError, UsageError
 from judge.label.choices import case_view
 from judge.label.sampling import select_items, stratum_of
 from judge.label.store import LabelStore
-from judge.rubric import Rubric
+from judge.rubric import Rubric, file_sha256
 
 
 @dataclass(frozen=True)
@@ -34,23 +33,15 @@ class LabelPlan:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "input_sha256": _sha256(self.input),
+            "input_sha256": file_sha256(self.input),
             "rubric": self.rubric.ref,
             "rubric_sha256": self.rubric.sha256,
-            "records_sha256": _sha256(self.records) if self.records else None,
+            "records_sha256": file_sha256(self.records) if self.records else None,
             "sample": self.sample,
             "seed": self.seed,
             "overlap": self.overlap,
             "input": str(self.input),
         }
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def open_label_store(db: Path, plan: LabelPlan) -> LabelStore:

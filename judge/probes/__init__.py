@@ -2,9 +2,10 @@
 
 One module per probe (`position`, `verbosity`, `repeat`, `injection`, `self_preference`),
 each returning a `ProbeResult`: a JSON-ready report, the bias checks a CI gate can act on, a
-short Markdown summary and, for some probes, records. What they share (loading cases, rates
-with Wilson intervals, the gate, the writers) is in `judge.probes._common`; which inputs a
-probe may pad, swap or inject into is the rubric kind's to say (`judge.kinds`).
+short Markdown summary and, for some probes, records. What they share (loading cases, bias
+checks, the gate, the writers) is in `judge.probes._common`; their statistics (rates with
+Wilson intervals, t and Welch intervals, tests) are pure functions in `calibration`; which
+inputs a probe may pad, swap or inject into is the rubric kind's to say (`judge.kinds`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from judge.probes._common import (
     ProbeResult,
     gate_markdown,
     load_cases,
-    parse_condition,
+    probe_metrics,
+    probe_problem,
     rate_check,
     run_gate,
     write_outputs,
@@ -39,8 +41,9 @@ __all__ = [
     "ProbeResult",
     "gate_markdown",
     "load_cases",
-    "parse_condition",
     "probe_metric_names",
+    "probe_metrics",
+    "probe_problem",
     "rate_check",
     "run_gate",
     "run_probe",
@@ -108,4 +111,7 @@ async def run_probe(
     }
     if probe not in runners:
         raise UsageError(f"unknown probe {probe!r}; one of {', '.join(PROBE_KINDS)}")
+    problem = probe_problem(probe, grader.rubric)
+    if problem:
+        raise UsageError(problem)
     return await runners[probe](grader, cases, options or ProbeOptions())

@@ -1,9 +1,11 @@
 """Bias probes: transform the inputs, reuse the grader, report rates with 95% intervals.
 
 Each probe (position, verbosity, repeat, injection, self-preference) lives in its own
-`judge/probes_<name>.py` and returns a `ProbeResult`: a JSON-ready report, the bias checks
+module of `judge.probes` and returns a `ProbeResult`: a JSON-ready report, the bias checks
 a CI gate can act on, a short Markdown summary and, for some probes, records. This module
-holds what they share: loading cases, rates with Wilson intervals, the gate and the writers.
+holds what they share that is about probes: loading cases, the bias checks, the gate and
+the writers. The statistics are pure functions in `calibration` (`calibration.probe_stats`
+for report fields, `calibration.intervals` and `calibration.means` for intervals).
 
 Every rate `x` in a report comes with `x_ci95` (Wilson 95% interval) and the counts it was
 computed from. Failed verdicts (`parse_error`, `api_error`) are never a grade: they are
@@ -16,21 +18,25 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
-from scipy import stats
 
-from calibration.intervals import binomial_test_p, wilson_interval
-from calibration.report import to_strict_json
-from judge.engine import gates
+from calibration.gates import Condition, evaluate, flatten_numbers
+from calibration.intervals import wilson_interval
+from calibration.jsonout import write_strict_json
+from calibration.means import mean_interval
 from judge.engine.inputs import iter_cases, validate_file
-from judge.errors import UsageError
 from judge.rubric import Rubric
-from judge.schemas import Case, GradedRecord
+from judge.schemas import Case, GradedRecord, Status
 
 PROBE_KINDS = ("position", "verbosity", "repeat", "injection", "self-preference")
+# The probes that change or compare the graded answer: a rubric that grades none (its kind
+# has no answer field, e.g. context relevance) has nothing for them to act on.
+ANSWER_PROBES = ("verbosity", "self-preference")
 MAX_LISTED_IDS = 20
+UNDEFINED_CHECK = "too few verdicts for an estimate and its interval"
+UNDEFINED_METRIC = "nothing in this run to compute it from"
 
 
 @dataclass(frozen=True)
@@ -56,9 +62,12 @@ class BiasCheck:
     interval: Callable[[float], tuple[float, float]]
 
     def evaluate(self, *, tolerance: float, confidence: float) -> dict[str, Any]:
+        """The check at `confidence`: `biased`, `ok`, or `undefined` (no estimate or no
+        interval), which fails the gate like every undefined gate (`calibration.gates`)."""
         lo, hi = self.interval(confidence)
         defined = self.estimate is not None and math.isfinite(lo) and math.isfinite(hi)
         biased = defined and (lo > self.null + tolerance or hi < self.null - tolerance)
+        status = "undefined" if not defined else "biased" if biased else "ok"
         return {
             "check": self.name,
             "estimate": self.estimate,
@@ -66,7 +75,9 @@ class BiasCheck:
             "interval": [lo, hi],
             "confidence": confidence,
             "tolerance": tolerance,
-            "status": "undefined" if not defined else "biased" if biased else "ok",
+            "status": status,
+            "fails": status != "ok",
+            "reason": None if defined else UNDEFINED_CHECK,
         }
 
 
@@ -93,57 +104,24 @@ class ProbeResult:
     records: list[GradedRecord] | None = None
 
 
-# ---- statistics ------------------------------------------------------------------------
+def probe_problem(probe: str, rubric: Rubric) -> str | None:
+    """Why `probe` cannot run on `rubric` (its kind decides: a kind that needs no judge has
+    no judge to probe; one that grades no answer has no answer to pad), or None."""
+    kind = rubric.behaviour
+    if not kind.needs_judge:
+        return (
+            f"rubric {rubric.ref} is computed from the cases alone, with no judge and no "
+            f"answer: there is nothing for the {probe} probe to probe"
+        )
+    if probe in ANSWER_PROBES and not kind.answer_fields:
+        return (
+            f"the {probe} probe changes the graded answer, and rubric {rubric.ref} grades no "
+            "answer (repeat and injection into the contexts still apply)"
+        )
+    return None
 
 
-def rate_fields(name: str, k: int, n: int) -> dict[str, Any]:
-    """`{name: k/n, name_ci95: [lo, hi]}`; both null when n is 0 (nothing observed)."""
-    if n == 0:
-        return {name: None, f"{name}_ci95": None}
-    lo, hi = wilson_interval(k, n)
-    # exact ends: the formula leaves float noise (1e-17) where the bound is 0 or 1
-    return {name: k / n, f"{name}_ci95": [0.0 if k == 0 else lo, 1.0 if k == n else hi]}
-
-
-def binomial_p(k: int, n: int, p: float = 0.5) -> float | None:
-    """Exact two-sided binomial test p-value; null when n is 0."""
-    return None if n == 0 else binomial_test_p(k, n, p)
-
-
-def mean_interval(values: np.ndarray, *, confidence: float = 0.95) -> tuple[float, float]:
-    """Student t interval of the mean; (nan, nan) below two values. A constant sample
-    gives a zero-width interval at its value."""
-    n = len(values)
-    if n < 2:
-        return (math.nan, math.nan)
-    mean = float(values.mean())
-    sem = float(values.std(ddof=1)) / math.sqrt(n)
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sem
-    return (mean - half, mean + half)
-
-
-def paired_change(before: Sequence[float], after: Sequence[float]) -> dict[str, Any]:
-    """Mean change after - before with its t interval, shares raised / lowered / unchanged
-    (Wilson), and the Wilcoxon signed-rank p-value (scipy; null when every change is 0)."""
-    diffs = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
-    n = len(diffs)
-    raised, lowered = int((diffs > 1e-12).sum()), int((diffs < -1e-12).sum())
-    out: dict[str, Any] = {"n": n}
-    out["mean_score_change"] = float(diffs.mean()) if n else None
-    lo, hi = mean_interval(diffs)
-    out["mean_score_change_ci95"] = [lo, hi] if n >= 2 else None
-    out["raised"], out["lowered"], out["unchanged"] = raised, lowered, n - raised - lowered
-    out.update(rate_fields("share_raised", raised, n))
-    out.update(rate_fields("share_lowered", lowered, n))
-    out["wilcoxon_p_value"] = wilcoxon_p(diffs)
-    return out
-
-
-def wilcoxon_p(diffs: np.ndarray) -> float | None:
-    """Two-sided Wilcoxon signed-rank p-value of paired differences; null when all are 0."""
-    if not np.any(np.abs(diffs) > 1e-12):
-        return None
-    return float(stats.wilcoxon(diffs, zero_method="wilcox").pvalue)
+# ---- Markdown ------------------------------------------------------------------------
 
 
 def listed(ids: Sequence[str]) -> str:
@@ -185,11 +163,7 @@ def status_counts(records: Sequence[GradedRecord]) -> dict[str, int]:
 def write_outputs(result: ProbeResult, out: Path) -> list[Path]:
     """OUT.json (strict JSON), OUT.md beside it and, when the probe made records,
     OUT.records.jsonl (one graded record per input case, input order)."""
-    import json
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(to_strict_json(result.report), indent=2, ensure_ascii=False, allow_nan=False)
-    out.write_text(data + "\n", "utf-8")
+    write_strict_json(out, result.report)
     written = [out, out.with_suffix(".md")]
     written[1].write_text("\n".join(result.markdown).rstrip() + "\n", "utf-8")
     if result.records is not None:
@@ -204,45 +178,34 @@ def write_outputs(result: ProbeResult, out: Path) -> list[Path]:
 # ---- the gate --------------------------------------------------------------------------
 
 
-def parse_condition(text: str) -> tuple[str, str, float]:
-    """`METRIC OP NUMBER` (e.g. `flip_rate > 0`) -> its parts; UsageError otherwise."""
-    condition = gates.parse_condition(text)
-    return condition.metric, condition.op, condition.threshold
-
-
-def _lookup(report: dict[str, Any], path: str) -> Any:
-    value: Any = report
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            raise UsageError(f"--fail-if: this probe's report has no metric {path!r}")
-        value = value[part]
-    return value
+def probe_metrics(report: dict[str, Any]) -> dict[str, Any]:
+    """The report's numbers under dotted names (`by_strategy.recap.n`), as a gate sees
+    them; a status no verdict had counts 0 (the report lists only the statuses seen)."""
+    values = flatten_numbers({k: v for k, v in report.items() if k != "gate"})
+    if isinstance(report.get("status"), dict):
+        for status in get_args(Status):
+            values.setdefault(f"status.{status}", 0)
+    return values
 
 
 def run_gate(
     result: ProbeResult,
     *,
-    conditions: Sequence[str] = (),
+    conditions: Sequence[Condition] = (),
     biased: bool = False,
     tolerance: float = 0.05,
     alpha: float = 0.05,
 ) -> dict[str, Any]:
-    """Evaluate `--fail-if` conditions (fail when one holds) and, with `biased`, every bias
-    check at confidence 1 - alpha. Undefined metrics do not fail; they are listed."""
-    checks: list[dict[str, Any]] = []
-    for text in conditions:
-        name, op, threshold = parse_condition(text)
-        value = _lookup(result.report, name)
-        if value is not None and not isinstance(value, int | float):
-            raise UsageError(f"--fail-if: {name!r} is not a number")
-        holds = value is not None and gates.OPS[op](float(value), threshold)
-        status = "undefined" if value is None else "failed" if holds else "ok"
-        checks.append({"condition": text, "value": value, "status": status})
+    """Evaluate `--fail-if` conditions (parsed up front; fail when one holds) and, with
+    `biased`, every bias check at confidence 1 - alpha. An undefined metric or check fails
+    the gate, with its reason (`calibration.gates`: one rule for every command)."""
+    values = probe_metrics(result.report)
+    reasons = {name: UNDEFINED_METRIC for name, value in values.items() if value is None}
+    checks = [check.as_dict() for check in evaluate(conditions, values, reasons=reasons)]
     if biased:
         for check in result.checks:
             checks.append(check.evaluate(tolerance=tolerance, confidence=1 - alpha))
-    failed = any(c["status"] in ("failed", "biased") for c in checks)
-    return {"failed": failed, "checks": checks}
+    return {"failed": any(c["fails"] for c in checks), "checks": checks}
 
 
 def gate_markdown(gate: dict[str, Any]) -> list[str]:
@@ -251,12 +214,18 @@ def gate_markdown(gate: dict[str, Any]) -> list[str]:
     lines = ["", f"## Gate: {'FAILED' if gate['failed'] else 'passed'}", ""]
     for check in gate["checks"]:
         if "condition" in check:
-            lines.append(f"- `{check['condition']}`: {fmt(check['value'])} -> {check['status']}")
+            lines.append(f"- `{check['condition']}`: {fmt(check['value'])} -> {_outcome(check)}")
         else:
             lo, hi = check["interval"]
             span = "n/a" if check["status"] == "undefined" else f"{lo:.3f}..{hi:.3f}"
             lines.append(
                 f"- {check['check']}: {fmt(check['estimate'])} (interval {span}, no bias = "
-                f"{check['null']}, tolerance {check['tolerance']}) -> {check['status']}"
+                f"{check['null']}, tolerance {check['tolerance']}) -> {_outcome(check)}"
             )
     return lines
+
+
+def _outcome(check: dict[str, Any]) -> str:
+    if check["status"] == "undefined":
+        return f"undefined (fails: {check['reason']})"
+    return str(check["status"])

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from calibration.probe_stats import rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     ProbeOptions,
@@ -26,7 +27,6 @@ from judge.probes._common import (
     fmt,
     listed,
     rate_check,
-    rate_fields,
     status_counts,
 )
 from judge.rubric import Rubric
@@ -77,9 +77,18 @@ def injection_text(name: str, rubric: Rubric, target: str, case: Case | None = N
     values = {
         "target": kind.injection_goal(rubric, target),
         "question": (case.question or "") if case else "{question}",
-        "answer": str(getattr(case, kind.injection_field(target)) or "") if case else "{answer}",
+        "answer": _echo(rubric, target, case),
     }
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], INJECTIONS[name]).strip()
+
+
+def _echo(rubric: Rubric, target: str, case: Case | None) -> str:
+    """The answer an injection echoes ("" for a kind that grades no answer)."""
+    if case is None:
+        return "{answer}"
+    if not rubric.behaviour.answer_fields:
+        return ""
+    return str(getattr(case, rubric.behaviour.injection_field(target)) or "")
 
 
 def target_of(rubric: Rubric, clean: GradedRecord) -> str | None:
@@ -88,8 +97,15 @@ def target_of(rubric: Rubric, clean: GradedRecord) -> str | None:
 
 
 def placements(rubric: Rubric) -> list[str]:
+    """Where injections go: the answer (when the kind grades one) and a context passage
+    (when the rubric sends contexts)."""
     sends_contexts = "contexts" in rubric.inputs or rubric.behaviour.compares_two
-    return [p for p in PLACEMENTS if p == "answer" or sends_contexts]
+    has_answer = bool(rubric.behaviour.answer_fields)
+    return [
+        p
+        for p in PLACEMENTS
+        if (p == "answer" and has_answer) or (p != "answer" and sends_contexts)
+    ]
 
 
 def inject(case: Case, rubric: Rubric, name: str, placement: str, target: str) -> Case:

@@ -23,18 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from calibration.probe_stats import binomial_p, rate_fields
+from calibration.rows import iter_rows
 from judge.engine.grader import Grader
-from judge.engine.inputs import iter_rows
 from judge.errors import InputError, UsageError
 from judge.kinds.pairwise import PAIRWISE_SCORE
 from judge.probes._common import (
     ProbeOptions,
     ProbeResult,
-    binomial_p,
     fmt,
     listed,
     rate_check,
-    rate_fields,
 )
 from judge.schemas import Case, GradedRecord, Usage
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from calibration.multirater import krippendorff_alpha
+from calibration.probe_stats import rate_fields
 from judge.engine.grader import Grader
 from judge.errors import UsageError
 from judge.probes._common import (
@@ -25,7 +26,6 @@ from judge.probes._common import (
     fmt,
     listed,
     rate_check,
-    rate_fields,
     status_counts,
 )
 from judge.schemas import Case, GradedRecord

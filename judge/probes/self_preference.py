@@ -18,24 +18,22 @@ wins / non-tie verdicts (Wilson, binomial test vs 0.5), beside the humans' own_w
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from calibration.means import welch_interval
+from calibration.probe_stats import binomial_p, difference_fields, rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,
     ProbeOptions,
     ProbeResult,
-    binomial_p,
     fmt,
     mean_check,
     rate_check,
-    rate_fields,
     status_counts,
 )
 from judge.probes.position import judge_both_orders, pair_verdicts, resolve
@@ -74,38 +72,10 @@ def human_score(label: Any, rubric: Rubric) -> float | None:
     return rubric.behaviour.human_score(rubric, label)
 
 
-def welch(
-    own: Sequence[float], other: Sequence[float], confidence: float = 0.95
-) -> tuple[float, float]:
-    """Welch t interval of mean(own) - mean(other); (nan, nan) below two values a side."""
-    a, b = np.asarray(own, dtype=float), np.asarray(other, dtype=float)
-    if len(a) < 2 or len(b) < 2:
-        return (math.nan, math.nan)
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    diff, se = float(a.mean() - b.mean()), math.sqrt(va + vb)
-    if se == 0:
-        return (diff, diff)
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
-    return (diff - half, diff + half)
-
-
-def gap_fields(name: str, own: Sequence[float], other: Sequence[float]) -> dict[str, Any]:
-    lo, hi = welch(own, other)
-    defined = len(own) > 0 and len(other) > 0
-    p = None
-    if len(own) >= 2 and len(other) >= 2 and np.var([*own, *other]) > 0:
-        p = float(stats.ttest_ind(own, other, equal_var=False).pvalue)
-    return {
-        name: float(np.mean(own) - np.mean(other)) if defined else None,
-        f"{name}_ci95": [lo, hi] if math.isfinite(lo) else None,
-        f"{name}_p_value": None if p is None or math.isnan(p) else p,
-    }
-
-
 def gap_check(name: str, own: Sequence[float], other: Sequence[float]) -> BiasCheck:
+    """The bias check on mean(own) - mean(other), with Welch intervals; no bias = 0."""
     estimate = float(np.mean(own) - np.mean(other)) if len(own) and len(other) else None
-    return BiasCheck(name, estimate, 0.0, lambda c: welch(own, other, c))
+    return BiasCheck(name, estimate, 0.0, lambda c: welch_interval(own, other, confidence=c))
 
 
 async def run_self_preference(
@@ -150,10 +120,10 @@ async def _pointwise(
         },
         "own_answers": len(own),
         "other_answers": len(other),
-        **gap_fields("judge_gap", own, other),
+        **difference_fields("judge_gap", own, other),
         "human_matched": len(d_own) + len(d_other),
-        **gap_fields("human_gap", h_own, h_other),
-        **gap_fields("excess_gap", d_own, d_other),
+        **difference_fields("human_gap", h_own, h_other),
+        **difference_fields("excess_gap", d_own, d_other),
     }
     humans_known = bool(d_own or d_other)
     check = (

@@ -21,18 +21,16 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from calibration.probe_stats import binomial_p, paired_change, rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,
     ProbeOptions,
     ProbeResult,
-    binomial_p,
     fmt,
     listed,
     mean_check,
-    paired_change,
     rate_check,
-    rate_fields,
     status_counts,
 )
 from judge.probes.position import content_winner, judge_both_orders

@@ -10,17 +10,17 @@ reasons (when the judge file is graded records), and the provenance.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from calibration.report import to_strict_json
+from calibration.jsonout import to_strict_json
 from judge.report.cases import MAX_CASES, case_cards, read_cases, read_records
 from judge.report.html import definitions, document, esc, figure, grid, paragraph, section, table
 from judge.report.pairs import paired_values, reliability_points
 from judge.report.provenance import records_provenance
 from judge.report.svg import heatmap, reliability, scatter
 from judge.report.write import write_html
+from judge.rubric import file_sha256
 
 _FIGURES = (
     ("n", "matched cases"),
@@ -184,7 +184,7 @@ def _provenance(result: dict[str, Any], settings: dict[str, Any], cases: Path | 
         if path and Path(path).is_file():
             pairs += [
                 (key.replace("_", " "), path),
-                (f"{key.split('_')[0]} file sha256", _sha256(Path(path))),
+                (f"{key.split('_')[0]} file sha256", file_sha256(Path(path))),
             ]
     judge_file = settings.get("judge_file")
     pairs += records_provenance(Path(judge_file)) if judge_file else []
@@ -195,11 +195,3 @@ def _provenance(result: dict[str, Any], settings: dict[str, Any], cases: Path | 
     ]
     pairs.append(("cases", str(cases) if cases else "-"))
     return definitions(pairs)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -6,13 +6,14 @@ holds a few dozen in memory. Case text is untrusted: every piece goes through `e
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from judge.engine.inputs import is_csv, iter_rows, to_case
+from calibration.rows import is_csv
+from calibration.rows import iter_rows as iter_any_rows
+from judge.engine.inputs import iter_rows, to_case
 from judge.engine.records import scan_records
 from judge.report.html import esc, fmt
 from judge.schemas import Case
@@ -39,9 +40,9 @@ def read_records(path: Path | None, ids: Iterable[str]) -> dict[str, dict[str, A
     wanted = set(ids)
     if path is None or not path.is_file() or not wanted:
         return {}
-    if is_csv(path):
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            return {r["id"]: dict(r) for r in csv.DictReader(handle) if r.get("id") in wanted}
+    if is_csv(path):  # unreadable rows are skipped, as for the cases
+        rows = (row for _, row in iter_any_rows(path) if isinstance(row, dict))
+        return {str(r["id"]): r for r in rows if r.get("id") in wanted}
     return {r["id"]: r for _, r in scan_records(path) if r["id"] in wanted}
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from calibration.compare_runs import CORRECTION, P_VALUE_TEST, compare_metrics
 from calibration.intervals import DEFAULT_RESAMPLES
-from calibration.output import to_strict_json
+from calibration.jsonout import to_strict_json
 from judge.report.runs import Run, paired
 
 DIRECTION = "diff = mean(B) - mean(A): positive when B, the later run, scores higher"

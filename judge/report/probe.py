@@ -114,7 +114,7 @@ def _gate(gate: dict[str, Any] | None) -> str:
             c.get("condition") or c.get("check"),
             c.get("value", c.get("estimate")),
             c.get("interval"),
-            c["status"],
+            f"{c['status']} (fails: {c['reason']})" if c.get("reason") else c["status"],
         )
         for c in gate["checks"]
     ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from calibration.errors import CalibrationInputError
+from calibration.jsonout import to_strict_json
 from calibration.report import calibrate as calibrate_labels
 from judge.errors import ApiError, UsageError
 from judge.probes import ProbeOptions, run_probe
@@ -101,7 +101,7 @@ def _add_probe_route(router: APIRouter, state: ServiceState) -> None:
         records = None
         if result.records is not None:
             records = [r.model_dump(mode="json") for r in result.records]
-        return ProbeResponse(report=_finite(result.report), records=records)
+        return ProbeResponse(report=to_strict_json(result.report), records=records)
 
 
 def _judge_labels(state: ServiceState, body: CalibrateRequest, tmp: Path) -> Path:
@@ -145,7 +145,7 @@ def _calibrate(body: CalibrateRequest, judge_path: Path, human_path: Path) -> di
         n_bootstrap=body.n_bootstrap,
         seed=body.seed,
     )
-    return _finite(_drop_paths(result))
+    return to_strict_json(_drop_paths(result))
 
 
 def _drop_paths(result: dict[str, Any]) -> dict[str, Any]:
@@ -154,16 +154,3 @@ def _drop_paths(result: dict[str, Any]) -> dict[str, Any]:
         k: v for k, v in result.get("settings", {}).items() if k not in ("judge_file", "human_file")
     }
     return {**result, "settings": settings}
-
-
-def _finite(value: Any) -> Any:
-    """Strict JSON: NaN and infinities become null (undefined statistics)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return _finite(value.item())
-    return value

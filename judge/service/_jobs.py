@@ -9,7 +9,6 @@ submitted (sha256) and every case has its record; otherwise it ends `failed` wit
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import Any
 from judge.engine.files import grade_file
 from judge.engine.pricing import prices_for
 from judge.errors import ApiError, JudgeError
+from judge.rubric import file_sha256
 from judge.service._judges import JudgePool
 from judge.service._store import ACTIVE, Job, JobStore, discard_folder, new_job_id
 
@@ -31,14 +31,6 @@ PROGRESS_EVERY_S = 0.5
 
 class JobDamaged(JudgeError):
     """A job's stored files no longer match what was submitted."""
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class JobRunner:
