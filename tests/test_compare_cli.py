@@ -216,3 +216,43 @@ def test_simulation_through_the_command_flags_the_planted_difference_only(
     assert metrics["recall.score"]["significant"] is True
     assert metrics["recall.score"]["ci95"][0] > 0
     assert metrics["grounded.score"]["significant"] is False
+
+
+def test_the_rag_baseline_against_a_reranker(tmp_path: Path) -> None:
+    """examples/rag: the baseline and `reranked.jsonl`, where a reranker brings the relevant
+    document to rank 1 for the eight labelled retriever-broken and both-broken cases (and
+    b05's) and the answers follow. Retrieval wins those 8 cases and ties the other 12
+    labelled ones; with the scores alone (3 tests) retrieval and correctness are flagged,
+    faithfulness (5 wins: p = 1/16) is not; with every per-case figure (23 tests) Holm's
+    correction flags none: more metrics, a higher bar."""
+    rag = REPO / "examples" / "rag"
+    rubrics = "retrieval,faithfulness,correctness"
+    for name, run in (("cases", "baseline"), ("reranked", "reranked")):
+        args = ["grade", str(rag / f"{name}.jsonl"), "--rubric", rubrics, "-o", str(tmp_path / run)]
+        assert main(args, env={}) == 0
+    runs = [str(tmp_path / "baseline"), str(tmp_path / "reranked")]
+    out = tmp_path / "scores.json"
+    assert main(["compare", *runs, "--metric", "*.score", "--json", str(out)], env={}) == 0
+    scores = json.loads(out.read_text("utf-8"))
+    assert scores["tests"] == 3
+    retrieval = scores["metrics"]["retrieval.score"]
+    assert (retrieval["n"], retrieval["wins"], retrieval["ties"], retrieval["losses"]) == (
+        20,
+        8,
+        12,
+        0,
+    )
+    assert retrieval["a"] == pytest.approx(0.6) and retrieval["b"] == pytest.approx(1.0)
+    assert retrieval["p_value"] == pytest.approx(2 / 2**8)
+    assert retrieval["left_out"] == 4  # h07 g05 r05 b05: no ids labelled, retrieval abstains
+    flagged = {n for n, e in scores["metrics"].items() if e["significant"]}
+    assert flagged == {"retrieval.score", "correctness.score"}
+    assert scores["metrics"]["faithfulness.score"]["p_value"] == pytest.approx(1 / 16)
+    everything = tmp_path / "all.json"
+    assert main(["compare", *runs, "--json", str(everything)], env={}) == 0
+    result = json.loads(everything.read_text("utf-8"))
+    assert result["tests"] == 23 and not any(e["significant"] for e in result["metrics"].values())
+    assert result["metrics"]["retrieval.mrr"]["a"] == pytest.approx(0.575)
+    assert {"correctness.precision", "correctness.recall", "retrieval.ndcg_at_10"} <= set(
+        result["metrics"]
+    )

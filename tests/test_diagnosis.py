@@ -13,6 +13,7 @@ import pytest
 from judge.cli import main
 from judge.engine.diagnosis import CELLS, SignalSource, diagnose, signal_sources
 from judge.rubric import RubricLibrary, load_rubric
+from tests.helpers import REPO
 from tests.rag_support import recorded_kinds, with_metadata, write_rubrics
 
 __all__ = ["recorded_kinds"]
@@ -164,3 +165,43 @@ def test_the_flags_move_the_thresholds_and_gates_read_the_cells(
         capsys.readouterr().err
     )
     assert main([*args, "--fail-if", "diagnosis.cells.healthy.count < 3"], env=env) == 0
+
+
+RAG = REPO / "examples" / "rag" / "cases.jsonl"
+# The hand count: each case of examples/rag/cases.jsonl was written for one cell (its id
+# says which, and its README); retrieval from the ids, context relevance on the four cases
+# with no ids labelled, faithfulness for generation.
+RAG_CELLS = {
+    "healthy": [f"h0{i}" for i in range(1, 10)],
+    "generator_broken": [f"g0{i}" for i in range(1, 6)],
+    "retriever_broken": [f"r0{i}" for i in range(1, 6)],
+    "both_broken": [f"b0{i}" for i in range(1, 6)],
+}
+
+
+def test_the_rag_example_set_counts_as_the_hand_count(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.json"
+    args = ["grade", str(RAG), "--rubric", "retrieval,context_relevance,faithfulness"]
+    assert main([*args, "-o", str(tmp_path / "out"), "--summary", str(summary)], env={}) == 0
+    diagnosis = json.loads(summary.read_text("utf-8"))["diagnosis"]
+    assert {n: c["ids"] for n, c in diagnosis["cells"].items()} == RAG_CELLS
+    assert (diagnosis["classified"], diagnosis["unclassified"]) == (24, 0)
+    assert diagnosis["signals"]["retrieval"] == [
+        {"rubric": "retrieval@1", "threshold": 0.5, "cases": 20},
+        {"rubric": "context_relevance@1", "threshold": 0.5, "cases": 4},  # h07 g05 r05 b05
+    ]
+    assert diagnosis["signals"]["generation"] == [
+        {"rubric": "faithfulness@1", "threshold": 1.0, "cases": 24}
+    ]
+    by_slice: dict[str, dict[str, int]] = {}
+    for line in RAG.read_text("utf-8").splitlines():
+        case = json.loads(line)
+        cell = next(n for n, ids in RAG_CELLS.items() if case["id"] in ids)
+        assert case["metadata"]["designed_cell"] == cell
+        for name in case["slices"]:
+            by_slice.setdefault(name, dict.fromkeys(RAG_CELLS, 0))[cell] += 1
+    got = {
+        name: {cell: group["cells"][cell]["count"] for cell in RAG_CELLS}
+        for name, group in diagnosis["by_slice"].items()
+    }
+    assert got == by_slice and sum(map(len, RAG_CELLS.values())) == 24

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -243,3 +244,55 @@ def test_o_must_be_a_folder_with_several_rubrics(
     target.write_text("", "utf-8")
     assert grade(cases, target, "faithfulness,relevance", {}) == 2
     assert "names a folder" in capsys.readouterr().err
+
+
+RAG = REPO / "examples" / "rag" / "cases.jsonl"
+R05_QUESTION = "Can I export invoices to PDF?"
+
+
+R05_CORRECTNESS = {  # the test server's rules stand-in finds no fact in r05's reference
+    "answer_claims": [
+        {
+            "claim": "Tallyhub was founded in 2019 in Lisbon.",
+            "verdict": "not_in_reference",
+            "evidence": "",
+        }  # fmt: skip
+    ],
+    "reference_facts": [
+        {"fact": "The retrieved documents do not say.", "verdict": "missed", "evidence": ""}
+    ],
+}
+
+
+def test_retrieval_faithfulness_correctness_on_the_rag_set(
+    server_factory: Any, tmp_path: Path
+) -> None:
+    """The issue's three-rubric pass: exactly one request per case for each model rubric
+    (each case's question asked once of faithfulness and once of correctness), none for
+    `retrieval` (computed from the ids), none on a rerun."""
+    asked: Counter[tuple[str | None, str, bool]] = Counter()
+
+    def count(chat: Any) -> Reply:
+        asked[(chat.kind, str(chat.payload.get("question")), chat.is_repair)] += 1
+        if chat.kind == "correctness" and chat.payload.get("question") == R05_QUESTION:
+            return Reply(verdict=R05_CORRECTNESS)
+        return Reply()
+
+    server = server_factory(responder=count)
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test", "JUDGE_MODEL": MODEL}
+    out, cache = tmp_path / "out", ["--cache-dir", str(tmp_path / "cache")]
+    questions = [json.loads(x)["question"] for x in RAG.read_text("utf-8").splitlines()]
+    rubrics = "retrieval,faithfulness,correctness"
+    assert grade(RAG, out, rubrics, env, *cache) == 0
+    expected = {(kind, q, False): 1 for kind in ("faithfulness", "correctness") for q in questions}
+    assert len(questions) == 24 and dict(asked) == expected  # nothing for retrieval
+    assert server.stats.requests == 2 * 24
+    for name in ("retrieval", "faithfulness", "correctness"):
+        records = read_jsonl(out / f"{name}.jsonl")
+        assert len(records) == 24 and not {"api_error", "parse_error"} & {
+            r["status"] for r in records
+        }
+    assert {r["judge"]["model"] for r in read_jsonl(out / "retrieval.jsonl")} == {"computed"}
+    assert {r["judge"]["model"] for r in read_jsonl(out / "correctness.jsonl")} == {MODEL}
+    assert grade(RAG, out, rubrics, env, *cache) == 0
+    assert server.stats.requests == 2 * 24  # the rerun sends none

@@ -57,6 +57,14 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (%(default)s)")
     p.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="compare only the metrics this matches, e.g. 'retrieval.*' or '*.score' "
+        "(repeatable; fewer tests, a smaller family for Holm's correction)",
+    )
+    p.add_argument(
         "--fail-if",
         action="append",
         default=[],
@@ -80,7 +88,15 @@ def run_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         check_outputs([Output("--json", args.json, "compare")], args.runs, overwrite=False)
     library = rubric_library(args, env)
     runs = [read_run(path, library) for path in args.runs]
-    result = compare_runs(runs, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed)
+    result = compare_runs(
+        runs, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, only=args.metric
+    )
+    if not result["tests"]:
+        raise UsageError(
+            "no metric both runs have"
+            + (f" matches --metric {' '.join(args.metric)}" if args.metric else "")
+            + "; compare runs graded with the same rubrics"
+        )
     values = [gate_values(c) for c in result["comparisons"]]
     names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
     conditions = check_conditions(args.fail_if, names, what="this comparison", example=example)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -72,6 +73,17 @@ class Abstain:
     """The rules judge cannot grade this case (or this kind) and says why."""
 
     reason: str
+
+
+def numbers_of(data: Any, names: Iterable[str]) -> dict[str, float]:
+    """The named entries of a verdict that are numbers (a boolean as 0 or 1), as floats:
+    the per-case figures `Kind.case_figures` gives. Missing or null entries are left out."""
+    out: dict[str, float] = {}
+    for name in names:
+        value = data.get(name) if isinstance(data, dict) else None
+        if isinstance(value, bool | int | float):
+            out[name] = float(value)
+    return out
 
 
 def ratio(num: float, den: float) -> float | None:

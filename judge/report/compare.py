@@ -6,6 +6,7 @@ two are given: each is compared with the first)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 from calibration.compare_runs import CORRECTION, P_VALUE_TEST, compare_metrics
@@ -23,11 +24,14 @@ def compare_runs(
     alpha: float = 0.05,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    only: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The result `--json` writes (strict JSON: undefined values are null): `metrics` is
-    the first comparison's (the whole answer for two runs), `comparisons` every one."""
+    the first comparison's (the whole answer for two runs), `comparisons` every one.
+    `only` (glob patterns, e.g. `retrieval.*`) keeps the metrics it matches: fewer tests,
+    a smaller family for Holm's correction."""
     baseline, others = runs[0], runs[1:]
-    pairs = [paired(baseline, other) for other in others]
+    pairs = [_kept(paired(baseline, other), only) for other in others]
     tests = {
         (index, name): values
         for index, (metrics, _) in enumerate(pairs)
@@ -67,6 +71,13 @@ def compare_runs(
             "comparisons": comparisons,
         }
     )
+
+
+def _kept(pair: tuple[dict[str, Any], dict[str, Any]], only: Sequence[str]) -> Any:
+    metrics, coverage = pair
+    if only:
+        metrics = {n: v for n, v in metrics.items() if any(fnmatchcase(n, p) for p in only)}
+    return metrics, coverage
 
 
 def gate_values(comparison: dict[str, Any]) -> dict[str, Any]:
