@@ -38,9 +38,10 @@ examples:
   judge grade cases.jsonl --rubric faithfulness@1 -o graded.jsonl \\
       --model gpt-4o-2024-08-06 --concurrency 32          # needs OPENAI_API_KEY
   judge grade cases.jsonl --rubric relevance --limit 20 -o first20.jsonl
-  judge grade examples/cases.jsonl --rubric faithfulness,relevance -o graded/ \
-      --summary graded/summary.json --fail-if 'faithfulness.mean_score < 0.5'
-                                      one pass, graded/<rubric>.jsonl each, one summary
+  judge grade examples/rag/cases.jsonl --rubric retrieval,context_relevance,faithfulness \\
+      -o rag-graded/ --summary rag-graded/summary.json --fail-if 'faithfulness.mean_score < 0.5'
+                                      one pass: rag-graded/<rubric>.jsonl each, one summary
+                                      and the retrieval x generation two-by-two
   judge grade answers.jsonl --rubric faithfulness --model gpt-4o-2024-08-06 --batch-api -o graded.jsonl
 
 Running the same command again resumes: records already done are kept.
@@ -71,18 +72,19 @@ examples:
 
 COMPARE_EXAMPLES = """\
 examples:
-  judge grade examples/cases.jsonl --rubric faithfulness,relevance -o runs/a/
-  judge grade examples/cases_b.jsonl --rubric faithfulness,relevance -o runs/b/
-  judge compare runs/a/ runs/b/ --json compare.json
+  judge grade examples/rag/cases.jsonl --rubric retrieval,faithfulness,correctness -o runs/baseline/
+  judge grade examples/rag/reranked.jsonl --rubric retrieval,faithfulness,correctness -o runs/reranked/
+  judge compare runs/baseline/ runs/reranked/ --metric '*.score' --json compare.json
                                        B against A per metric; Markdown on stdout
   judge compare runs/a/ runs/b/ runs/c/ --fail-if 'significant_lower > 0'
                                        exit 3 if B or C is significantly lower on a metric
   judge compare old.graded.jsonl new.graded.jsonl --fail-if 'faithfulness.score.diff < -0.05'
 
-Metrics: RUBRIC.score for every rubric, and a kind's own per-case figures (a criteria
-rubric's RUBRIC.criteria.NAME). Cases are paired by id; ids on one side only are counted
-and listed, never dropped silently. p is an exact two-sided sign test (ties left out);
-"significant" is after Holm's correction over every test of the command.
+Metrics: RUBRIC.score for every rubric, and each kind's own per-case figures
+(retrieval.mrr, correctness.recall, a criteria rubric's RUBRIC.criteria.NAME, ...).
+Cases are paired by id; ids on one side only are counted and listed, never dropped
+silently. p is an exact two-sided sign test (ties left out); "significant" is after
+Holm's correction over every test of the command (--metric keeps fewer).
 Gate names: METRIC.diff, .ci95_low, .ci95_high, .p_value, .p_adjusted, .a, .b, and the
 counts significant, significant_higher, significant_lower.
 """

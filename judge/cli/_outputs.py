@@ -43,7 +43,8 @@ def _json_object(path: Path) -> dict[str, object] | None:
 
 def _is_summary(path: Path) -> bool:
     data = _json_object(path)
-    return data is not None and {"rubric", "kind", "cases"} <= data.keys()
+    one = {"rubric", "kind", "cases"}  # one rubric's; a pass of several has its own keys
+    return data is not None and (one <= data.keys() or {"rubrics", "diagnosis"} <= data.keys())
 
 
 def _is_probe_report(path: Path) -> bool:
