@@ -59,12 +59,12 @@ def print_estimates(summary: dict[str, Any]) -> None:
     if not ppi:
         return
     if ppi.get("reason"):
-        console.print(f"human labels ({ppi['labels']}): no estimates: {ppi['reason']}")
+        console.print(f"human labels ({_name(ppi)}): no estimates: {ppi['reason']}")
         return
     counts = ppi["counts"]
     weighted = "; reweighted by inclusion probability" if ppi.get("weighted") else ""
     table = Table(
-        title=f"human labels ({ppi['labels']}): {counts['labelled']} of {counts['judged']} "
+        title=f"human labels ({_name(ppi)}): {counts['labelled']} of {counts['judged']} "
         f"graded cases labelled; PPI++ with 95% intervals{weighted}",
         title_justify="left",
         box=box.SIMPLE,
@@ -93,6 +93,10 @@ def print_estimates(summary: dict[str, Any]) -> None:
                 _interval(q.get("corrected")) if "corrected" in q else "",
             )
     console.print(table)
+
+
+def _name(ppi: dict[str, Any]) -> str:
+    return Path(str(ppi.get("labels", ""))).name
 
 
 def _interval(block: dict[str, Any] | None) -> str:

@@ -104,10 +104,11 @@ def human_estimates(
     head = {
         "labels": labels.source,
         "method": full["method"],
-        "positive_label": full["positive_label"],
         "weighted": full["weighted"],
         "counts": _counts(full["counts"]),
     }
+    if full["positive_label"] is not None:  # a name, never a figure to gate on
+        head["positive_label"] = full["positive_label"]
     overall = {k: v for k, v in _blocks(full["overall"], keep).items() if k in keep}
     return {
         "ppi": head | overall,

@@ -175,7 +175,8 @@ def _human_labels(
             labels = human_labels_from_rows(given, source=HUMAN_LABELS_FIELD)
         labels.check(rubric, (case.id for case in cases))
     except InputError as exc:
-        problems = [_problem(line, cid, msg) for line, cid, msg in exc.problems]
+        as_text = isinstance(given, str)
+        problems = [_problem(line, cid, msg, as_text) for line, cid, msg in exc.problems]
         raise ServiceError(
             422,
             "invalid_labels",
@@ -186,8 +187,12 @@ def _human_labels(
     return labels
 
 
-def _problem(line: int | None, case_id: str | None, message: str) -> str:
-    where = f"{HUMAN_LABELS_FIELD}[{line - 1}]" if line is not None else HUMAN_LABELS_FIELD
+def _problem(line: int | None, case_id: str | None, message: str, as_text: bool) -> str:
+    """`human_labels[3] (id 'x'): ...` for a row (0-based, as in the request), `human_labels
+    line 4` for a line of a file's text."""
+    where = HUMAN_LABELS_FIELD
+    if line is not None:
+        where += f" line {line}" if as_text else f"[{line - 1}]"
     return where + f" (id {case_id!r})" * bool(case_id) + f": {message}"
 
 
