@@ -65,8 +65,9 @@ def _close(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
     """One flat estimate (estimate, ci95_low, ci95_high) against calibration's (estimate,
     ci95 list or None)."""
     ci = theirs["ci95"] or [None, None]
-    pairs = zip([ours["estimate"], ours["ci95_low"], ours["ci95_high"]], [theirs["estimate"], *ci])
-    for got, want in pairs:  # undefined (nan) figures are null in a summary
+    got_all = [ours["estimate"], ours["ci95_low"], ours["ci95_high"]]
+    # undefined (nan) figures are null in a summary
+    for got, want in zip(got_all, [theirs["estimate"], *ci], strict=True):
         undefined = want is None or math.isnan(want)
         assert got == (None if undefined else pytest.approx(want, abs=1e-12))
 
