@@ -367,3 +367,21 @@ def test_the_next_commands_are_printed(
         in out
     )
     assert f"judge rubrics lock --rubrics-dir {user}" in out
+
+
+def test_a_model_judges_records_name_the_model_in_the_grade_command(
+    tmp_path: Path, records: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    for row in rows:
+        row["judge"]["model"] = "gpt-4o-2024-08-06"
+    model_records = tmp_path / "model.jsonl"
+    model_records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code = _align(
+        tmp_path, model_records, "--split", "test=0.3", "--rubrics-dir", str(tmp_path / "r")
+    )
+    assert code == 0
+    assert (
+        "-o model.faithfulness-aligned-v1.jsonl --model gpt-4o-2024-08-06"
+        in capsys.readouterr().out
+    )

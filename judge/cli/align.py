@@ -29,9 +29,11 @@ from judge.engine.align import (
     write_aligned,
     write_test_labels,
 )
+from judge.engine.rules import RULES_INFO
 from judge.errors import InputError, UsageError
 from judge.rubric import Rubric, load_rubric
 
+RULES_MODEL = RULES_INFO.model
 DEFAULT_EXAMPLES = 4
 MAX_EXAMPLES = 50
 
@@ -147,7 +149,7 @@ def run_align(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     target = aligned_target(rubric, library, user_dirs)
     test_labels = args.test_labels or Path(f"{args.labels.stem}.test.jsonl")
     _check_test_labels(test_labels, args)
-    _check_records(args.records, rubric)
+    model = _check_records(args.records, rubric)
     aligned = _alignment(args)
     disagreements = aligned.disagreements()
     if not disagreements:
@@ -167,7 +169,7 @@ def run_align(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     )
     print(f"examples: {', '.join(e.id for e in examples)}")
     print(f"the test split's labels ({rows} rows): {test_labels}")
-    _next_steps(args, written, target.folder, test_labels)
+    _next_steps(args, written, target.folder, test_labels, model)
     return EXIT_OK
 
 
@@ -189,8 +191,9 @@ def _check_test_labels(path: Path, args: argparse.Namespace) -> None:
         raise UsageError(f"--test-labels {path} exists; pass --overwrite or choose another path")
 
 
-def _check_records(records: Path, rubric: Rubric) -> None:
-    """The records must be the judge's with this rubric (a plain id,label file passes)."""
+def _check_records(records: Path, rubric: Rubric) -> str | None:
+    """The records must be the judge's with this rubric (a plain id,label file passes);
+    returns the model that graded them (None: the rules judge, or not said)."""
     try:
         first = next((row for _, row in read_rows(records)), None)
     except CalibrationInputError as exc:
@@ -201,6 +204,9 @@ def _check_records(records: Path, rubric: Rubric) -> None:
             f"--records {records} were graded with rubric {graded!r}, not {rubric.id!r}: "
             "align the rubric the records were graded with"
         )
+    judge = first.get("judge") if first else None
+    model = judge.get("model") if isinstance(judge, dict) else None
+    return str(model) if model and model != RULES_MODEL else None
 
 
 def _provenance(
@@ -216,7 +222,9 @@ def _provenance(
     )
 
 
-def _next_steps(args: argparse.Namespace, rubric: Rubric, folder: Path, labels: Path) -> None:
+def _next_steps(
+    args: argparse.Namespace, rubric: Rubric, folder: Path, labels: Path, model: str | None
+) -> None:
     q = shlex.quote
     candidate = Path(f"{args.records.stem}.{rubric.id}-v{rubric.version}.jsonl")
     print(
@@ -225,7 +233,7 @@ def _next_steps(args: argparse.Namespace, rubric: Rubric, folder: Path, labels: 
     )
     print(
         f"  judge grade {q(str(args.cases))} --rubric {rubric.ref} --rubrics-dir {q(str(folder))} "
-        f"-o {q(str(candidate))}"
+        f"-o {q(str(candidate))}" + (f" --model {q(model)}" if model else "")
     )
     print(
         f"  judge gate --baseline {q(str(args.records))} --candidate {q(str(candidate))} "
