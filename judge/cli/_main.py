@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge.cli.calibrate:add_calibrate",
     ),
     "gate": ("a candidate judge against the baseline on human labels", "judge.cli.gate:add_gate"),
+    "align": (
+        "next rubric version with examples from labelled disagreements (dev split)",
+        "judge.cli.align:add_align",
+    ),
     "batch": (
         "status of Batch API runs; fetch one whose process ended",
         "judge.cli.batch:add_batch_command",

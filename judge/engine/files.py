@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.engine.grader import Grader
 from judge.engine.identity import describe_identity
@@ -18,6 +18,9 @@ from judge.engine.records import RecordWriter, check_resumable, finalize, finish
 from judge.engine.summary import summarise
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
+
+if TYPE_CHECKING:
+    from judge.engine.human_labels import HumanLabels
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ async def grade_file(
     progress: bool | ProgressHook = False,
     prices: tuple[float, float] | None = None,
     validate: bool = True,
+    human_labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     """Grade `input_path` into `output_path` and return the summary of the output file.
 
@@ -65,11 +69,16 @@ async def grade_file(
     as it was): records already `ok`/`abstained` are kept, the rest graded. The output ends
     with one record per selected case, in input order. `progress` is True for a bar on the terminal,
     or a hook called with the number of cases done so far. File passes run in a thread, so
-    a server's event loop keeps answering meanwhile.
+    a server's event loop keeps answering meanwhile. `human_labels` (of some of the cases)
+    are checked against the rubric and the input with it, and add the prediction-powered
+    estimates to the summary (judge.engine.estimates).
     """
     rubric = grader.rubric
     validated = await asyncio.to_thread(validate_file, input_path, rubric) if validate else None
     chosen = selection.indices(validated.count) if validated else None
+    if human_labels is not None and validated:
+        input_ids = (c.id for c in iter_cases(input_path))
+        await asyncio.to_thread(human_labels.check, rubric, input_ids)
     total = len(chosen) if chosen is not None else (validated.count if validated else None)
     if overwrite and output_path.exists():
         output_path.unlink()
@@ -90,14 +99,25 @@ async def grade_file(
         del done
     ids = lambda: (c.id for c in selected_cases(input_path, chosen))  # noqa: E731
     await asyncio.to_thread(finalize, output_path, ids)
-    return await asyncio.to_thread(summarise_file, output_path, rubric, prices)
+    return await asyncio.to_thread(summarise_file, output_path, rubric, prices, human_labels)
 
 
 def summarise_file(
-    path: Path, rubric: Rubric, prices: tuple[float, float] | None = None
+    path: Path,
+    rubric: Rubric,
+    prices: tuple[float, float] | None = None,
+    human_labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
+    """The summary of a records file; with `human_labels`, its estimates too."""
     records = (GradedRecord.model_validate(data) for _, data in scan_records(path))
-    return summarise(records, rubric, prices)
+    summary = summarise(records, rubric, prices)
+    if human_labels is None:
+        return summary
+    # calibration's statistics (scipy, scikit-learn) load only when labels are given, so
+    # offline grading starts light (tests/test_startup.py)
+    from judge.engine.estimates import add_estimates
+
+    return add_estimates(summary, (data for _, data in scan_records(path)), rubric, human_labels)
 
 
 def _tracker(

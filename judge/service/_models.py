@@ -17,6 +17,8 @@ from judge.schemas import FIELD_NAME, NAME, RUBRIC_REF, GradedRecord, fold_alias
 MAX_TEXT = 100_000
 MAX_CONTEXTS = 100
 MAX_SLICES = 32
+MAX_LABELS_TEXT = 64 * 1024 * 1024
+MAX_LABEL_ROWS = 200_000
 
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Short = Annotated[str, StringConstraints(max_length=256)]
@@ -84,6 +86,35 @@ class GradeRequest(BaseModel):
         default=None, pattern=NAME, description="a judge the server names; default if none"
     )
     cases: list[CaseIn] = Field(min_length=1)
+
+
+class JobRequest(GradeRequest):
+    """A background job: the grade body, plus human labels of some of its cases."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "rubric": "faithfulness@1",
+                    "cases": [EXAMPLE_CASE],
+                    "human_labels": [{"id": "refund-014", "label": "faithful"}],
+                }
+            ]
+        },
+    )
+
+    human_labels: (
+        Annotated[list[dict[str, Any]], Field(max_length=MAX_LABEL_ROWS)]
+        | Annotated[str, StringConstraints(max_length=MAX_LABELS_TEXT)]
+        | None
+    ) = Field(
+        default=None,
+        description="human labels of some of the cases, as rows ({id, label} and, if any, "
+        "score, annotator, inclusion_probability) or as a label file's text (CSV with a "
+        "header, or JSONL; e.g. `judge label export`'s CSV): the summary adds judge-only, "
+        "human-only and PPI++ estimates with 95% intervals and the corrected pass rate",
+    )
 
 
 class GradeResponse(BaseModel):
