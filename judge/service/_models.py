@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
 from calibration.intervals import DEFAULT_RESAMPLES
-from judge.schemas import FIELD_NAME, NAME, RUBRIC_REF, GradedRecord, fold_aliases
+from judge.schemas import FIELD_NAME, MAX_IDS, NAME, RUBRIC_REF, GradedRecord, fold_aliases
 
 MAX_TEXT = 100_000
 MAX_CONTEXTS = 100
@@ -39,6 +39,10 @@ class CaseIn(BaseModel):
     reference: Text | None = None
     slices: Annotated[list[Short], Field(max_length=MAX_SLICES)] | Short | None = None
     metadata: dict[str, Any] | None = None
+    # retrieval fields: checked further by `Case` (judge.schemas), as in a file
+    retrieved_ids: Annotated[list[Short | StrictInt], Field(max_length=MAX_IDS)] | None = None
+    relevant_ids: Annotated[list[Short | StrictInt], Field(max_length=MAX_IDS)] | None = None
+    relevance: Annotated[dict[Short, float], Field(max_length=MAX_IDS)] | None = None
 
     @model_validator(mode="before")
     @classmethod
