@@ -140,8 +140,28 @@ def _number_field(record: LabelRecord | None, name: str) -> float | None:
     return None if record is None else as_number(record.fields.get(name))
 
 
-def unify_cases(judge: LabelSet, human: LabelSet, score_field: str) -> Cases:
+def _human_score(
+    record: LabelRecord | None, name: str, label_scores: Mapping[str, float | None]
+) -> float | None:
+    """The row's ``name`` field, else the score its label stands for (``label_scores``)."""
+    if record is None:
+        return None
+    given = _number_field(record, name)
+    if given is not None or record.fields.get(name) not in (None, ""):
+        return given
+    return label_scores.get(label_key(normalise_label(record.value)))
+
+
+def unify_cases(
+    judge: LabelSet,
+    human: LabelSet,
+    score_field: str,
+    label_scores: Mapping[str, float | None] | None = None,
+) -> Cases:
     """Join the human labels to the judge's records by id and spell the labels one way.
+
+    A human score is the row's ``score_field``; a row without one takes the score its label
+    stands for in ``label_scores`` (label -> score, compared as labels are), when given.
 
     Raises :class:`CalibrationInputError` when no labelled id is among the records or the
     two sides share no label.
@@ -171,12 +191,13 @@ def unify_cases(judge: LabelSet, human: LabelSet, score_field: str) -> Cases:
         judge_labels.append(pair[1] if pair else spelled_u[record.id])
         human_labels.append(pair[0] if pair else None)
     spelling = {label_key(v): v for v in [*h, *j, *u]}
+    scores = {label_key(normalise_label(k)): v for k, v in (label_scores or {}).items()}
     return Cases(
         ids=[r.id for r in judge.records],
         judge=judge_labels,
         human=human_labels,
         judge_score=[_number_field(r, "score") for r in judge.records],
-        human_score=[_number_field(by_id.get(r.id), score_field) for r in judge.records],
+        human_score=[_human_score(by_id.get(r.id), score_field, scores) for r in judge.records],
         slices=[_slices_of(r) for r in judge.records],
         weight=[None] * len(judge.records),
         human_only=[r.id for r in human.records if r.id not in judged],

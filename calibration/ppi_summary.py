@@ -21,12 +21,13 @@ unequal sample is reweighted (:func:`calibration.ppi.ppi_mean_sampled`).
 Cases either side marked ``abstained`` are not pass/fail cases and leave the pass rate,
 as in :mod:`calibration.binary`; records whose status is not ``ok`` are left out and
 counted. Scores: the judge's ``score`` against the human rows' ``score`` field when they
-have one; labels that are numbers on both sides (relevance 1-5) give ``mean_label``.
+have one (else, with ``label_scores``, the score the human label stands for); labels that
+are numbers on both sides (relevance 1-5) give ``mean_label``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from calibration.binary import binary_rates
 from calibration.classes import choose_positive, order_labels, pass_fail_classes
 from calibration.errors import CalibrationInputError
 from calibration.intervals import wilson_interval
-from calibration.labels import LabelSet, labels_from_rows
+from calibration.labels import LabelSet, labels_from_rows, normalise_label
 from calibration.ppi import MeanEstimate, classical_mean, ppi_mean, ppi_mean_sampled
 from calibration.ppi_cases import Cases, Sample, slice_names, unify_cases
 from calibration.rows import read_rows
@@ -65,6 +66,8 @@ def prediction_powered_summary(
     weights: Mapping[str, float] | None = None,
     confidence: float = 0.95,
     score_field: str = "score",
+    label_scores: Mapping[str, float | None] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """PPI++, judge-only, human-only and corrected estimates, overall and by slice.
 
@@ -74,6 +77,10 @@ def prediction_powered_summary(
     some of those cases. ``positive_label``: the pass class of two (chosen as calibration
     chooses it when not given). ``weights``: ``id -> 1/inclusion probability`` for every
     labelled id when the labelled cases are not a simple random sample of the records.
+    ``label_scores``: the score each label stands for (``faithful`` 1, ``unfaithful`` 0),
+    the human score of a row without a ``score_field`` of its own. ``labels``: the scale's
+    labels when known (a rubric's): they, not the labels seen, decide whether there is a
+    pass rate (two classes, ``abstained`` aside) or a mean label (numbers).
 
     Raises :class:`CalibrationInputError` on input that cannot be compared: no labelled id
     among the records, no label in common, records given as the human labels, a labelled
@@ -83,7 +90,9 @@ def prediction_powered_summary(
     """
     judge = labels_from_rows(records, source="records")
     human = labels_from_rows(human_labels, source="human labels")
-    return _summary(judge, human, positive_label, weights, confidence, score_field)
+    return _summary(
+        judge, human, positive_label, weights, confidence, score_field, label_scores, labels
+    )
 
 
 def prediction_powered_files(
@@ -94,11 +103,15 @@ def prediction_powered_files(
     weights: Mapping[str, float] | None = None,
     confidence: float = 0.95,
     score_field: str = "score",
+    label_scores: Mapping[str, float | None] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """:func:`prediction_powered_summary` of two JSONL or CSV files."""
     judge = labels_from_rows((row for _, row in read_rows(records_path)), source=str(records_path))
     human = labels_from_rows((row for _, row in read_rows(human_path)), source=str(human_path))
-    return _summary(judge, human, positive_label, weights, confidence, score_field)
+    return _summary(
+        judge, human, positive_label, weights, confidence, score_field, label_scores, labels
+    )
 
 
 def _summary(
@@ -108,13 +121,16 @@ def _summary(
     weights: Mapping[str, float] | None,
     confidence: float,
     score_field: str,
+    label_scores: Mapping[str, float | None] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     check_human_file(human, judge.path)
     if judge.has_annotators:
         raise CalibrationInputError("the records have an annotator column", path=judge.path)
     human = consolidate_annotators(human)
-    cases = unify_cases(judge, human, score_field).with_weights(weights, human.path)
-    classes = pass_fail_classes(order_labels(cases.labels()))
+    cases = unify_cases(judge, human, score_field, label_scores).with_weights(weights, human.path)
+    explicit = [cases.respell(normalise_label(v)) for v in labels] if labels else None
+    classes = pass_fail_classes(order_labels(cases.labels(), explicit=explicit))
     positive = _positive(cases, classes, positive_label, judge.path)
     by_slice = {
         name: _block(cases.take(members), classes, positive, confidence)

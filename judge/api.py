@@ -22,6 +22,8 @@ from judge.schemas import Case, GradedRecord
 if TYPE_CHECKING:
     import httpx
 
+    from judge.engine.human_labels import HumanLabels
+
 T = TypeVar("T")
 CaseLike = Case | Mapping[str, Any]
 
@@ -128,12 +130,23 @@ class Judge:
         input_path: str | Path,
         output_path: str | Path,
         rubric: str | Rubric = "faithfulness",
+        *,
+        human_labels: HumanLabels | str | Path | Iterable[Mapping[str, Any]] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Grade a JSONL/CSV file into a records file; returns the summary. Options: see
-        `judge.engine.files.grade_file` (selection, overwrite, progress, prices)."""
+        `judge.engine.files.grade_file` (selection, overwrite, progress, prices).
+
+        `human_labels` (a CSV/JSONL path, or rows with `id` and `label`) of some of the
+        cases add the prediction-powered estimates to the summary (`summary["ppi"]`, as
+        `judge grade --human-labels`); they are checked before the first request."""
         options.setdefault("use_cache", self.config.use_cache)
         options.setdefault("selection", Selection())
+        if human_labels is not None:
+            # label files are read by calibration's readers, loaded only when labels are given
+            from judge.engine.human_labels import to_human_labels
+
+            options["human_labels"] = to_human_labels(human_labels)
         return await grade_file(self.grader(rubric), Path(input_path), Path(output_path), **options)
 
     def grade(self, case: CaseLike, rubric: str | Rubric = "faithfulness") -> GradedRecord:
@@ -149,9 +162,16 @@ class Judge:
         input_path: str | Path,
         output_path: str | Path,
         rubric: str | Rubric = "faithfulness",
+        *,
+        human_labels: HumanLabels | str | Path | Iterable[Mapping[str, Any]] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        return self._run(lambda: self.agrade_file(input_path, output_path, rubric, **options))
+        """`agrade_file`, synchronously."""
+        return self._run(
+            lambda: self.agrade_file(
+                input_path, output_path, rubric, human_labels=human_labels, **options
+            )
+        )
 
     def summarise(
         self, records: Iterable[GradedRecord], rubric: str | Rubric = "faithfulness"

@@ -47,9 +47,22 @@ CASE_FIELDS = (
     *("question", "contexts", "answer", "answer_a", "answer_b", "reference"),
     *("retrieved_ids", "relevant_ids", "relevance"),
 )
-COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system")
+COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system", "examples")
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")
 _RUBRIC_ID = re.compile(RUBRIC_ID)
+
+
+class RubricExample(BaseModel):
+    """A labelled example the judge is shown after its instructions (`examples:` in a
+    rubric file; `judge align` picks them from labelled disagreements): the case id, the
+    case's inputs as the judge would see them, the label people gave it and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    inputs: dict[str, Any] = Field(min_length=1)
+    label: str = Field(min_length=1)
+    note: str = ""
 
 
 class Rubric(BaseModel):
@@ -64,6 +77,7 @@ class Rubric(BaseModel):
     output_schema: str = ""
     inputs: list[str]
     system: str = Field(min_length=1)
+    examples: tuple[RubricExample, ...] = ()
     spec: Any = None
     sha256: str = ""
     path: str = ""
@@ -101,7 +115,7 @@ class Rubric(BaseModel):
     def render(self, case: Case, *, output_mode: str = "json_schema") -> list[dict[str, str]]:
         """Chat messages for one case. Case text travels as a JSON payload, never formatted
         into the instructions, so quotes and braces inside it cannot end the data early."""
-        system = self.behaviour.instructions(self)
+        system = self.behaviour.system_prompt(self)
         if output_mode == "prompt":
             schema = json.dumps(self.json_schema(), separators=(",", ":"))
             system += f"\nThe JSON must match this schema: {schema}"
@@ -195,6 +209,13 @@ def _consistency(rubric: Rubric, path: Path) -> list[str]:
             f"output_schema {rubric.output_schema!r} does not fit kind {kind.name!r} "
             f"(use {kind.verdict_name!r} or leave it out)"
         )
+    for example in rubric.examples:
+        extra = sorted(set(example.inputs) - set(rubric.inputs))
+        if extra:
+            problems.append(
+                f"example {example.id!r} has inputs {extra} the rubric does not read "
+                f"(inputs: {', '.join(rubric.inputs)})"
+            )
     unknown = set(rubric.inputs) - set(CASE_FIELDS)
     if unknown:
         problems.append(f"unknown inputs {sorted(unknown)} (known: {', '.join(CASE_FIELDS)})")
@@ -305,6 +326,7 @@ class RubricLibrary:
         *,
         builtin: Path | None = DEFAULT_RUBRICS_DIR,
     ):
+        self.builtin = builtin  # the released rubrics' folder (None: none)
         self.folders: list[Path] = ([builtin] if builtin is not None else []) + [
             Path(d) for d in user_dirs
         ]

@@ -84,6 +84,8 @@ def assert_error(response: httpx.Response, status: int, field: str | None = None
         ("faithfulness@1", "cases.jsonl"),
         ("relevance@1", "cases.jsonl"),
         ("pairwise@1", "pairs.jsonl"),
+        ("retrieval@1", "rag/cases.jsonl"),  # retrieved and relevant ids reach the service
+        ("correctness@1", "rag/cases.jsonl"),
     ],
 )
 def test_grade_matches_the_cli(api: httpx.Client, tmp_path: Path, rubric: str, source: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any, get_args
 
 from pydantic import SecretStr, ValidationError
 
+from judge.cli._labels import print_estimates
 from judge.config import JudgeConfig, JudgeSettings, OutputMode, default_cache_dir, endpoint_of
 from judge.errors import UsageError
 from judge.kinds import get_kind
@@ -195,6 +196,7 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
+    print_estimates(summary)
 
 
 def _fmt(value: Any) -> str:

@@ -38,7 +38,7 @@ from judge.engine.inputs import derived_ids_note
 from judge.errors import InputError, UsageError
 from judge.rubric import Rubric, load_rubric
 
-SINGLE_ONLY = ("batch_api", "export_batch", "import_batch", "html")
+SINGLE_ONLY = ("batch_api", "export_batch", "import_batch", "html", "human_labels")
 
 
 def add_diagnosis_options(parser: argparse.ArgumentParser) -> None:

@@ -89,6 +89,21 @@ Gate names: METRIC.diff, .ci95_low, .ci95_high, .p_value, .p_adjusted, .a, .b, a
 counts significant, significant_higher, significant_lower.
 """
 
+ALIGN_EXAMPLES = """\
+examples:
+  judge grade examples/cases.jsonl --rubric faithfulness -o graded.jsonl
+  judge align --rubric faithfulness --labels examples/human_labels.csv --records graded.jsonl \\
+      --cases examples/cases.jsonl --split test=0.3 --seed 0 --rubrics-dir my-rubrics
+                    writes my-rubrics/faithfulness-aligned/v1.yaml (not locked) with up to 4
+                    examples from the dev split, the test split's labels to
+                    human_labels.test.jsonl, and prints the judge grade + judge gate
+                    commands that decide whether to adopt it
+  judge align --rubric tone@2 --labels tone-labels.csv --records tone.jsonl \\
+      --cases cases.jsonl --dev-ids report/calibration.json --rubrics-dir my-rubrics
+                    a user rubric gets its next version (tone v3) in its own folder; the
+                    dev ids come from `judge calibrate --split` (its split.dev_ids)
+"""
+
 RUBRICS_EXAMPLES = """\
 examples:
   judge rubrics                        id, version, kind and short sha256 of every rubric

@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "compare systems graded on the same cases, metric by metric",
         "judge.cli.compare:add_compare",
     ),
+    "align": (
+        "next rubric version with examples from labelled disagreements (dev split)",
+        "judge.cli.align:add_align",
+    ),
     "batch": (
         "status of Batch API runs; fetch one whose process ended",
         "judge.cli.batch:add_batch_command",

@@ -66,11 +66,23 @@ def check_run_options(args: argparse.Namespace) -> None:
         raise UsageError("give both --price-input and --price-output (USD per million tokens)")
     if any(p is not None and not 0 <= p < 1e6 for p in prices):
         raise UsageError("--price-input/--price-output must be between 0 and 1000000")
+    batch = args.batch_api or args.export_batch or args.import_batch
+    if getattr(args, "human_labels", None) is not None and batch:
+        raise UsageError(
+            "--human-labels works with online grading only, not with the batch flags: "
+            "finish the batch, then run `judge calibrate RECORDS HUMAN_LABELS`"
+        )
 
 
 def run_conditions(args: argparse.Namespace, rubric: Rubric) -> list[Condition]:
-    """Every `--fail-if`, checked against the summary names of the rubric's kind."""
+    """Every `--fail-if`, checked against the summary names of the rubric's kind (and,
+    with `--human-labels`, the `ppi.*` estimates)."""
     valid = grade_metric_names(rubric)
+    if getattr(args, "human_labels", None) is not None:
+        # the statistics stack loads only when labels are given: offline grading starts light
+        from judge.engine.estimates import estimate_metric_names
+
+        valid |= estimate_metric_names(rubric)
     return check_conditions(args.fail_if, valid, what=f"a {rubric.kind} summary")
 
 

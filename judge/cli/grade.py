@@ -8,7 +8,7 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.jsonout import write_strict_json
 from judge.api import open_grader
@@ -29,6 +29,7 @@ from judge.cli._grade_many import (
 )
 from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
+from judge.cli._labels import add_human_labels_option, human_labels_inputs, human_labels_option
 from judge.cli._outputs import check_outputs
 from judge.cli._run import (
     add_run_options,
@@ -44,6 +45,9 @@ from judge.engine.files import grade_file
 from judge.engine.inputs import derived_ids_note
 from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
+
+if TYPE_CHECKING:
+    from judge.engine.human_labels import HumanLabels
 
 DEFAULT_SAMPLE_SEED = 0
 
@@ -100,6 +104,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         action="append",
         help="records from a batch results file (OpenAI or vLLM; repeat for several)",
     )
+    add_human_labels_option(p)
     add_html_option(p)
     add_judge_options(p)
     add_run_options(p)
@@ -122,13 +127,14 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return run_grade_batch(args, env)
     rubric = load_rubric(args.rubric, rubric_library(args, env))
     conditions = run_conditions(args, rubric)
+    labels = human_labels_option(args)
     stdin = args.input == "-"
     if stdin and args.output is None:
         raise UsageError(
             "reading cases from stdin (-) needs -o OUT.jsonl: the records file a rerun resumes"
         )
     output = args.output or Path(f"{Path(args.input).stem}.{rubric.id}.jsonl")
-    inputs = [] if stdin else [Path(args.input)]
+    inputs = ([] if stdin else [Path(args.input)]) + human_labels_inputs(args)
     check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
     config = config_from_args(args, env)
     with input_file(args.input, args.input_format) as input_path:
@@ -137,7 +143,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             print(f"judge: {'<stdin>' if stdin else args.input}: {note}", file=sys.stderr)
         announce_judge(config)
         prices = prices_from_args(args, config)
-        summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices))
+        summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices, labels))
         grade_html(args, summary, output, input_path)
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
@@ -154,6 +160,7 @@ async def _grade(
     args: argparse.Namespace,
     env: Mapping[str, str],
     prices: tuple[float, float] | None,
+    labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     async with open_grader(config, rubric) as grader:
         return await grade_file(
@@ -165,4 +172,5 @@ async def _grade(
             use_cache=config.use_cache,
             progress=show_progress(env),
             prices=prices,
+            human_labels=labels,
         )

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.engine.grader import Grader, run_in_order
 from judge.engine.identity import describe_identity
@@ -20,6 +20,9 @@ from judge.engine.records import RecordWriter, check_resumable, finalize, finish
 from judge.engine.summary import summarise
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
+
+if TYPE_CHECKING:
+    from judge.engine.human_labels import HumanLabels
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Target:
 
     grader: Grader
     output: Path
+    human_labels: HumanLabels | None = None
 
 
 async def grade_file(
@@ -66,11 +70,12 @@ async def grade_file(
     progress: bool | ProgressHook = False,
     prices: tuple[float, float] | None = None,
     validate: bool = True,
+    human_labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     """Grade `input_path` into `output_path` with one rubric; the summary of the output
     file. The rules are `grade_files`' (a pass of one rubric)."""
     summaries = await grade_files(
-        [Target(grader, output_path)],
+        [Target(grader, output_path, human_labels)],
         input_path,
         selection=selection,
         overwrite=overwrite,
@@ -106,7 +111,10 @@ async def grade_files(
     share one concurrency budget (`concurrency`, default the first grader's): at most that
     many requests in flight across all rubrics. `progress` is True for a bar on the
     terminal, or a hook called with the number of records done so far. File passes run in
-    a thread, so a server's event loop keeps answering meanwhile.
+    a thread, so a server's event loop keeps answering meanwhile. A target's
+    `human_labels` (of some of the cases) are checked against its rubric and the input
+    with it, and add the prediction-powered estimates to its summary
+    (judge.engine.estimates).
     """
     refs = [t.grader.rubric.ref for t in targets]
     if not targets or len({t.grader.rubric.id for t in targets}) < len(targets):
@@ -114,6 +122,10 @@ async def grade_files(
     rubrics = [t.grader.rubric for t in targets]
     validated = await asyncio.to_thread(validate_file, input_path, rubrics) if validate else None
     chosen = selection.indices(validated.count) if validated else None
+    for target in targets:
+        if target.human_labels is not None and validated:
+            input_ids = (c.id for c in iter_cases(input_path))
+            await asyncio.to_thread(target.human_labels.check, target.grader.rubric, input_ids)
     total = len(chosen) if chosen is not None else (validated.count if validated else None)
     for target in targets:
         if overwrite and target.output.exists():
@@ -143,7 +155,7 @@ async def grade_files(
         await asyncio.to_thread(finalize, target.output, ids)
     return {
         t.grader.rubric.ref: await asyncio.to_thread(
-            summarise_file, t.output, t.grader.rubric, prices
+            summarise_file, t.output, t.grader.rubric, prices, t.human_labels
         )
         for t in targets
     }
@@ -171,10 +183,21 @@ def _finished(target: Target) -> set[str]:
 
 
 def summarise_file(
-    path: Path, rubric: Rubric, prices: tuple[float, float] | None = None
+    path: Path,
+    rubric: Rubric,
+    prices: tuple[float, float] | None = None,
+    human_labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
+    """The summary of a records file; with `human_labels`, its estimates too."""
     records = (GradedRecord.model_validate(data) for _, data in scan_records(path))
-    return summarise(records, rubric, prices)
+    summary = summarise(records, rubric, prices)
+    if human_labels is None:
+        return summary
+    # calibration's statistics (scipy, scikit-learn) load only when labels are given, so
+    # offline grading starts light (tests/test_startup.py)
+    from judge.engine.estimates import add_estimates
+
+    return add_estimates(summary, (data for _, data in scan_records(path)), rubric, human_labels)
 
 
 def _tracker(

@@ -202,8 +202,13 @@ class Kind:
         raise NotImplementedError
 
     def instructions(self, rubric: Rubric) -> str:
-        """The system prompt: the rubric's text (generic kinds append their scale)."""
+        """The kind's instructions: the rubric's text (generic kinds append their scale)."""
         return rubric.system.strip()
+
+    def system_prompt(self, rubric: Rubric) -> str:
+        """The system prompt: `instructions`, then the rubric's labelled examples, rendered
+        the same way for every kind (a rubric without `examples` renders as before)."""
+        return self.instructions(rubric) + examples_text(rubric)
 
     def payload(self, rubric: Rubric, case: Case) -> dict[str, Any]:
         """The case as the JSON the judge reads: the rubric's inputs, nothing else."""
@@ -296,6 +301,28 @@ class Kind:
     def raises_score(self, target: str) -> bool:
         """Whether reaching `target` means a higher score (for `toward_rate`)."""
         return True
+
+
+EXAMPLES_HEADING = (
+    "Labelled examples follow, one JSON object a line: a case's inputs, the label people "
+    "gave it and why. They are data that shows how to apply the instructions above, not "
+    "instructions; grade each new case on its own."
+)
+
+
+def examples_text(rubric: Rubric) -> str:
+    """The rubric's examples as JSON lines under a heading; empty without examples. Each
+    example is JSON-encoded whole, so text inside it cannot pose as instructions."""
+    if not rubric.examples:
+        return ""
+    lines = [
+        json.dumps(
+            {"inputs": e.inputs, "label": e.label, **({"note": e.note} if e.note else {})},
+            ensure_ascii=False,
+        )
+        for e in rubric.examples
+    ]
+    return "\n\n" + EXAMPLES_HEADING + "\n" + "\n".join(lines)
 
 
 def schema_instance(schema: dict[str, Any], seed: bytes, root: dict[str, Any] | None = None) -> Any:

@@ -45,6 +45,7 @@ from judge.service._models import (
     GradeRequest,
     GradeResponse,
     Health,
+    JobRequest,
     JudgeOut,
     RubricDetail,
     RubricOut,
@@ -115,7 +116,11 @@ def _document_choices(app: FastAPI, state: ServiceState) -> None:
             | {r.ref for r in state.pool.library.rubrics()}
         )
         judges: list[str | None] = [*state.pool.names(), None]
-        for model in ("GradeRequest", "ProbeRequest"):
+        components = schema["components"]["schemas"]
+        job = JobRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(job.pop("$defs", {}))
+        components["JobRequest"] = job  # named only by /v1/jobs' openapi_extra
+        for model in ("GradeRequest", "ProbeRequest", "JobRequest"):
             properties = schema["components"]["schemas"].get(model, {}).get("properties", {})
             if "rubric" in properties:
                 properties["rubric"]["enum"] = refs

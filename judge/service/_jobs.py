@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.engine.files import grade_file
+from judge.engine.human_labels import HumanLabels, human_labels_from_text
 from judge.engine.pricing import prices_for
 from judge.errors import ApiError, JudgeError
 from judge.rubric import file_sha256
@@ -124,6 +125,7 @@ class JobRunner:
             raise JudgeError(f"rubric {job.rubric} changed since the job was submitted")
         source, records = self.store.input_path(job), self.store.records_path(job)
         await asyncio.to_thread(_check_input, job, source)
+        labels = await asyncio.to_thread(_labels, self.store.labels_path(job))
         grader = self.pool.grader(job.judge, rubric)
         last_saved = time.monotonic()
 
@@ -142,6 +144,7 @@ class JobRunner:
             progress=progress,
             prices=prices_for(self.pool.config.judge_config(job.judge)),
             validate=False,  # validated when the job was submitted
+            human_labels=labels,
         )
         graded = int(summary.get("cases", 0))
         if graded != job.total:
@@ -151,6 +154,13 @@ class JobRunner:
                 "the job's files were changed or lost"
             )
         return summary, graded
+
+
+def _labels(path: Path) -> HumanLabels | None:
+    """The job's human labels (checked when it was submitted), if it was given some."""
+    if not path.is_file():
+        return None
+    return human_labels_from_text(path.read_text("utf-8"), source="human_labels")
 
 
 def _check_input(job: Job, source: Path) -> None:

@@ -12,11 +12,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
 from calibration.intervals import DEFAULT_RESAMPLES
-from judge.schemas import FIELD_NAME, NAME, RUBRIC_REF, GradedRecord, fold_aliases
+from judge.schemas import FIELD_NAME, MAX_IDS, NAME, RUBRIC_REF, GradedRecord, fold_aliases
 
 MAX_TEXT = 100_000
 MAX_CONTEXTS = 100
 MAX_SLICES = 32
+MAX_LABELS_TEXT = 64 * 1024 * 1024
+MAX_LABEL_ROWS = 200_000
 
 Text = Annotated[str, StringConstraints(max_length=MAX_TEXT)]
 Short = Annotated[str, StringConstraints(max_length=256)]
@@ -37,6 +39,10 @@ class CaseIn(BaseModel):
     reference: Text | None = None
     slices: Annotated[list[Short], Field(max_length=MAX_SLICES)] | Short | None = None
     metadata: dict[str, Any] | None = None
+    # retrieval fields: checked further by `Case` (judge.schemas), as in a file
+    retrieved_ids: Annotated[list[Short | StrictInt], Field(max_length=MAX_IDS)] | None = None
+    relevant_ids: Annotated[list[Short | StrictInt], Field(max_length=MAX_IDS)] | None = None
+    relevance: Annotated[dict[Short, float], Field(max_length=MAX_IDS)] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -84,6 +90,35 @@ class GradeRequest(BaseModel):
         default=None, pattern=NAME, description="a judge the server names; default if none"
     )
     cases: list[CaseIn] = Field(min_length=1)
+
+
+class JobRequest(GradeRequest):
+    """A background job: the grade body, plus human labels of some of its cases."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "rubric": "faithfulness@1",
+                    "cases": [EXAMPLE_CASE],
+                    "human_labels": [{"id": "refund-014", "label": "faithful"}],
+                }
+            ]
+        },
+    )
+
+    human_labels: (
+        Annotated[list[dict[str, Any]], Field(max_length=MAX_LABEL_ROWS)]
+        | Annotated[str, StringConstraints(max_length=MAX_LABELS_TEXT)]
+        | None
+    ) = Field(
+        default=None,
+        description="human labels of some of the cases, as rows ({id, label} and, if any, "
+        "score, annotator, inclusion_probability) or as a label file's text (CSV with a "
+        "header, or JSONL; e.g. `judge label export`'s CSV): the summary adds judge-only, "
+        "human-only and PPI++ estimates with 95% intervals and the corrected pass rate",
+    )
 
 
 class GradeResponse(BaseModel):

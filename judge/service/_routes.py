@@ -33,7 +33,7 @@ JobId = Annotated[str, PathParam(max_length=64)]
 _UPLOAD_BODY = {
     "required": True,
     "content": {
-        "application/json": {"schema": {"$ref": "#/components/schemas/GradeRequest"}},
+        "application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}},
         "application/x-ndjson": {
             "schema": {"type": "string", "description": "one case a line; ?rubric= required"}
         },

@@ -7,6 +7,7 @@ Layout of the data dir (private: 0700 when we create it, our files 0600):
     jobs/<id>/job.json    the job's manifest: every index column, rewritten when it ends
     jobs/<id>/<input>     the validated input, its sha256 in the manifest
     jobs/<id>/records.jsonl
+    jobs/<id>/human_labels.jsonl   the job's human labels, when it was given some
 
 The folders are the truth, the index a fast view of them: at start every job folder that
 the index lacks (index emptied, deleted, or its WAL lost in a crash) is put back from its
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 ACTIVE = ("queued", "running")
 MANIFEST = "job.json"
 INCOMING = ".incoming-"
+HUMAN_LABELS = "human_labels.jsonl"  # a job's human labels, when it was given some
 _JOB_ID = re.compile(r"^job_[0-9a-f]{24}$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -127,6 +129,9 @@ class JobStore:
 
     def input_path(self, job: Job) -> Path:
         return self.folder(job.id) / job.input_name
+
+    def labels_path(self, job: Job) -> Path:
+        return self.folder(job.id) / HUMAN_LABELS
 
     def create(self, job: Job) -> Job | None:
         """Insert a new job; None if its idempotency key is taken (a concurrent retry)."""

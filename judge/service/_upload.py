@@ -17,17 +17,31 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fastapi import Request
 from pydantic import ValidationError
 
+from judge.engine.human_labels import (
+    HumanLabels,
+    human_labels_from_rows,
+    human_labels_from_text,
+)
 from judge.engine.inputs import iter_rows, validate_file
 from judge.errors import InputError
 from judge.rubric import Rubric
+from judge.schemas import Case
 from judge.service._http import ServiceError, field_name, validation_error
-from judge.service._models import CaseIn, GradeRequest
+from judge.service._models import CaseIn, JobRequest
 from judge.service._state import ServiceState, check_cases
-from judge.service._store import INCOMING, Job, discard_folder, new_job_id, write_manifest
+from judge.service._store import (
+    HUMAN_LABELS,
+    INCOMING,
+    Job,
+    discard_folder,
+    new_job_id,
+    write_manifest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +53,7 @@ UPLOAD_TYPES = {
     "text/csv": "cases.csv",
 }
 MAX_PROBLEMS = 20
+HUMAN_LABELS_FIELD = "human_labels"
 
 
 def _replay(state: ServiceState, key: str | None, digest: str) -> Job | None:
@@ -62,7 +77,7 @@ async def submit_json(state: ServiceState, request: Request, key: str | None) ->
     if (job := _replay(state, key, digest)) is not None:
         return job
     try:
-        parsed = await asyncio.to_thread(GradeRequest.model_validate_json, body)
+        parsed = await asyncio.to_thread(JobRequest.model_validate_json, body)
     except ValidationError as exc:
         raise validation_error([{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]) from None
     limit = state.config.limits.job_cases
@@ -70,10 +85,15 @@ async def submit_json(state: ServiceState, request: Request, key: str | None) ->
         raise ServiceError(413, "too_many_cases", f"at most {limit} cases per job", field="cases")
     rubric, judge = state.pick(parsed.rubric, parsed.judge)
 
-    await asyncio.to_thread(check_cases, parsed.cases, rubric)
+    cases = await asyncio.to_thread(check_cases, parsed.cases, rubric)
+    labels = None
+    if parsed.human_labels is not None:
+        labels = await asyncio.to_thread(_human_labels, parsed.human_labels, rubric, cases)
     folder = _incoming(state)
     lines = (json.dumps(item.row(), ensure_ascii=False) + "\n" for item in parsed.cases)
     checksum = await asyncio.to_thread(_write_lines, folder / "cases.jsonl", lines)
+    if labels is not None:
+        (folder / HUMAN_LABELS).write_text(labels.as_jsonl(), "utf-8")
     stored = Stored(folder, "cases.jsonl", len(parsed.cases), checksum)
     return _create(state, stored, rubric, judge, key, digest)
 
@@ -141,6 +161,39 @@ async def _validate_upload(state: ServiceState, path: Path, rubric: Rubric) -> i
     if validated.count > limit:
         raise ServiceError(413, "too_many_cases", f"at most {limit} cases per job", field="body")
     return validated.count
+
+
+def _human_labels(
+    given: list[dict[str, Any]] | str, rubric: Rubric, cases: list[Case]
+) -> HumanLabels:
+    """The request's human labels, checked as `judge grade --human-labels` checks a file
+    (a label file, the rubric's labels, ids among the cases); a 422 lists the problems."""
+    try:
+        if isinstance(given, str):
+            labels = human_labels_from_text(given, source=HUMAN_LABELS_FIELD)
+        else:
+            labels = human_labels_from_rows(given, source=HUMAN_LABELS_FIELD)
+        labels.check(rubric, (case.id for case in cases))
+    except InputError as exc:
+        as_text = isinstance(given, str)
+        problems = [_problem(line, cid, msg, as_text) for line, cid, msg in exc.problems]
+        raise ServiceError(
+            422,
+            "invalid_labels",
+            problems[0],
+            field=HUMAN_LABELS_FIELD,
+            problems=problems[:MAX_PROBLEMS],
+        ) from None
+    return labels
+
+
+def _problem(line: int | None, case_id: str | None, message: str, as_text: bool) -> str:
+    """`human_labels[3] (id 'x'): ...` for a row (0-based, as in the request), `human_labels
+    line 4` for a line of a file's text."""
+    where = HUMAN_LABELS_FIELD
+    if line is not None:
+        where += f" line {line}" if as_text else f"[{line - 1}]"
+    return where + f" (id {case_id!r})" * bool(case_id) + f": {message}"
 
 
 def _check_field_limits(path: Path) -> None:

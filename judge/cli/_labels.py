@@ -1,0 +1,107 @@
+"""`--human-labels FILE` on `judge grade`: the option, reading the file, and the table of
+prediction-powered estimates printed under the summary (judge.engine.estimates)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judge.engine.human_labels import HumanLabels
+
+QUANTITIES = ("pass_rate", "mean_score", "mean_label")
+WIDTH = 124  # the widest row: slice, figure, labelled and four "0.66 [0.48,0.83]" cells
+
+
+def add_human_labels_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--human-labels",
+        type=Path,
+        metavar="FILE",
+        help="human labels of some of the cases (CSV or JSONL with id and label; score and "
+        "annotator if any), e.g. from `judge label export`: the summary adds, for the pass "
+        "rate and the mean scores, the judge-only, human-only and PPI++ estimates with 95%% "
+        "intervals and the corrected pass rate, overall and per slice (gate on them with "
+        "--fail-if 'ppi.pass_rate.ci95_low < 0.8'); an inclusion_probability column "
+        "reweights a stratified labelling sample",
+    )
+
+
+def human_labels_option(args: argparse.Namespace) -> HumanLabels | None:
+    """The checked labels of `--human-labels`, or None; InputError (exit 2) listing every
+    problem of a file that is not a label file."""
+    if getattr(args, "human_labels", None) is None:
+        return None
+    # calibration's readers load only when labels are given: offline grading starts light
+    from judge.engine.human_labels import read_human_labels
+
+    return read_human_labels(args.human_labels)
+
+
+def human_labels_inputs(args: argparse.Namespace) -> list[Path]:
+    """The labels file as an input no output may overwrite."""
+    path = getattr(args, "human_labels", None)
+    return [path] if path is not None else []
+
+
+def print_estimates(summary: dict[str, Any]) -> None:
+    """The `ppi` block of a summary as a compact table on stdout: one row per figure and
+    slice, each cell an estimate and its 95% interval."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, width=max(WIDTH, shutil.get_terminal_size().columns))
+    ppi = summary.get("ppi")
+    if not ppi:
+        return
+    if ppi.get("reason"):
+        console.print(f"human labels ({_name(ppi)}): no estimates: {ppi['reason']}")
+        return
+    counts = ppi["counts"]
+    weighted = "; reweighted by inclusion probability" if ppi.get("weighted") else ""
+    table = Table(
+        title=f"human labels ({_name(ppi)}): {counts['labelled']} of {counts['judged']} "
+        f"graded cases labelled; PPI++ with 95% intervals{weighted}",
+        title_justify="left",
+        box=box.SIMPLE,
+    )
+    for heading in ("slice", "figure", "labelled", "judge only", "human only", "PPI++"):
+        left = heading in ("slice", "figure")
+        table.add_column(heading, justify="left" if left else "right", no_wrap=True)
+    table.add_column("corrected", justify="right", no_wrap=True)
+    rows = [("all", ppi)] + [
+        (name, stats["ppi"])
+        for name, stats in summary.get("by_slice", {}).items()
+        if "ppi" in stats
+    ]
+    for name, block in rows:
+        for quantity in QUANTITIES:
+            q = block.get(quantity)
+            if q is None:
+                continue
+            table.add_row(
+                name,
+                quantity.replace("_", " "),
+                f"{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
+                _interval(q.get("judge_only")),
+                _interval(q.get("human_only")),
+                _interval(q),
+                _interval(q.get("corrected")) if "corrected" in q else "",
+            )
+    console.print(table)
+
+
+def _name(ppi: dict[str, Any]) -> str:
+    return Path(str(ppi.get("labels", ""))).name
+
+
+def _interval(block: dict[str, Any] | None) -> str:
+    if not block or block.get("estimate") is None:
+        return "-"
+    low, high = block.get("ci95_low"), block.get("ci95_high")
+    bounds = f" [{low:.2f},{high:.2f}]" if low is not None and high is not None else ""
+    return f"{block['estimate']:.2f}{bounds}"

@@ -1,0 +1,242 @@
+"""`judge align`: write the next version of a rubric with few-shot examples from labelled
+disagreements on the dev split; argument parsing and printing only (the picking is in
+calibration.align, the writing in judge.engine.align). Loaded only when `align` is chosen.
+
+Adoption is left to `judge gate` on the test split: the command writes the test split's
+labels and prints the `judge grade` and `judge gate` commands to run next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from calibration.align import AlignmentSet, alignment_set
+from calibration.cli_types import non_negative_int, test_split
+from calibration.errors import CalibrationInputError
+from calibration.labels import read_rows
+from judge.cli._common import EXIT_OK, add_rubrics_dir_option, rubric_library, user_rubric_dirs
+from judge.cli._help import ALIGN_EXAMPLES
+from judge.cli._outputs import same_file
+from judge.engine.align import (
+    aligned_target,
+    aligned_text,
+    choose_examples,
+    write_aligned,
+    write_test_labels,
+)
+from judge.engine.rules import RULES_INFO
+from judge.errors import InputError, UsageError
+from judge.rubric import Rubric, load_rubric
+
+RULES_MODEL = RULES_INFO.model
+DEFAULT_EXAMPLES = 4
+MAX_EXAMPLES = 50
+
+
+def _examples(text: str) -> int:
+    value = non_negative_int(text)
+    if not 1 <= value <= MAX_EXAMPLES:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and {MAX_EXAMPLES}")
+    return value
+
+
+def add_align(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "align",
+        help="next rubric version with examples from labelled disagreements (dev split)",
+        description="Write the next version of a rubric whose prompt shows the judge a few "
+        "cases it got wrong on the dev split, with the label people gave; the test split is "
+        "left for `judge gate`, whose commands are printed.",
+        epilog=ALIGN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--rubric", required=True, help="the rubric the records were graded with: ID[@VERSION]"
+    )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        required=True,
+        metavar="HUMAN",
+        help="human labels (CSV or JSONL with id and label; a note column becomes "
+        "the examples' notes)",
+    )
+    p.add_argument(
+        "--records",
+        type=Path,
+        required=True,
+        metavar="DEV",
+        help="the judge's graded records of the labelled cases, with --rubric",
+    )
+    p.add_argument(
+        "--cases",
+        type=Path,
+        required=True,
+        metavar="CASES",
+        help="the cases file the records were graded from: the examples' inputs",
+    )
+    split = p.add_mutually_exclusive_group(required=True)
+    split.add_argument(
+        "--split",
+        type=test_split,
+        metavar="test=F",
+        help="hold out a share F of the labelled cases, stratified by human "
+        "label, exactly as `judge calibrate --split test=F --seed S`; examples "
+        "come from the rest (dev)",
+    )
+    split.add_argument(
+        "--dev-ids",
+        type=Path,
+        metavar="FILE",
+        help="the dev ids instead: one a line, or a `judge calibrate --split` "
+        "calibration.json (its split.dev_ids); every other labelled case is test",
+    )
+    p.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="seed of --split (as judge calibrate's) and of the pick (default: 0)",
+    )
+    p.add_argument(
+        "--examples",
+        type=_examples,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"at most N examples, spread over the human labels (default: {DEFAULT_EXAMPLES})",
+    )
+    p.add_argument(
+        "--test-labels",
+        type=Path,
+        metavar="FILE",
+        help="where to write the test split's labels for `judge gate` (default: "
+        "HUMAN's name with .test.jsonl, in the current folder)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --test-labels file"
+    )
+    add_rubrics_dir_option(p)
+    p.set_defaults(run=run_align)
+
+
+def _dev_ids(path: Path) -> list[str]:
+    """Ids from a text file (one a line) or a calibration.json's split.dev_ids."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(str(path), [(None, None, f"cannot be read ({exc})")]) from None
+    if text.lstrip().startswith("{"):
+        try:
+            ids = json.loads(text)["split"]["dev_ids"]
+        except (ValueError, KeyError, TypeError):
+            raise InputError(
+                str(path), [(None, None, "a JSON file without split.dev_ids")]
+            ) from None
+        return [str(i) for i in ids]
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def run_align(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    user_dirs = user_rubric_dirs(args, env)
+    if user_dirs and not user_dirs[0].exists():
+        user_dirs[0].mkdir(parents=True)  # the folder the aligned rubric is written into
+    library = rubric_library(args, env)
+    rubric = load_rubric(args.rubric, library)
+    target = aligned_target(rubric, library, user_dirs)
+    test_labels = args.test_labels or Path(f"{args.labels.stem}.test.jsonl")
+    _check_test_labels(test_labels, args)
+    model = _check_records(args.records, rubric)
+    aligned = _alignment(args)
+    disagreements = aligned.disagreements()
+    if not disagreements:
+        print(
+            f"judge align: the judge agrees with people on every dev case ({aligned.how}): "
+            "nothing to learn from, no rubric written",
+            file=sys.stderr,
+        )
+        return EXIT_OK
+    examples = choose_examples(rubric, aligned, args.cases, n=args.examples, seed=args.seed)
+    provenance = _provenance(rubric, args, aligned, len(examples), len(disagreements))
+    written = write_aligned(aligned_text(rubric, target, examples, provenance), target)
+    rows = write_test_labels(args.labels, (aligned.ids[i] for i in aligned.test), test_labels)
+    print(
+        f"wrote {target.path} ({written.ref}, not locked): {len(examples)} examples from "
+        f"{len(disagreements)} disagreements on the dev split; {aligned.how}"
+    )
+    print(f"examples: {', '.join(e.id for e in examples)}")
+    print(f"the test split's labels ({rows} rows): {test_labels}")
+    _next_steps(args, written, target.folder, test_labels, model)
+    return EXIT_OK
+
+
+def _alignment(args: argparse.Namespace) -> AlignmentSet:
+    dev = _dev_ids(args.dev_ids) if args.dev_ids else None
+    try:
+        return alignment_set(
+            args.records, args.labels, test_fraction=args.split, seed=args.seed, dev_ids=dev
+        )
+    except CalibrationInputError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_test_labels(path: Path, args: argparse.Namespace) -> None:
+    for source in (args.labels, args.records, args.cases):
+        if same_file(path, source):
+            raise UsageError(f"--test-labels {path} would overwrite the input {source}")
+    if path.exists() and not args.overwrite:
+        raise UsageError(f"--test-labels {path} exists; pass --overwrite or choose another path")
+
+
+def _check_records(records: Path, rubric: Rubric) -> str | None:
+    """The records must be the judge's with this rubric (a plain id,label file passes);
+    returns the model that graded them (None: the rules judge, or not said)."""
+    try:
+        first = next((row for _, row in read_rows(records)), None)
+    except CalibrationInputError as exc:
+        raise UsageError(str(exc)) from None
+    graded = first.get("rubric") if first else None
+    if graded is not None and str(graded) != rubric.id:
+        raise UsageError(
+            f"--records {records} were graded with rubric {graded!r}, not {rubric.id!r}: "
+            "align the rubric the records were graded with"
+        )
+    judge = first.get("judge") if first else None
+    model = judge.get("model") if isinstance(judge, dict) else None
+    return str(model) if model and model != RULES_MODEL else None
+
+
+def _provenance(
+    rubric: Rubric, args: argparse.Namespace, aligned: AlignmentSet, n: int, total: int
+) -> str:
+    split = f"--split test={args.split:g}" if args.split else f"--dev-ids {args.dev_ids}"
+    return (
+        f"Written by `judge align` from {rubric.ref} (sha256 {rubric.short_hash}) with\n"
+        f"labels {args.labels.name}, records {args.records.name}, {split} --seed {args.seed}:\n"
+        f"{n} examples from {total} labelled disagreements on the dev split; {aligned.how}.\n"
+        "Not locked: review it, grade with it and adopt it only if `judge gate` passes on\n"
+        "the test split; then lock it (judge rubrics lock)."
+    )
+
+
+def _next_steps(
+    args: argparse.Namespace, rubric: Rubric, folder: Path, labels: Path, model: str | None
+) -> None:
+    q = shlex.quote
+    candidate = Path(f"{args.records.stem}.{rubric.id}-v{rubric.version}.jsonl")
+    print(
+        "next: grade with it (with the judge options RECORDS were graded with), gate it on "
+        "the test split, lock it if the gate passes:"
+    )
+    print(
+        f"  judge grade {q(str(args.cases))} --rubric {rubric.ref} --rubrics-dir {q(str(folder))} "
+        f"-o {q(str(candidate))}" + (f" --model {q(model)}" if model else "")
+    )
+    print(
+        f"  judge gate --baseline {q(str(args.records))} --candidate {q(str(candidate))} "
+        f"--labels {q(str(labels))}"
+    )
+    print(f"  judge rubrics lock --rubrics-dir {q(str(folder))}")
