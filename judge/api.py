@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -48,10 +48,23 @@ async def open_grader(
     config: JudgeConfig, rubric: Rubric, *, http_client: httpx.AsyncClient | None = None
 ) -> AsyncIterator[Grader]:
     """A grader with its backend and cache, both closed when the block ends."""
+    async with open_graders(config, [rubric], http_client=http_client) as graders:
+        yield graders[0]
+
+
+@asynccontextmanager
+async def open_graders(
+    config: JudgeConfig,
+    rubrics: Sequence[Rubric],
+    *,
+    http_client: httpx.AsyncClient | None = None,
+) -> AsyncIterator[list[Grader]]:
+    """One grader per rubric, all sharing one backend (one connection pool) and one cache,
+    closed when the block ends."""
     backend = make_backend(config, http_client=http_client)
     cache = open_cache(config)
     try:
-        yield Grader(backend, rubric, cache=cache, concurrency=config.concurrency)
+        yield [Grader(backend, r, cache=cache, concurrency=config.concurrency) for r in rubrics]
     finally:
         await backend.aclose()
         if cache is not None:

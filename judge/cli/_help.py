@@ -38,9 +38,16 @@ examples:
   judge grade cases.jsonl --rubric faithfulness@1 -o graded.jsonl \\
       --model gpt-4o-2024-08-06 --concurrency 32          # needs OPENAI_API_KEY
   judge grade cases.jsonl --rubric relevance --limit 20 -o first20.jsonl
+  judge grade examples/rag/cases.jsonl --rubric retrieval,context_relevance,faithfulness \\
+      -o rag-graded/ --summary rag-graded/summary.json --fail-if 'faithfulness.mean_score < 0.5'
+                                      one pass: rag-graded/<rubric>.jsonl each, one summary
+                                      and the retrieval x generation two-by-two
   judge grade answers.jsonl --rubric faithfulness --model gpt-4o-2024-08-06 --batch-api -o graded.jsonl
 
 Running the same command again resumes: records already done are kept.
+With several rubrics, a retrieval and a generation rubric add the two-by-two diagnosis
+(--retrieval-threshold/--generation-threshold move its thresholds); a --fail-if name
+without a rubric prefix gates every rubric that has it.
 With no --model (and no $JUDGE_MODEL) the offline rules judge grades, with no network.
 """
 
@@ -61,6 +68,25 @@ examples:
                                        exit 3 if the candidate is significantly worse
   judge gate --baseline old.jsonl --candidate new.jsonl --labels anchor.csv \\
       --min-kappa 0.6 --max-drop 0.05 --json gate.json --markdown gate.md
+"""
+
+COMPARE_EXAMPLES = """\
+examples:
+  judge grade examples/rag/cases.jsonl --rubric retrieval,faithfulness,correctness -o runs/baseline/
+  judge grade examples/rag/reranked.jsonl --rubric retrieval,faithfulness,correctness -o runs/reranked/
+  judge compare runs/baseline/ runs/reranked/ --metric '*.score' --json compare.json
+                                       B against A per metric; Markdown on stdout
+  judge compare runs/a/ runs/b/ runs/c/ --fail-if 'significant_lower > 0'
+                                       exit 3 if B or C is significantly lower on a metric
+  judge compare old.graded.jsonl new.graded.jsonl --fail-if 'faithfulness.score.diff < -0.05'
+
+Metrics: RUBRIC.score for every rubric, and each kind's own per-case figures
+(retrieval.mrr, correctness.recall, a criteria rubric's RUBRIC.criteria.NAME, ...).
+Cases are paired by id; ids on one side only are counted and listed, never dropped
+silently. p is an exact two-sided sign test (ties left out); "significant" is after
+Holm's correction over every test of the command (--metric keeps fewer).
+Gate names: METRIC.diff, .ci95_low, .ci95_high, .p_value, .p_adjusted, .a, .b, and the
+counts significant, significant_higher, significant_lower.
 """
 
 ALIGN_EXAMPLES = """\

@@ -21,7 +21,10 @@ from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 # keeps them equal), and "module:function" that adds its options. The module is imported
 # only when the subcommand is chosen (judge/cli/_parser.py).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "grade": ("grade an answer set (JSONL or CSV) with one rubric", "judge.cli.grade:add_grade"),
+    "grade": (
+        "grade an answer set (JSONL or CSV) with one rubric or several",
+        "judge.cli.grade:add_grade",
+    ),
     "rubrics": (
         "list, show, verify, start or lock rubrics (built-in and your own)",
         "judge.cli.rubrics:add_rubrics",
@@ -35,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge.cli.calibrate:add_calibrate",
     ),
     "gate": ("a candidate judge against the baseline on human labels", "judge.cli.gate:add_gate"),
+    "compare": (
+        "compare systems graded on the same cases, metric by metric",
+        "judge.cli.compare:add_compare",
+    ),
     "align": (
         "next rubric version with examples from labelled disagreements (dev split)",
         "judge.cli.align:add_align",

@@ -43,12 +43,18 @@ def _json_object(path: Path) -> dict[str, object] | None:
 
 def _is_summary(path: Path) -> bool:
     data = _json_object(path)
-    return data is not None and {"rubric", "kind", "cases"} <= data.keys()
+    one = {"rubric", "kind", "cases"}  # one rubric's; a pass of several has its own keys
+    return data is not None and (one <= data.keys() or {"rubrics", "diagnosis"} <= data.keys())
 
 
 def _is_probe_report(path: Path) -> bool:
     data = _json_object(path)
     return data is not None and "probe" in data
+
+
+def _is_comparison(path: Path) -> bool:
+    data = _json_object(path)
+    return data is not None and {"runs", "comparisons"} <= data.keys()
 
 
 def _is_probe_markdown(path: Path) -> bool:
@@ -82,6 +88,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "markdown": ("probe report", _is_probe_markdown),
     "requests": ("batch request file", _is_request_file),
     "html": ("HTML report of this tool", _is_html_report),
+    "compare": ("comparison (judge compare --json)", _is_comparison),
 }
 
 

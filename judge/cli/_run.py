@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +103,36 @@ def finish_run(
     conditions: Sequence[Condition] = (),
 ) -> int:
     """The exit code of a finished run, with one line on stderr for each reason."""
-    failure = failure_line(summary, records, max_error_rate)
-    if failure is not None:
-        print(f"error: {failure}", file=sys.stderr)
+    return finish_pass(
+        {"": summary},
+        {"": records},
+        (grade_metrics(summary), grade_undefined_reasons(summary)),
+        max_error_rate=max_error_rate,
+        conditions=conditions,
+    )
+
+
+def finish_pass(
+    summaries: Mapping[str, dict[str, Any]],
+    records: Mapping[str, Path],
+    values: tuple[Mapping[str, Any], Mapping[str, str]],
+    *,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    conditions: Sequence[Condition] = (),
+) -> int:
+    """The exit code of a finished pass of one rubric or several (`summaries` and their
+    `records` files by the same key), with one line on stderr for each reason: 1 when any
+    rubric's run failed (every one is named), else 3 when any gate holds on `values` (the
+    numbers, and why any is undefined)."""
+    failures = [failure_line(summaries[k], records[k], max_error_rate) for k in summaries]
+    for failure in failures:
+        if failure is not None:
+            print(f"error: {failure}", file=sys.stderr)
+    if any(failures):
         return EXIT_FATAL
     # a gate that cannot be computed (e.g. a mean over no scored case) fails, saying why
-    checks = evaluate(conditions, grade_metrics(summary), reasons=grade_undefined_reasons(summary))
+    numbers, reasons = values
+    checks = evaluate(conditions, numbers, reasons=reasons)
     for check in checks:
         line = f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}"
         print(f"gate: {line}", file=sys.stderr)

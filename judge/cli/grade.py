@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +19,13 @@ from judge.cli._common import (
     print_summary,
     rubric_library,
     show_progress,
+)
+from judge.cli._grade_many import (
+    add_diagnosis_options,
+    check_diagnosis_options,
+    input_file,
+    rubric_refs,
+    run_grade_many,
 )
 from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
@@ -38,7 +43,7 @@ from judge.cli._run import (
 from judge.config import JudgeConfig
 from judge.engine.files import grade_file
 from judge.engine.inputs import derived_ids_note
-from judge.errors import InputError, UsageError
+from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
@@ -50,15 +55,27 @@ DEFAULT_SAMPLE_SEED = 0
 def add_grade(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "grade",
-        help="grade an answer set (JSONL or CSV) with one rubric",
-        description="Grade every case of INPUT with one rubric; one record per case, in "
-        "input order, then a summary.",
+        help="grade an answer set (JSONL or CSV) with one rubric or several",
+        description="Grade every case of INPUT with one rubric, or several in one pass; one "
+        "record per case and rubric, in input order, then a summary (with several rubrics, "
+        "the two-by-two of retrieval and generation when both are graded).",
         epilog=GRADE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin (then -o is needed)")
-    p.add_argument("--rubric", required=True, help="ID or ID@VERSION (latest version if omitted)")
-    p.add_argument("-o", "--output", type=Path, help="records file (default: INPUT.RUBRIC.jsonl)")
+    p.add_argument(
+        "--rubric",
+        required=True,
+        help="ID or ID@VERSION (latest version if omitted); several, comma-separated "
+        "(retrieval,faithfulness,correctness), grade in one pass",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="records file (default: INPUT.RUBRIC.jsonl); with several rubrics a folder "
+        "holding RUBRIC.jsonl for each (default: INPUT.graded/)",
+    )
     p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
     p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
     p.add_argument("--limit", type=int, help="grade only the first N cases")
@@ -91,12 +108,18 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     add_html_option(p)
     add_judge_options(p)
     add_run_options(p)
+    add_diagnosis_options(p)
     p.set_defaults(run=run_grade)
 
 
 def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     check_grade_html(args)
     check_run_options(args)
+    refs = rubric_refs(args.rubric)
+    if len(refs) > 1:
+        return run_grade_many(args, env, refs)
+    check_diagnosis_options(args, [])
+    args.rubric = refs[0]
     if args.batch_api or args.export_batch or args.import_batch:
         # the batch paths load the SDK's types: only when asked for
         from judge.cli.batch import run_grade_batch
@@ -114,7 +137,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     inputs = ([] if stdin else [Path(args.input)]) + human_labels_inputs(args)
     check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
     config = config_from_args(args, env)
-    with _input_file(args.input, args.input_format) as input_path:
+    with input_file(args.input, args.input_format) as input_path:
         note = derived_ids_note(input_path)
         if note:
             print(f"judge: {'<stdin>' if stdin else args.input}: {note}", file=sys.stderr)
@@ -151,27 +174,3 @@ async def _grade(
             prices=prices,
             human_labels=labels,
         )
-
-
-class _input_file:
-    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
-
-    def __init__(self, name: str, fmt: str | None) -> None:
-        self.name, self.fmt = name, fmt
-        self._tmp: Path | None = None
-
-    def __enter__(self) -> Path:
-        if self.name != "-":
-            return Path(self.name)
-        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
-        handle = tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False)
-        with handle:
-            shutil.copyfileobj(sys.stdin.buffer, handle)
-        self._tmp = Path(handle.name)
-        return self._tmp
-
-    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
-        if self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
-            if isinstance(error, InputError):  # name what the user gave, not our spool file
-                raise InputError("<stdin>", error.problems) from None

@@ -1,17 +1,19 @@
-"""Grade a whole file: validate, resume, stream records out in input order, summarise."""
+"""Grade a whole file, with one rubric or several in one pass: validate once, resume, stream
+records out in input order (one records file per rubric), summarise."""
 
 from __future__ import annotations
 
 import asyncio
 import random
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.engine.grader import Grader
+from judge.engine.grader import Grader, run_in_order
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.records import RecordWriter, check_resumable, finalize, finished_ids, scan_records
@@ -48,6 +50,15 @@ def selected_cases(path: Path, chosen: set[int] | None) -> Iterator[Case]:
 ProgressHook = Callable[[int], None]
 
 
+@dataclass(frozen=True)
+class Target:
+    """One rubric of a pass: its grader and the records file it writes."""
+
+    grader: Grader
+    output: Path
+    human_labels: HumanLabels | None = None
+
+
 async def grade_file(
     grader: Grader,
     input_path: Path,
@@ -61,45 +72,114 @@ async def grade_file(
     validate: bool = True,
     human_labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
-    """Grade `input_path` into `output_path` and return the summary of the output file.
+    """Grade `input_path` into `output_path` with one rubric; the summary of the output
+    file. The rules are `grade_files`' (a pass of one rubric)."""
+    summaries = await grade_files(
+        [Target(grader, output_path, human_labels)],
+        input_path,
+        selection=selection,
+        overwrite=overwrite,
+        use_cache=use_cache,
+        progress=progress,
+        prices=prices,
+        validate=validate,
+    )
+    return summaries[grader.rubric.ref]
 
-    The input is validated in full first (InputError, nothing written) unless `validate` is
-    False (the caller already did). An existing output is resumed only when every record in
-    it comes from this rubric file and this judge (else OutputConflictError, the file left
-    as it was): records already `ok`/`abstained` are kept, the rest graded. The output ends
-    with one record per selected case, in input order. `progress` is True for a bar on the terminal,
-    or a hook called with the number of cases done so far. File passes run in a thread, so
-    a server's event loop keeps answering meanwhile. `human_labels` (of some of the cases)
-    are checked against the rubric and the input with it, and add the prediction-powered
-    estimates to the summary (judge.engine.estimates).
+
+async def grade_files(
+    targets: Sequence[Target],
+    input_path: Path,
+    *,
+    selection: Selection = Selection(),
+    overwrite: bool = False,
+    use_cache: bool = True,
+    progress: bool | ProgressHook = False,
+    prices: tuple[float, float] | None = None,
+    validate: bool = True,
+    concurrency: int | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Grade `input_path` with every target's rubric in one pass; each rubric's summary of
+    its records file, by rubric ref, in the targets' order.
+
+    The input is validated in full first, once, against every rubric's inputs (InputError,
+    nothing written) unless `validate` is False (the caller already did). Every existing
+    output is checked before anything is sent: it is resumed only when every record in it
+    comes from that rubric file and that target's judge (else OutputConflictError, every
+    file left as it was); records already `ok`/`abstained` are kept, the rest graded. Each
+    output ends with one record per selected case, in input order. The (case, rubric) jobs
+    share one concurrency budget (`concurrency`, default the first grader's): at most that
+    many requests in flight across all rubrics. `progress` is True for a bar on the
+    terminal, or a hook called with the number of records done so far. File passes run in
+    a thread, so a server's event loop keeps answering meanwhile. A target's
+    `human_labels` (of some of the cases) are checked against its rubric and the input
+    with it, and add the prediction-powered estimates to its summary
+    (judge.engine.estimates).
     """
-    rubric = grader.rubric
-    validated = await asyncio.to_thread(validate_file, input_path, rubric) if validate else None
+    refs = [t.grader.rubric.ref for t in targets]
+    if not targets or len({t.grader.rubric.id for t in targets}) < len(targets):
+        raise ValueError(f"a pass needs one or more distinct rubrics, got {refs}")
+    rubrics = [t.grader.rubric for t in targets]
+    validated = await asyncio.to_thread(validate_file, input_path, rubrics) if validate else None
     chosen = selection.indices(validated.count) if validated else None
-    if human_labels is not None and validated:
-        input_ids = (c.id for c in iter_cases(input_path))
-        await asyncio.to_thread(human_labels.check, rubric, input_ids)
+    for target in targets:
+        if target.human_labels is not None and validated:
+            input_ids = (c.id for c in iter_cases(input_path))
+            await asyncio.to_thread(target.human_labels.check, target.grader.rubric, input_ids)
     total = len(chosen) if chosen is not None else (validated.count if validated else None)
-    if overwrite and output_path.exists():
-        output_path.unlink()
-    await asyncio.to_thread(
-        check_resumable,
-        output_path,
+    for target in targets:
+        if overwrite and target.output.exists():
+            target.output.unlink()
+    for target in targets:  # all checked before anything is written
+        await asyncio.to_thread(_check_target, target)
+    done = [await asyncio.to_thread(_finished, t) for t in targets]
+    jobs = (
+        partial(_graded, number, target.grader, case, use_cache)
+        for case in selected_cases(input_path, chosen)
+        for number, target in enumerate(targets)
+        if case.id not in done[number]
+    )
+    budget = concurrency or targets[0].grader.concurrency
+    already = sum(len(d) for d in done)
+    with ExitStack() as stack:
+        writers = [stack.enter_context(RecordWriter(t.output)) for t in targets]
+        advance = stack.enter_context(
+            _tracker(progress, None if total is None else total * len(targets), already)
+        )
+        async for number, record in run_in_order(jobs, concurrency=budget):
+            writers[number].write(record)
+            advance(1)
+        del done
+    ids = lambda: (c.id for c in selected_cases(input_path, chosen))  # noqa: E731
+    for target in targets:
+        await asyncio.to_thread(finalize, target.output, ids)
+    return {
+        t.grader.rubric.ref: await asyncio.to_thread(
+            summarise_file, t.output, t.grader.rubric, prices, t.human_labels
+        )
+        for t in targets
+    }
+
+
+async def _graded(
+    number: int, grader: Grader, case: Case, use_cache: bool
+) -> tuple[int, GradedRecord]:
+    return number, await grader.grade_case(case, use_cache=use_cache)
+
+
+def _check_target(target: Target) -> None:
+    rubric, grader = target.grader.rubric, target.grader
+    check_resumable(
+        target.output,
         rubric_sha256=rubric.sha256,
         rubric_ref=rubric.ref,
         judge_id=grader.judge_id,
         judge=describe_identity(grader.identity),
     )
-    done = await asyncio.to_thread(finished_ids, output_path, rubric.sha256)
-    todo = (c for c in selected_cases(input_path, chosen) if c.id not in done)
-    with RecordWriter(output_path) as writer, _tracker(progress, total, len(done)) as advance:
-        async for record in grader.grade_stream(todo, use_cache=use_cache):
-            writer.write(record)
-            advance(1)
-        del done
-    ids = lambda: (c.id for c in selected_cases(input_path, chosen))  # noqa: E731
-    await asyncio.to_thread(finalize, output_path, ids)
-    return await asyncio.to_thread(summarise_file, output_path, rubric, prices, human_labels)
+
+
+def _finished(target: Target) -> set[str]:
+    return finished_ids(target.output, target.grader.rubric.sha256)
 
 
 def summarise_file(

@@ -75,6 +75,55 @@ def grade_metric_names(rubric: Rubric) -> set[str]:
     return set(grade_metrics(summarise([], rubric)))
 
 
+def pass_conditions(
+    texts: Iterable[str], names: Mapping[str, Collection[str]], *, flag: str = "--fail-if"
+) -> list[Condition]:
+    """`--fail-if` of a pass of several rubrics. `names` maps each prefix (a rubric id, and
+    `diagnosis` for the two-by-two) to the names valid under it. `faithfulness.mean_score <
+    0.8` gates that rubric; a name with no prefix (`error_rate > 0.05`) gates every rubric
+    that has it, one condition each. UsageError, listing the names, for an unknown one."""
+    prefixed = {f"{prefix}.{name}" for prefix, valid in names.items() for name in valid}
+    bare = set().union(*names.values()) if names else set()
+    out: list[Condition] = []
+    for condition in check_conditions(texts, prefixed | bare, what="this pass", flag=flag):
+        if condition.metric in prefixed:
+            out.append(condition)
+            continue
+        out.extend(
+            Condition(
+                f"{p}.{condition.metric}",
+                condition.op,
+                condition.threshold,
+                f"{p}.{condition.text}",
+            )  # fmt: skip
+            for p, valid in names.items()
+            if condition.metric in valid
+        )
+    return out
+
+
+def pass_metrics(
+    summaries: Mapping[str, Mapping[str, Any]], diagnosis: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The numbers a pass's gates read, and why any is undefined: `RUBRIC_ID.NAME` for each
+    rubric's grade metrics (`summaries` by rubric id) and `diagnosis.NAME` for the
+    two-by-two's counts and rates (`diagnosis.cells.healthy.rate`, `diagnosis.unclassified`)."""
+    values: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    for rubric_id, summary in summaries.items():
+        values |= {f"{rubric_id}.{k}": v for k, v in grade_metrics(summary).items()}
+        reasons |= {f"{rubric_id}.{k}": v for k, v in grade_undefined_reasons(summary).items()}
+    if diagnosis is not None:
+        top = {k: v for k, v in diagnosis.items() if k != "by_slice"}
+        values |= flatten_numbers(top, "diagnosis.")
+        if not diagnosis.get("classified"):
+            none = "no case has both a retrieval and a generation score"
+            reasons |= {
+                k: none for k, v in values.items() if k.startswith("diagnosis.") and v is None
+            }
+    return values, reasons
+
+
 def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None:
     """Why the run counts as failed (DESIGN.md "Exit codes"), or None: every case failed,
     or more than `max_error_rate` of them did (api_error + parse_error)."""

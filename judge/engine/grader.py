@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from functools import partial
+from typing import Any, TypeVar
 
 from judge.engine.cache import VerdictCache, cache_key
 from judge.engine.identity import identity_of
@@ -24,6 +25,7 @@ from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Grader:
@@ -81,32 +83,44 @@ class Grader:
         *,
         use_cache: bool = True,
     ) -> AsyncIterator[GradedRecord]:
-        """Records in input order, at most `concurrency` cases in flight and a bounded window
-        of finished ones waiting for a slower predecessor, so memory does not grow with N."""
-        semaphore = asyncio.Semaphore(self.concurrency)
-        window = max(4 * self.concurrency, 64)
-        pending: deque[asyncio.Task[GradedRecord]] = deque()
-
-        async def run(case: Case) -> GradedRecord:
-            async with semaphore:
-                return await self.grade_case(case, use_cache=use_cache)
-
-        try:
-            for case in cases:
-                pending.append(asyncio.ensure_future(run(case)))
-                while pending and (len(pending) >= window or pending[0].done()):
-                    yield await pending.popleft()
-            while pending:
-                yield await pending.popleft()
-        finally:
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
+        """Records in input order, at most `concurrency` cases in flight (`run_in_order`)."""
+        jobs = (partial(self.grade_case, case, use_cache=use_cache) for case in cases)
+        async for record in run_in_order(jobs, concurrency=self.concurrency):
+            yield record
 
     async def grade_many(
         self, cases: Iterable[Case], *, use_cache: bool = True
     ) -> list[GradedRecord]:
         return [record async for record in self.grade_stream(cases, use_cache=use_cache)]
+
+
+async def run_in_order(
+    jobs: Iterable[Callable[[], Awaitable[T]]], *, concurrency: int
+) -> AsyncIterator[T]:
+    """Each job's result, in the order of `jobs`: at most `concurrency` jobs run at once
+    (one semaphore for all of them, whatever grader each job belongs to) and a bounded
+    window of finished ones waits for a slower predecessor, so memory does not grow with
+    the number of jobs. An exception in a job stops the run; the jobs still pending are
+    cancelled."""
+    semaphore = asyncio.Semaphore(concurrency)
+    window = max(4 * concurrency, 64)
+    pending: deque[asyncio.Future[T]] = deque()
+
+    async def run(job: Callable[[], Awaitable[T]]) -> T:
+        async with semaphore:
+            return await job()
+
+    try:
+        for job in jobs:
+            pending.append(asyncio.ensure_future(run(job)))
+            while pending and (len(pending) >= window or pending[0].done()):
+                yield await pending.popleft()
+        while pending:
+            yield await pending.popleft()
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 def build_record(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,8 +87,18 @@ def _derives_ids(first_row: dict[str, Any]) -> bool:
     return _lacks_id(first_row) and bool(RAGAS_COLUMNS & first_row.keys())
 
 
-def to_case(row: dict[str, Any], rubric: Rubric | None = None) -> tuple[Case | None, str | None]:
-    """A case, or the reason the row is not one (naming the fields)."""
+Rubrics = Rubric | Sequence[Rubric]
+
+
+def _listed(rubrics: Rubrics | None) -> list[Rubric]:
+    if rubrics is None:
+        return []
+    return [rubrics] if isinstance(rubrics, Rubric) else list(rubrics)
+
+
+def to_case(row: dict[str, Any], rubrics: Rubrics | None = None) -> tuple[Case | None, str | None]:
+    """A case, or the reason the row is not one (naming the fields, and which rubric needs
+    a missing one)."""
     try:
         case = Case.model_validate(row)
     except ValidationError as exc:
@@ -98,16 +108,18 @@ def to_case(row: dict[str, Any], rubric: Rubric | None = None) -> tuple[Case | N
             msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].lower()
             parts.append(f"{where}: {msg}")
         return None, "; ".join(parts)
-    if rubric is not None:
-        missing = rubric.missing_inputs(case)
-        if missing:
-            return None, f"missing {', '.join(missing)} (needed by rubric {rubric.ref})"
-    return case, None
+    wanting = [
+        f"missing {', '.join(missing)} (needed by rubric {rubric.ref})"
+        for rubric in _listed(rubrics)
+        if (missing := rubric.missing_inputs(case))
+    ]
+    return (None, "; ".join(wanting)) if wanting else (case, None)
 
 
-def validate_file(path: Path, rubric: Rubric, *, max_problems: int = MAX_PROBLEMS) -> Validated:
-    """Check every line: syntax, fields the rubric needs, types, unique ids. Raise InputError
-    listing the problems (up to `max_problems`) if any; nothing is graded from a bad file.
+def validate_file(path: Path, rubric: Rubrics, *, max_problems: int = MAX_PROBLEMS) -> Validated:
+    """Check every line: syntax, fields the rubric (every rubric, when several grade the
+    file in one pass) needs, types, unique ids. Raise InputError listing the problems (up
+    to `max_problems`) if any; nothing is graded from a bad file.
 
     Ids are checked for uniqueness through 8-byte hashes (8 bytes a case, so memory stays
     flat); only when two hashes collide is the file read again to name the lines."""
@@ -172,19 +184,20 @@ def _duplicates(
     return problems
 
 
-def _check_csv_header(path: Path, rubric: Rubric) -> list[tuple[int | None, str | None, str]]:
+def _check_csv_header(path: Path, rubrics: Rubrics) -> list[tuple[int | None, str | None, str]]:
     columns = set(csv_header(path))
     header = {CASE_ALIASES.get(h, h) for h in columns}
     if not header:
         return []
     derived = "id" not in columns and RAGAS_COLUMNS & columns  # ids from row numbers
-    needed = [*([] if derived else ["id"]), *rubric.behaviour.required_inputs(rubric)]
-    missing = [name for name in needed if name not in header]
-    if missing:
-        return [
-            (1, None, f"CSV has no column {', '.join(missing)} (needed by rubric {rubric.ref})")
-        ]
-    return []
+    problems: list[tuple[int | None, str | None, str]] = []
+    for rubric in _listed(rubrics):
+        needed = [*([] if derived else ["id"]), *rubric.behaviour.required_inputs(rubric)]
+        missing = [name for name in needed if name not in header]
+        if missing:
+            text = f"CSV has no column {', '.join(missing)} (needed by rubric {rubric.ref})"
+            problems.append((1, None, text))
+    return problems
 
 
 def iter_cases(path: Path) -> Iterator[Case]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -74,6 +75,17 @@ class Abstain:
     reason: str
 
 
+def numbers_of(data: Any, names: Iterable[str]) -> dict[str, float]:
+    """The named entries of a verdict that are numbers (a boolean as 0 or 1), as floats:
+    the per-case figures `Kind.case_figures` gives. Missing or null entries are left out."""
+    out: dict[str, float] = {}
+    for name in names:
+        value = data.get(name) if isinstance(data, dict) else None
+        if isinstance(value, bool | int | float):
+            out[name] = float(value)
+    return out
+
+
 def ratio(num: float, den: float) -> float | None:
     """num / den rounded for the summary; None when nothing was counted."""
     return round(num / den, 6) if den else None
@@ -133,6 +145,15 @@ class Kind:
     #: which side of a RAG system a record of this kind measures, for the two-by-two
     #: diagnosis: "retrieval", "generation", or None (neither)
     signal: ClassVar[str | None] = None
+    #: the score at or above which a case's signal counts as high in the two-by-two
+    #: diagnosis; a rubric file's `threshold` key wins where the kind's spec reads one
+    signal_threshold: ClassVar[float] = 0.5
+
+    def threshold(self, rubric: Rubric) -> float:
+        """The score at or above which this rubric's signal is high (`signal_threshold`,
+        or the rubric's own `threshold` key)."""
+        value = getattr(self.spec(rubric), "threshold", None)
+        return self.signal_threshold if value is None else float(value)
 
     # ---- the rubric file -----------------------------------------------------------
 
@@ -219,6 +240,11 @@ class Kind:
     def choices(self, rubric: Rubric) -> list[Choice]:
         """The labels a record can carry (calibration and labelling vocabulary)."""
         return []
+
+    def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:
+        """The per-case numbers a scored record of this kind carries besides its score
+        (e.g. each criterion's), by name: what `judge compare` compares run against run."""
+        return {}
 
     def human_score(self, rubric: Rubric, label: Any) -> float | None:
         """A human label on the 0..1 score scale; None when it has none."""

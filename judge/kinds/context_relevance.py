@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, computed_field
 
 from judge import lexical
-from judge.kinds._base import Choice, ChoiceStats, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Choice,
+    ChoiceStats,
+    Kind,
+    KindStats,
+    Scored,
+    VerdictModel,
+    numbers_of,
+    ratio,
+)
 from judge.lexical.index import SENTENCE_END
 from judge.schemas import Case, GradedRecord
 
@@ -136,6 +145,10 @@ class ContextRelevanceKind(Kind):
                 f"{len(wanted)} in order (got chunk numbers {numbers[:12]})"
             )
         return None
+
+    def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:
+        """The share of relevant chunks beside context precision (the score)."""
+        return numbers_of(record.verdict, ("relevant_share",))
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         assert isinstance(verdict, ContextRelevanceVerdict)

@@ -36,6 +36,7 @@ from judge.kinds._base import (
     KindStats,
     Scored,
     VerdictModel,
+    numbers_of,
     ratio,
 )
 from judge.schemas import Case, GradedRecord
@@ -197,6 +198,10 @@ class CorrectnessKind(Kind):
         if not verdict.reference_facts:
             return "reference_facts is empty: list the reference's key facts (at least one)"
         return None
+
+    def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:
+        """Precision and recall beside F1 (the score); exact match on the rules tier."""
+        return numbers_of(record.verdict, ("precision", "recall", "exact_match"))
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         assert isinstance(verdict, CorrectnessVerdict | TokenF1Verdict)

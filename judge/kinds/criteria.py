@@ -228,6 +228,12 @@ pass_at: 0.7
         at = self._spec(rubric).pass_at
         return [Choice("pass", f"overall score at least {at:g}", 1.0), Choice("fail", "", 0.0)]
 
+    def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:
+        """Each criterion's value on its own scale (a boolean as 0 or 1), as the summary's
+        means are: `criteria.NAME`."""
+        values = _values(self._spec(rubric), record.verdict or {})
+        return {f"criteria.{name}": float(value) for name, value in values.items()}
+
     def new_stats(self, rubric: Rubric) -> KindStats:
         return CriteriaStats(spec=self._spec(rubric))
 

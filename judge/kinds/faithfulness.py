@@ -85,6 +85,10 @@ class FaithfulnessKind(Kind):
     name = "faithfulness"
     verdict_name = "FaithfulnessVerdict"
     signal = "generation"
+    # high only when every claim is supported: a score below 1.0 means the answer asserts
+    # something the context never said (../shared/reference, "separate your retrieval
+    # metrics from your generation metrics")
+    signal_threshold = 1.0
     template_inputs = "[question, contexts, answer]"
     columns: ClassVar[dict[str, str]] = {
         "mean_score": "mean",

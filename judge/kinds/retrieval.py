@@ -31,7 +31,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from judge import lexical
-from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Abstain,
+    Choice,
+    Kind,
+    KindStats,
+    Scored,
+    VerdictModel,
+    numbers_of,
+    ratio,
+)
 from judge.kinds._ranking import grades_of, metric_names, ranked_slots, ranking_metrics
 from judge.schemas import Case, GradedRecord
 
@@ -145,6 +154,12 @@ primary: recall@5
         metrics = verdict.model_dump()["metrics"]
         hit = metrics[f"hit_at_{spec.label_k}"]  # label_k is one of k by construction
         return Scored("ok", metrics[spec.primary], "hit" if hit else "miss")
+
+    def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:
+        """Every metric of the case but the primary one (that is the score)."""
+        metrics = (record.verdict or {}).get("metrics") or {}
+        names = [n for n in metric_names(self._spec(rubric).k) if n != self._spec(rubric).primary]
+        return numbers_of(metrics, names)
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         k = self._spec(rubric).label_k

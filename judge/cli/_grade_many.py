@@ -1,0 +1,221 @@
+"""`judge grade INPUT --rubric A,B,C -o OUT/`: several rubrics in one pass.
+
+The input is read and validated once, against every rubric's inputs; each rubric writes
+OUT/<rubric id>.jsonl under the same resume, identity and order rules as one rubric
+(`judge.engine.files.grade_files`); the rubrics share one backend (one connection pool),
+one cache and one concurrency budget. One summary covers every rubric and, when the pass
+grades both a retrieval and a generation signal, the two-by-two diagnosis
+(`judge.engine.diagnosis`). The exit code is the worst of the rubrics' (1 before 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from calibration.jsonout import write_strict_json
+from judge.api import open_graders
+from judge.cli._common import (
+    announce_judge,
+    config_from_args,
+    print_summary,
+    rubric_library,
+    show_progress,
+)
+from judge.cli._diagnosis import print_diagnosis
+from judge.cli._outputs import Output, check_outputs
+from judge.cli._run import finish_pass, prices_from_args, selection_from_args
+from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
+from judge.engine.files import Target, grade_files
+from judge.engine.gates import grade_metric_names, pass_conditions, pass_metrics
+from judge.engine.inputs import derived_ids_note
+from judge.errors import InputError, UsageError
+from judge.rubric import Rubric, load_rubric
+
+SINGLE_ONLY = ("batch_api", "export_batch", "import_batch", "html", "human_labels")
+
+
+def add_diagnosis_options(parser: argparse.ArgumentParser) -> None:
+    """The thresholds of the two-by-two diagnosis (a pass of several rubrics)."""
+    group = parser.add_argument_group("two-by-two diagnosis (several rubrics in one pass)")
+    for signal in SIGNALS:
+        group.add_argument(
+            f"--{signal}-threshold",
+            type=float,
+            metavar="T",
+            help=f"a case's {signal} signal is high when its score >= T (default: each "
+            "rubric's own threshold, shown in the summary)",
+        )
+
+
+def check_diagnosis_options(args: argparse.Namespace, rubrics: Sequence[Rubric]) -> None:
+    """A threshold must be on 0..1 and have a rubric of its signal in the pass."""
+    sources = signal_sources(rubrics)
+    for signal in SIGNALS:
+        value = getattr(args, f"{signal}_threshold")
+        if value is None:
+            continue
+        flag = f"--{signal}-threshold"
+        if not 0.0 <= value <= 1.0:
+            raise UsageError(f"{flag} must be between 0 and 1 (scores are on 0..1), got {value}")
+        if not sources[signal] or not all(sources[s] for s in SIGNALS):
+            raise UsageError(
+                f"{flag} sets the two-by-two diagnosis, which needs a pass of several "
+                "rubrics with a retrieval and a generation signal (e.g. --rubric "
+                "retrieval,faithfulness)"
+            )
+
+
+def rubric_refs(text: str) -> list[str]:
+    """`--rubric a,b@2,c` as a list; UsageError for an empty or repeated entry."""
+    refs = [part.strip() for part in text.split(",")]
+    if not all(refs):
+        raise UsageError(f"--rubric {text!r}: an empty rubric between commas")
+    return refs
+
+
+def run_grade_many(args: argparse.Namespace, env: Mapping[str, str], refs: list[str]) -> int:
+    for name in SINGLE_ONLY:
+        if getattr(args, name, None):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} grades one rubric at a time; run it once per rubric")
+    library = rubric_library(args, env)
+    rubrics = [load_rubric(ref, library) for ref in refs]
+    ids = [r.id for r in rubrics]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise UsageError(f"--rubric lists {', '.join(repeated)} more than once; one version each")
+    check_diagnosis_options(args, rubrics)
+    thresholds = {s: getattr(args, f"{s}_threshold") for s in SIGNALS}
+    sources = signal_sources(rubrics, thresholds)
+    conditions = pass_conditions(args.fail_if, _gate_names(rubrics, sources))
+    files = _outputs(args, rubrics)
+    config = config_from_args(args, env)
+    with input_file(args.input, args.input_format) as input_path:
+        note = derived_ids_note(input_path)
+        if note:
+            print(f"judge: {_shown(args.input)}: {note}", file=sys.stderr)
+        announce_judge(config)
+        prices = prices_from_args(args, config)
+
+        async def grade() -> dict[str, dict[str, Any]]:
+            async with open_graders(config, rubrics) as graders:
+                targets = [Target(g, files[g.rubric.id]) for g in graders]
+                return await grade_files(
+                    targets,
+                    input_path,
+                    selection=selection_from_args(args),
+                    overwrite=args.overwrite,
+                    use_cache=config.use_cache,
+                    progress=show_progress(env),
+                    prices=prices,
+                    concurrency=config.concurrency,
+                )
+
+        summaries = asyncio.run(grade())
+    by_id = {r.id: summaries[r.ref] for r in rubrics}
+    diagnosis = diagnose_files({r.ref: files[r.id] for r in rubrics}, sources)
+    for summary in summaries.values():
+        print_summary(summary)
+    whole = pass_summary(summaries, diagnosis)
+    cost = whole["estimated_cost_usd"]
+    print(
+        f"pass: {len(rubrics)} rubrics over {whole['cases']} cases; tokens: "
+        f"{whole['tokens']['prompt']} prompt, {whole['tokens']['completion']} completion; "
+        f"cached: {whole['cached']}; estimated cost: "
+        + ("unknown" if cost is None else f"${cost:.4f}")
+    )
+    print_diagnosis(diagnosis)
+    print(f"records: {', '.join(str(files[i]) for i in ids)}", file=sys.stderr)
+    if args.summary:
+        write_strict_json(args.summary, whole)
+    return finish_pass(
+        by_id,
+        {i: files[i] for i in ids},
+        pass_metrics(by_id, diagnosis),
+        max_error_rate=args.max_error_rate,
+        conditions=conditions,
+    )
+
+
+def pass_summary(
+    summaries: Mapping[str, dict[str, Any]], diagnosis: dict[str, Any] | None
+) -> dict[str, Any]:
+    """`--summary FILE.json` of a pass: each rubric's summary by ref, the two-by-two (null
+    without both signals) and the pass's tokens, cached records and cost."""
+    costs = [s.get("estimated_cost_usd") for s in summaries.values()]
+    known = [float(c) for c in costs if c is not None]
+    return {
+        "rubrics": dict(summaries),
+        "diagnosis": diagnosis,
+        "cases": max((s["cases"] for s in summaries.values()), default=0),
+        "cached": sum(s["cached"] for s in summaries.values()),
+        "tokens": {
+            part: sum(s["tokens"][part] for s in summaries.values())
+            for part in ("prompt", "completion")
+        },
+        "estimated_cost_usd": None if len(known) < len(costs) else round(sum(known), 6),
+    }
+
+
+def _gate_names(
+    rubrics: Sequence[Rubric], sources: Mapping[str, Sequence[SignalSource]]
+) -> dict[str, set[str]]:
+    names = {r.id: grade_metric_names(r) for r in rubrics}
+    if all(sources[s] for s in SIGNALS):
+        empty, _ = pass_metrics({}, diagnose([], sources))
+        names["diagnosis"] = {n.removeprefix("diagnosis.") for n in empty}
+    return names
+
+
+def _outputs(args: argparse.Namespace, rubrics: Sequence[Rubric]) -> dict[str, Path]:
+    """OUT/<rubric id>.jsonl for each rubric, checked before anything is read or sent."""
+    stdin = args.input == "-"
+    if stdin and args.output is None:
+        raise UsageError("reading cases from stdin (-) needs -o OUT/: the folder a rerun resumes")
+    folder = args.output or Path(f"{Path(args.input).stem}.graded")
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(
+            f"-o {folder} is a file; with several rubrics -o names a folder that gets one "
+            "records file per rubric"
+        )
+    files = {r.id: folder / f"{r.id}.jsonl" for r in rubrics}
+    outputs = [Output("-o", path, "records") for path in files.values()]
+    if args.summary:
+        outputs.append(Output("--summary", args.summary, "summary"))
+    check_outputs(outputs, [] if stdin else [Path(args.input)], overwrite=args.overwrite)
+    return files
+
+
+def _shown(name: str) -> str:
+    return "<stdin>" if name == "-" else name
+
+
+class input_file:  # noqa: N801 (used as a context manager, like open)
+    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
+
+    def __init__(self, name: str, fmt: str | None) -> None:
+        self.name, self.fmt = name, fmt
+        self._tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        if self.name != "-":
+            return Path(self.name)
+        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
+        handle = tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False)
+        with handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        self._tmp = Path(handle.name)
+        return self._tmp
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+            if isinstance(error, InputError):  # name what the user gave, not our spool file
+                raise InputError("<stdin>", error.problems) from None

@@ -1,0 +1,113 @@
+"""`judge compare RUN_A RUN_B [RUN ...]`: systems graded with the same rubrics on the same
+cases, compared metric by metric (each later run against the first). Parsing and printing
+only: the runs are read by judge.report.runs, the statistics are calibration.compare_runs'.
+Loaded only when `compare` is chosen."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from calibration.compare_markdown import render_compare_markdown
+from calibration.gates import evaluate
+from calibration.intervals import DEFAULT_RESAMPLES
+from calibration.jsonout import write_strict_json
+from judge.cli._common import EXIT_GATE, EXIT_OK, add_rubrics_dir_option, rubric_library
+from judge.cli._help import COMPARE_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
+from judge.engine.gates import check_conditions
+from judge.errors import UsageError
+from judge.report.compare import compare_runs, gate_values
+from judge.report.runs import read_run
+
+
+def add_compare(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="compare systems graded on the same cases, metric by metric",
+        description="Compare runs graded with the same rubrics on the same case ids: per "
+        "metric the difference of means (B - A) with a paired bootstrap 95% interval, "
+        "win/tie/loss counts, an exact sign-test p-value and which differences stay "
+        "significant after Holm's correction for the number of tests. Markdown on stdout.",
+        epilog=COMPARE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "runs",
+        nargs="+",
+        type=Path,
+        metavar="RUN",
+        help="a folder of records files (judge grade --rubric A,B -o RUN/) or one records "
+        "file; two or more, each later one compared with the first",
+    )
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="family-wise error rate of Holm's correction (%(default)s)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        help="bootstrap resamples of each interval (%(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (%(default)s)")
+    p.add_argument(
+        "--metric",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="compare only the metrics this matches, e.g. 'retrieval.*' or '*.score' "
+        "(repeatable; fewer tests, a smaller family for Holm's correction)",
+    )
+    p.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="exit 3 when METRIC OP NUMBER holds for a comparison, e.g. "
+        "'faithfulness.score.diff < -0.05' or 'significant_lower > 0' (repeatable)",
+    )
+    add_rubrics_dir_option(p)
+    p.set_defaults(run=run_compare)
+
+
+def run_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    if len(args.runs) < 2:
+        raise UsageError("compare needs two runs or more (RUN_A RUN_B ...)")
+    if not 0.0 < args.alpha < 1.0:
+        raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    if args.resamples < 1:
+        raise UsageError(f"--resamples must be at least 1, got {args.resamples}")
+    example = "faithfulness.score.diff < -0.05"
+    if args.json:
+        check_outputs([Output("--json", args.json, "compare")], args.runs, overwrite=False)
+    library = rubric_library(args, env)
+    runs = [read_run(path, library) for path in args.runs]
+    result = compare_runs(
+        runs, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, only=args.metric
+    )
+    if not result["tests"]:
+        raise UsageError(
+            "no metric both runs have"
+            + (f" matches --metric {' '.join(args.metric)}" if args.metric else "")
+            + "; compare runs graded with the same rubrics"
+        )
+    values = [gate_values(c) for c in result["comparisons"]]
+    names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
+    conditions = check_conditions(args.fail_if, names, what="this comparison", example=example)
+    if args.json:
+        write_strict_json(args.json, result)
+    sys.stdout.write(render_compare_markdown(result))
+    failed = False
+    for comparison, figures in zip(result["comparisons"], values, strict=True):
+        for check in evaluate(conditions, figures):
+            where = f"{comparison['b']} vs {comparison['a']}"
+            line = f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}"
+            print(f"gate: {where}: {line}", file=sys.stderr)
+            failed = failed or check.fails
+    return EXIT_GATE if failed else EXIT_OK
