@@ -82,7 +82,7 @@ def rogan_gladen_interval(
     which fails when ``Y`` is small. ``(nan, nan)`` when either class is missing from the
     labels or ``Y <= 0``.
 
-    Seeded simulations (tests/test_calibration_rates.py) check that it covers the full-data
+    Seeded simulations (tests/unit/test_calibration_rates.py) check that it covers the full-data
     human rate at least at its nominal rate.
 
     References: Rogan and Gladen (1978); Tenenbein (1970), JASA 65(331) (double sampling

@@ -113,7 +113,7 @@ examples:
 
 
 # The headline numbers in each probe's report, for `--fail-if "METRIC OP NUMBER"` (any
-# number in OUT.json works, by its dotted path; tests/test_cli_help.py checks these exist).
+# number in OUT.json works, by its dotted path; tests/engine/test_cli_help.py checks these exist).
 FAIL_IF_METRICS: dict[str, tuple[str, ...]] = {
     "position": (
         "consistency_rate",

@@ -194,7 +194,7 @@ def summarise_file(
     if human_labels is None:
         return summary
     # calibration's statistics (scipy, scikit-learn) load only when labels are given, so
-    # offline grading starts light (tests/test_startup.py)
+    # offline grading starts light (tests/e2e/test_startup.py)
     from judge.engine.estimates import add_estimates
 
     return add_estimates(summary, (data for _, data in scan_records(path)), rubric, human_labels)

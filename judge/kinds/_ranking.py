@@ -14,7 +14,7 @@ is relevant, g_i its grade (0 when ungraded):
                    cases is the MRR)
     average_precision = sum over relevant ranks i of precision@i / R   (map; its mean is MAP)
 
-Edge cases, each a rule (tests/test_retrieval.py checks them against ir-measures, which
+Edge cases, each a rule (tests/e2e/test_retrieval.py checks them against ir-measures, which
 runs trec_eval through pytrec_eval):
 - no relevant id (R = 0): recall, nDCG and AP are 0/0. The metrics are undefined and the
   kind abstains, never 0 or 1. Here we part from trec_eval on purpose: it leaves out a

@@ -91,7 +91,7 @@ def token_f1(prediction: str, reference: str) -> float:
     """Harmonic mean of content-word precision and recall (multiset overlap); 0 when none.
 
     precision = shared / prediction's words, recall = shared / reference's words. The
-    reference document's worked examples give 0.4706 and 0.5833 (tests/test_rules.py)."""
+    reference document's worked examples give 0.4706 and 0.5833 (tests/unit/test_rules.py)."""
     predicted, wanted, shared = token_overlap(prediction, reference)
     overlap = sum(shared.values())
     if not overlap:

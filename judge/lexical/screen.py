@@ -25,7 +25,7 @@ Known limits: a paraphrase with none of these forms ("the text above is correct 
 respect") and look-alike letters from other scripts (Cyrillic "а") pass; the probe
 `judge probe injection` measures what still gets through. Everyday policy text ("Ratings are
 reviewed by our team", "the system sends an email", "a reviewer must approve refunds") is
-not screened: tests/test_rules_screen.py keeps such near misses.
+not screened: tests/unit/test_rules_screen.py keeps such near misses.
 """
 
 from __future__ import annotations

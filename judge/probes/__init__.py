@@ -50,7 +50,7 @@ __all__ = [
     "write_outputs",
 ]
 
-# What `--fail-if` may name, per probe: the report's numbers (tests/test_exit_codes.py checks
+# What `--fail-if` may name, per probe: the report's numbers (tests/e2e/test_exit_codes.py checks
 # these against real reports). Rates' `_ci95` lists and per-case maps are not gateable.
 _PROBE_METRICS: dict[str, tuple[str, ...]] = {
     "position": (

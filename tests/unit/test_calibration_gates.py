@@ -10,7 +10,7 @@ import pytest
 from calibration.gate_metrics import METRIC_NAMES, gate_metrics
 from calibration.gates import GateError, evaluate, parse_condition, parse_conditions
 from tests.calibration_sets import faithbench, llmbar
-from tests.test_calibration_inputs import exit_code
+from tests.unit.test_calibration_inputs import exit_code
 
 NAMES = ("kappa", "kappa_ci95_low", "flip_rate")
 

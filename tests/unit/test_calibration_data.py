@@ -10,7 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration import calibrate, cohen_kappa, read_labels
 
-DATA = Path(__file__).resolve().parent / "data" / "calibration"
+DATA = Path(__file__).resolve().parents[1] / "data" / "calibration"
 FAST = {"n_bootstrap": 200, "seed": 0}
 
 

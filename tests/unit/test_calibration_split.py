@@ -14,7 +14,7 @@ from calibration import calibrate, cohen_kappa
 from calibration.gate_metrics import gate_metrics
 from calibration.threshold import fit_threshold
 from tests.calibration_sets import faithbench, read_csv_labels
-from tests.test_calibration_inputs import exit_code
+from tests.unit.test_calibration_inputs import exit_code
 
 DESIGN_KEYS = {
     "n",

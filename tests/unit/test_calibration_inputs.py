@@ -12,7 +12,7 @@ from calibration import CalibrationInputError, calibrate
 from judge import Judge, JudgeConfig
 from judge.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HUMAN_FAITHFULNESS = REPO / "examples" / "human_labels.csv"
 
 

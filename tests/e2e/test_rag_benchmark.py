@@ -95,7 +95,7 @@ def test_benchmark_flags_follow_the_interpretation_guide(mean: float, flag: str)
 
 # ---- the example set --------------------------------------------------------------------
 
-RAG_EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "rag" / "cases.jsonl"
+RAG_EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "rag" / "cases.jsonl"
 MODES = ("json_schema", "json_object")
 
 

@@ -131,7 +131,7 @@ def test_a_ragas_jsonl_without_ids_and_a_list_literal_that_is_code(tmp_path: Pat
 
 
 def test_rubric_refs_and_locks_that_crashed(tmp_path: Path) -> None:
-    """Found by tests/test_cli_fuzz.py (a lock that is not UTF-8) and in review (a version
+    """Found by tests/engine/test_cli_fuzz.py (a lock that is not UTF-8) and in review (a version
     in non-ASCII digits, which str.isdigit accepts and int() refuses)."""
     import shutil
 

@@ -1,7 +1,7 @@
 """`judge grade --human-labels` (issue 15 item 3): the wiring of the prediction-powered
 estimates through the engine, shared by the CLI, the Python API and service jobs.
 
-The statistics are calibration's (tests/test_calibration_ppi*.py check them against
+The statistics are calibration's (tests/unit/test_calibration_ppi*.py check them against
 ppi-python and for coverage); here the summary's figures must equal calling calibration
 directly on the same files, and bad label files must stop the run before anything is sent.
 """

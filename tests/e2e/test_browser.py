@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from judge.cli import main
+from tests.engine.test_report_html import EXAMPLES, SCRIPT, hostile_cases
 from tests.label_support import CASES, MARKER, SCORE, LabelServer, secret_records
-from tests.test_report_html import EXAMPLES, SCRIPT, hostile_cases
 
 pytestmark = pytest.mark.browser
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -20,7 +20,7 @@ from calibration import calibrate
 from calibration.coefficients import ac1_from_confusion, gwet_ac1
 from calibration.gate_metrics import METRIC_NAMES
 from tests.calibration_sets import DATA, faithbench, grade_examples_offline, llmbar
-from tests.test_calibration_inputs import exit_code
+from tests.unit.test_calibration_inputs import exit_code
 
 IRRCAC = json.loads((DATA / "irrcac-figures.json").read_text())
 FAST = {"n_bootstrap": 200, "seed": 0}

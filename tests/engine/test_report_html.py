@@ -1,6 +1,6 @@
 """`--html REPORT.html` on grade, probe and calibrate: one self-contained file (no script,
 nothing fetched, small), the parts the issue lists, and untrusted text escaped.
-The same reports open in a real browser in tests/test_browser.py."""
+The same reports open in a real browser in tests/e2e/test_browser.py."""
 
 from __future__ import annotations
 

@@ -38,8 +38,8 @@ from tests.helpers import REPO, case
 EXAMPLES = REPO / "examples"
 CASES = EXAMPLES / "cases.jsonl"
 LABELS = EXAMPLES / "human_labels.csv"
-GOLDEN = Path(__file__).parent / "golden"
-DATA = Path(__file__).parent / "data"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from calibration.covariates import build_design, read_cases
 from calibration.explain import errors_by_covariate
 from calibration.logistic import fit_logit, independent_columns
 from tests.calibration_sets import EXAMPLES, grade_examples_offline
-from tests.test_calibration_inputs import exit_code
+from tests.unit.test_calibration_inputs import exit_code
 
 
 def _data(seed=0, n=300):

@@ -21,7 +21,7 @@ from judge.rubric import (
 from judge.schemas import Case
 from tests.helpers import TRIAL_CONTEXT, case, pair
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 
 def test_released_rubrics_match_the_lock() -> None:

@@ -19,7 +19,7 @@ from judge.kinds.criteria import combine
 from judge.rubric import RubricLibrary, load_rubric, write_lock
 from judge.schemas import Case, GradedRecord, JudgeInfo
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 USER_RUBRICS = EXAMPLES / "rubrics"
 LIBRARY = RubricLibrary([USER_RUBRICS])
 
