@@ -4,6 +4,8 @@ responder that puts a kill at a fixed request count."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -155,3 +157,24 @@ def score_verdict(verdict: BaseModel) -> tuple[str, float | None, str | None]:
     assert kind is not None, type(verdict).__name__
     scored: Scored = kind.score(None, verdict)  # type: ignore[arg-type]
     return scored.status, scored.score, scored.label
+
+
+class ChildProcess:
+    """A command the test started (`self.proc`): stop it politely, or SIGKILL it as when a
+    machine dies (no shutdown code runs)."""
+
+    proc: subprocess.Popen[Any] | None = None
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.helpers import ChildProcess
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "examples" / "cases.jsonl"
@@ -52,7 +53,7 @@ def secret_records(
     return path
 
 
-class LabelServer:
+class LabelServer(ChildProcess):
     """`python -m judge.cli label ... --port 0` in a subprocess; the URL is read from the
     line it prints once its socket listens (no polling, no sleep)."""
 
@@ -100,21 +101,6 @@ class LabelServer:
     def client(self) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.token}"}
         return httpx.Client(base_url=self.base, headers=headers, timeout=30.0)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown code runs."""
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 def answer(api: httpx.Client, annotator: str, choice: str | None, note: str = "") -> dict[str, Any]:

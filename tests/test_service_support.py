@@ -8,7 +8,6 @@ No tests here; the service test modules import `ServiceProcess`, `InProcessServi
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import yaml
 from judge.engine.outcome import Backend
 from judge.service import create_app
 from judge.service.config import ServiceConfig
+from tests.helpers import ChildProcess
 
 REPO = Path(__file__).resolve().parents[1]
 TOKEN = "test-service-token-5f1c"
@@ -42,7 +42,7 @@ def write_config(path: Path, **config: Any) -> Path:
     return path
 
 
-class ServiceProcess:
+class ServiceProcess(ChildProcess):
     """`python -m judge.cli serve` in a subprocess; `start`, `kill` (SIGKILL), `stop`."""
 
     def __init__(
@@ -88,21 +88,6 @@ class ServiceProcess:
     def client(self, token: str | None = TOKEN, **options: Any) -> httpx.Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.base_url, headers=headers, timeout=30.0, **options)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown hook runs, as when a machine dies."""
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
     def log_text(self) -> str:
         return self.log.read_text("utf-8", errors="replace") if self.log.exists() else ""
