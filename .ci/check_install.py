@@ -14,7 +14,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-EXPECTED_RUBRICS = {"faithfulness", "pairwise", "relevance"}
+ESSENTIAL_RUBRICS = {"faithfulness", "pairwise", "relevance"}
 
 
 def read_lock(path: Path) -> dict[str, str]:
@@ -40,8 +40,10 @@ def problems(repo: Path, run: Path) -> list[str]:
     for row in (run / "rubrics.txt").read_text("utf-8").splitlines()[1:]:
         rubric_id, rubric_version, _kind, short = row.split()
         listed[f"{rubric_id}@{rubric_version}"] = short
-    if {ref.split("@")[0] for ref in listed} != EXPECTED_RUBRICS:
-        found.append(f"judge rubrics listed {sorted(listed)}, expected {sorted(EXPECTED_RUBRICS)}")
+    if set(listed) != set(lock):
+        found.append(f"judge rubrics listed {sorted(listed)}, rubrics.lock releases {sorted(lock)}")
+    if not ESSENTIAL_RUBRICS <= {ref.split("@")[0] for ref in listed}:
+        found.append(f"judge rubrics lacks one of {sorted(ESSENTIAL_RUBRICS)}")
     for ref, short in listed.items():
         if ref not in lock or not lock[ref].startswith(short):
             found.append(f"judge rubrics: {ref} {short} does not match rubrics.lock")
