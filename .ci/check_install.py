@@ -42,7 +42,7 @@ def problems(repo: Path, run: Path) -> list[str]:
         listed[f"{rubric_id}@{rubric_version}"] = short
     if set(listed) != set(lock):
         found.append(f"judge rubrics listed {sorted(listed)}, rubrics.lock releases {sorted(lock)}")
-    if not ESSENTIAL_RUBRICS <= {ref.split("@")[0] for ref in listed}:
+    if not {ref.split("@")[0] for ref in listed} >= ESSENTIAL_RUBRICS:
         found.append(f"judge rubrics lacks one of {sorted(ESSENTIAL_RUBRICS)}")
     for ref, short in listed.items():
         if ref not in lock or not lock[ref].startswith(short):
