@@ -153,14 +153,14 @@ def test_an_existing_cache_dir_keeps_its_mode(
     tmp_path: Path, openai_server: FakeOpenAIServer
 ) -> None:
     """Before the fix, --cache-dir on an existing folder chmodded it to 0700."""
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    shared.chmod(0o755)
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    existing.chmod(0o755)
     fresh = tmp_path / "fresh" / "cache"
     source = write_jsonl(tmp_path / "in.jsonl", [case("a")])
     env = server_env(openai_server)
-    assert grade(source, tmp_path / "1.jsonl", "--cache-dir", str(shared), env=env) == 0
-    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+    assert grade(source, tmp_path / "1.jsonl", "--cache-dir", str(existing), env=env) == 0
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o755
     assert grade(source, tmp_path / "2.jsonl", "--cache-dir", str(fresh), env=env) == 0
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o700  # the one we made is private
 

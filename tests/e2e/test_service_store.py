@@ -76,7 +76,7 @@ def test_the_job_store_is_private(tmp_path: Path, umask_022: None) -> None:
 def test_an_existing_folder_is_left_alone_and_old_files_are_tightened(
     tmp_path: Path, umask_022: None
 ) -> None:
-    data = tmp_path / "shared"
+    data = tmp_path / "operator-data"
     data.mkdir(mode=0o755)
     (data / "jobs.sqlite3").touch(mode=0o644)  # written by an earlier version
     JobStore(data).close()
