@@ -83,3 +83,10 @@ def examples(records: Path) -> LabelledSet:
     human_file = EXAMPLES / "human_labels.csv"
     judge, human = read_jsonl_labels(records), read_csv_labels(human_file)
     return _arrays("examples", records, human_file, judge, human, "faithful", "unfaithful")
+
+
+# The keys DESIGN.md "Calibration output" fixes for calibration.json.
+DESIGN_KEYS = frozenset(
+    {"n", "unmatched", "labels", "observed_agreement", "expected_agreement", "kappa"}
+    | {"kappa_ci95", "weighted_kappa", "confusion_matrix", "per_class", "readiness"}
+)

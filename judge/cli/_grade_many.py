@@ -98,9 +98,6 @@ def run_grade_many(args: argparse.Namespace, env: Mapping[str, str], refs: list[
     files = _outputs(args, rubrics)
     config = config_from_args(args, env)
     with input_file(args.input, args.input_format) as input_path:
-        note = derived_ids_note(input_path)
-        if note:
-            print(f"judge: {_shown(args.input)}: {note}", file=sys.stderr)
         announce_judge(config)
         prices = prices_from_args(args, config)
 
@@ -193,23 +190,24 @@ def _outputs(args: argparse.Namespace, rubrics: Sequence[Rubric]) -> dict[str, P
     return files
 
 
-def _shown(name: str) -> str:
-    return "<stdin>" if name == "-" else name
-
-
 class input_file:  # noqa: N801 (used as a context manager, like open)
-    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice."""
+    """The input path; stdin (`-`) is spooled to a temporary file so it can be read twice.
+    A file without ids gets derived ones, said here in one line (judge.engine.inputs)."""
 
     def __init__(self, name: str, fmt: str | None) -> None:
         self.name, self.fmt = name, fmt
         self._tmp: Path | None = None
 
     def __enter__(self) -> Path:
-        if self.name != "-":
-            return Path(self.name)
+        path = Path(self.name) if self.name != "-" else self._spool()
+        note = derived_ids_note(path)
+        if note:
+            print(f"judge: {'<stdin>' if self.name == '-' else self.name}: {note}", file=sys.stderr)
+        return path
+
+    def _spool(self) -> Path:
         suffix = ".csv" if self.fmt == "csv" else ".jsonl"
-        handle = tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False)
-        with handle:
+        with tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False) as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
         self._tmp = Path(handle.name)
         return self._tmp

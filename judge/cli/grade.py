@@ -42,7 +42,6 @@ from judge.cli._run import (
 )
 from judge.config import JudgeConfig
 from judge.engine.files import grade_file
-from judge.engine.inputs import derived_ids_note
 from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
 
@@ -138,9 +137,6 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
     config = config_from_args(args, env)
     with input_file(args.input, args.input_format) as input_path:
-        note = derived_ids_note(input_path)
-        if note:
-            print(f"judge: {'<stdin>' if stdin else args.input}: {note}", file=sys.stderr)
         announce_judge(config)
         prices = prices_from_args(args, config)
         summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices, labels))

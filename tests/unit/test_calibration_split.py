@@ -13,22 +13,8 @@ import pytest
 from calibration import calibrate, cohen_kappa
 from calibration.gate_metrics import gate_metrics
 from calibration.threshold import fit_threshold
-from tests.calibration_sets import faithbench, read_csv_labels
+from tests.calibration_sets import DESIGN_KEYS, faithbench, read_csv_labels
 from tests.unit.test_calibration_inputs import exit_code
-
-DESIGN_KEYS = {
-    "n",
-    "unmatched",
-    "labels",
-    "observed_agreement",
-    "expected_agreement",
-    "kappa",
-    "kappa_ci95",
-    "weighted_kappa",
-    "confusion_matrix",
-    "per_class",
-    "readiness",
-}
 
 
 @pytest.fixture
