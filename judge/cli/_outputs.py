@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge.engine.frames import is_records_parquet
 from judge.engine.records import is_records_file
 from judge.errors import UsageError
 
@@ -89,6 +90,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "requests": ("batch request file", _is_request_file),
     "html": ("HTML report of this tool", _is_html_report),
     "compare": ("comparison (judge compare --json)", _is_comparison),
+    "parquet": ("Parquet table of records of this tool", is_records_parquet),
 }
 
 

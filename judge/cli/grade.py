@@ -31,6 +31,7 @@ from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
 from judge.cli._labels import add_human_labels_option, human_labels_inputs, human_labels_option
 from judge.cli._outputs import check_outputs
+from judge.cli._parquet import add_parquet_option, parquet_outputs, write_parquet_option
 from judge.cli._run import (
     add_run_options,
     check_run_options,
@@ -61,7 +62,9 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         epilog=GRADE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin (then -o is needed)")
+    p.add_argument(
+        "input", help="JSONL, CSV or Parquet file of cases, or - for stdin (then -o is needed)"
+    )
     p.add_argument(
         "--rubric",
         required=True,
@@ -76,6 +79,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         "holding RUBRIC.jsonl for each (default: INPUT.graded/)",
     )
     p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
+    add_parquet_option(p)
     p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
     p.add_argument("--limit", type=int, help="grade only the first N cases")
     p.add_argument(
@@ -134,7 +138,8 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
     output = args.output or Path(f"{Path(args.input).stem}.{rubric.id}.jsonl")
     inputs = ([] if stdin else [Path(args.input)]) + human_labels_inputs(args)
-    check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
+    outputs = grade_outputs(args, output) + parquet_outputs(args, output)
+    check_outputs(outputs, inputs, overwrite=args.overwrite)
     config = config_from_args(args, env)
     with input_file(args.input, args.input_format) as input_path:
         announce_judge(config)
@@ -145,6 +150,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     print(f"records: {output}", file=sys.stderr)
     if args.summary:
         write_strict_json(args.summary, summary)
+    write_parquet_option(args, output, rubric_library(args, env))
     return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
 
 
