@@ -12,12 +12,14 @@ import pytest
 import judge.api
 import judge.engine.frame_out
 import judge.engine.frames
+import judge.project_config
 from tests.helpers import REPO
 
 MODULES = [
     judge.api,
     judge.engine.frames,
     judge.engine.frame_out,
+    judge.project_config,
 ]
 
 
