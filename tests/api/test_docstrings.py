@@ -12,6 +12,7 @@ import pytest
 import judge.api
 import judge.engine.frame_out
 import judge.engine.frames
+import judge.evaluation
 import judge.project_config
 from tests.helpers import REPO
 
@@ -19,6 +20,7 @@ MODULES = [
     judge.api,
     judge.engine.frames,
     judge.engine.frame_out,
+    judge.evaluation,
     judge.project_config,
 ]
 
