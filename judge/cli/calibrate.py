@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration import cli as calibration_cli
+from judge.cli._foreign import add_foreign_options, foreign_judge_side
 from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
@@ -23,6 +24,7 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     calibration_cli.add_arguments(p)  # --cases included: --html and --explain share it
+    add_foreign_options(p)
     add_html_option(p)
     p.set_defaults(run=lambda args, env: run_calibrate(args))
 
@@ -36,4 +38,5 @@ def run_calibrate(args: argparse.Namespace) -> int:
     def on_result(result: dict[str, Any]) -> list[Path]:
         return [write_calibration_report(args.html, result, args.cases)] if args.html else []
 
-    return calibration_cli.run(args, on_result=on_result)
+    with foreign_judge_side(args):
+        return calibration_cli.run(args, on_result=on_result)
