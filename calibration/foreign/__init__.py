@@ -11,6 +11,13 @@ tool's fields it mapped and which it left unmapped. Nothing here imports the jud
 from __future__ import annotations
 
 from calibration.foreign._common import ForeignFormatError, ForeignRows
-from calibration.foreign._detect import FORMATS, detect_format, read_foreign
+from calibration.foreign._detect import FORMATS, detect_format, foreign_metrics, read_foreign
 
-__all__ = ["FORMATS", "ForeignFormatError", "ForeignRows", "detect_format", "read_foreign"]
+__all__ = [
+    "FORMATS",
+    "ForeignFormatError",
+    "ForeignRows",
+    "detect_format",
+    "foreign_metrics",
+    "read_foreign",
+]

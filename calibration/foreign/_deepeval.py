@@ -30,6 +30,14 @@ def is_deepeval(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("testCases"), list)
 
 
+def deepeval_metrics(path: Path) -> list[str | None]:
+    data = load_json(path)
+    if not is_deepeval(data):
+        raise ForeignFormatError(f"{path}: not a DeepEval test run (no testCases list)")
+    cases = [c for c in data["testCases"] if isinstance(c, dict)]
+    return sorted({m.get("name") for c in cases for m in c.get("metricsData") or []} - {None})
+
+
 def read_deepeval(path: Path, metric: str | None = None) -> ForeignRows:
     data = load_json(path)
     if not is_deepeval(data):

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from calibration.foreign._common import ForeignFormatError, ForeignRows
-from calibration.foreign._deepeval import is_deepeval, read_deepeval
-from calibration.foreign._inspect import is_inspect, read_inspect
-from calibration.foreign._promptfoo import is_promptfoo, read_promptfoo
-from calibration.foreign._ragas import is_ragas, read_ragas
+from calibration.foreign._deepeval import deepeval_metrics, is_deepeval, read_deepeval
+from calibration.foreign._inspect import inspect_metrics, is_inspect, read_inspect
+from calibration.foreign._promptfoo import is_promptfoo, promptfoo_metrics, read_promptfoo
+from calibration.foreign._ragas import is_ragas, ragas_metrics, read_ragas
 
 Reader = Callable[[Path, "str | None"], ForeignRows]
 FORMATS: dict[str, Reader] = {
@@ -20,6 +20,12 @@ FORMATS: dict[str, Reader] = {
     "deepeval": read_deepeval,
     "inspect": read_inspect,
     "ragas": read_ragas,
+}
+METRICS: dict[str, Callable[[Path], list[str | None]]] = {
+    "promptfoo": promptfoo_metrics,
+    "deepeval": deepeval_metrics,
+    "inspect": inspect_metrics,
+    "ragas": ragas_metrics,
 }
 MAX_SNIFF = 256 * 1024 * 1024
 
@@ -56,3 +62,9 @@ def read_foreign(path: Path, tool: str | None = None, metric: str | None = None)
             f"{path}: not promptfoo, DeepEval, Inspect or Ragas output (say which with --from)"
         )
     return FORMATS[tool](path, metric)
+
+
+def foreign_metrics(path: Path, tool: str) -> list[str | None]:
+    """Every metric (scorer, named score, column) `tool`'s output holds; None stands for
+    promptfoo's overall score."""
+    return METRICS[tool](path)

@@ -49,6 +49,10 @@ def inspect_samples(path: Path) -> list[dict[str, Any]]:
     return [s for s in data.get("samples") or [] if isinstance(s, dict)]
 
 
+def inspect_metrics(path: Path) -> list[str | None]:
+    return sorted({name for s in inspect_samples(path) for name in (s.get("scores") or {})})
+
+
 def read_inspect(path: Path, metric: str | None = None) -> ForeignRows:
     samples = inspect_samples(path)
     scorers = sorted({name for s in samples for name in (s.get("scores") or {})})

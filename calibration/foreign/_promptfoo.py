@@ -30,6 +30,15 @@ def is_promptfoo(data: Any) -> bool:
     return isinstance(results, dict) and isinstance(results.get("results"), list)
 
 
+def promptfoo_metrics(path: Path) -> list[str | None]:
+    """None (the overall `score`), then every named score."""
+    data = load_json(path)
+    if not is_promptfoo(data):
+        raise ForeignFormatError(f"{path}: not promptfoo results JSON (no results.results list)")
+    results = [r for r in data["results"]["results"] if isinstance(r, dict)]
+    return [None, *sorted({n for r in results for n in (r.get("namedScores") or {})})]
+
+
 def read_promptfoo(path: Path, metric: str | None = None) -> ForeignRows:
     data = load_json(path)
     if not is_promptfoo(data):

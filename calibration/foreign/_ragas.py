@@ -27,7 +27,7 @@ def is_ragas(header: list[str]) -> bool:
     return bool({"user_input", "response", "question", "answer"} & set(header))
 
 
-def read_ragas(path: Path, metric: str | None = None) -> ForeignRows:
+def _table(path: Path) -> tuple[list[str], list[dict[str, str]], list[str]]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
             reader = csv.DictReader(handle)
@@ -38,6 +38,15 @@ def read_ragas(path: Path, metric: str | None = None) -> ForeignRows:
     if not is_ragas(header):
         raise ForeignFormatError(f"{path}: not a Ragas result CSV (no user_input/response)")
     metrics = [c for c in header if c and c not in DATASET_COLUMNS and _numeric(table, c)]
+    return header, table, metrics
+
+
+def ragas_metrics(path: Path) -> list[str | None]:
+    return list(_table(path)[2])
+
+
+def read_ragas(path: Path, metric: str | None = None) -> ForeignRows:
+    header, table, metrics = _table(path)
     chosen = pick_metric(path, "Ragas", metrics, metric)
     rows = []
     for number, cell in enumerate(table, 1):

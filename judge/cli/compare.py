@@ -20,7 +20,7 @@ from judge.cli._outputs import Output, check_outputs
 from judge.engine.gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
-from judge.report.runs import read_run
+from judge.report.foreign_runs import read_any_run
 
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
@@ -72,6 +72,13 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         help="exit 3 when METRIC OP NUMBER holds for a comparison, e.g. "
         "'faithfulness.score.diff < -0.05' or 'significant_lower > 0' (repeatable)",
     )
+    p.add_argument(
+        "--from",
+        dest="from_tool",
+        choices=["promptfoo", "deepeval", "inspect", "ragas"],
+        help="read every RUN file as this tool's output (detected when not given): each of "
+        "its metrics is compared as METRIC.score",
+    )
     add_rubrics_dir_option(p)
     p.set_defaults(run=run_compare)
 
@@ -87,7 +94,7 @@ def run_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.json:
         check_outputs([Output("--json", args.json, "compare")], args.runs, overwrite=False)
     library = rubric_library(args, env)
-    runs = [read_run(path, library) for path in args.runs]
+    runs = [read_any_run(path, library, args.from_tool) for path in args.runs]
     result = compare_runs(
         runs, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, only=args.metric
     )

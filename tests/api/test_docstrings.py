@@ -14,6 +14,7 @@ import judge.engine.frame_out
 import judge.engine.frames
 import judge.evaluation
 import judge.project_config
+import judge.report.foreign_runs
 from tests.helpers import REPO
 
 MODULES = [
@@ -22,6 +23,7 @@ MODULES = [
     judge.engine.frame_out,
     judge.evaluation,
     judge.project_config,
+    judge.report.foreign_runs,
 ]
 
 

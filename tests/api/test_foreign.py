@@ -147,3 +147,31 @@ def test_each_reader_names_what_it_maps_and_what_it_leaves() -> None:
     assert sorted(from_zip, key=lambda r: r["id"]) == sorted(from_json, key=lambda r: r["id"])
     with pytest.raises(ForeignFormatError, match="not promptfoo, DeepEval, Inspect or Ragas"):
         read_foreign(EQUIVALENT)
+
+
+def test_judge_compare_reads_a_tools_output_as_a_run(tmp_path: Path) -> None:
+    """Two promptfoo runs (B scores half a point more where it can): each metric is
+    compared as METRIC.score, the overall score as promptfoo.score."""
+    data = json.loads((DATA / "promptfoo_results.json").read_text())
+    for result in data["results"]["results"]:
+        result["score"] = min(1.0, result["score"] + 0.5)
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(data))
+    out = tmp_path / "compare.json"
+    args = ["compare", str(DATA / "promptfoo_results.json"), str(later), "--resamples", "200"]
+    assert main([*args, "--json", str(out)], env={}) == 0
+    result = json.loads(out.read_text())
+    (comparison,) = result["comparisons"]
+    by_metric = comparison["metrics"]
+    assert set(by_metric) == {"promptfoo.score", "faithfulness.score"}
+    assert by_metric["promptfoo.score"]["n"] == 10
+    assert by_metric["promptfoo.score"]["diff"] == pytest.approx(0.35)
+    assert by_metric["faithfulness.score"]["diff"] == 0
+
+
+def test_judge_compare_names_deepeval_metrics_as_ragas_does(tmp_path: Path) -> None:
+    from judge.report.foreign_runs import foreign_run
+
+    run = foreign_run(DATA / "deepeval_test_run.json", "deepeval")
+    assert set(run.rubrics) == {"faithfulness", "answer_relevancy"}
+    assert set(foreign_run(DATA / "ragas_result.csv", "ragas").rubrics) == set(run.rubrics)
