@@ -70,5 +70,6 @@ def _float(text: str | None) -> float | None:
 
 
 def _numeric(table: list[dict[str, str]], column: str) -> bool:
-    cells = [c.get(column) for c in table if c.get(column) not in (None, "")]
-    return bool(cells) and all(_float(c) is not None or c.lower() == "nan" for c in cells)
+    cells = [c.get(column) or "" for c in table]
+    filled = [c for c in cells if c]
+    return bool(filled) and all(_float(c) is not None or c.lower() == "nan" for c in filled)
