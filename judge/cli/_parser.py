@@ -50,7 +50,7 @@ class LazyCommands(argparse._SubParsersAction):
             module, _, function = self.targets[name].partition(":")
             register: Register = getattr(importlib.import_module(module), function)
             register(cast(argparse._SubParsersAction, _Into(parser)))
-            apply_project_defaults(parser)  # [tool.judge] / judge.toml: flags still override
+            apply_project_defaults(parser, name)  # [tool.judge]: flags still override
             parser._loaded = True  # type: ignore[attr-defined]
         return parser
 

@@ -250,3 +250,26 @@ def test_a_config_file_grades_through_its_endpoint_with_no_flags(
     assert openai_server.stats.requests == len(records)
     assert openai_server.stats.peak_concurrency <= 2
     assert (project / "cache").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("command", "dest", "default"),
+    [
+        (["calibrate", "j.csv", "h.csv"], "seed", 0),  # a bootstrap seed, not the judge's
+        (["calibrate", "j.csv", "h.csv"], "fail_if", []),  # calibrate's own figures
+        (["compare", "a", "b"], "seed", 0),
+        (["probe", "position", "p.jsonl", "--rubric", "pairwise"], "fail_if", []),
+    ],
+)
+def test_a_key_sets_only_the_flag_that_means_it(
+    command: list[str], dest: str, default: object, project: Path
+) -> None:
+    (project / "judge.toml").write_text(
+        'seed = 7\nconcurrency = 3\nfail_if = ["mean_score < 0.8"]\nrubrics_dirs = ["r"]\n'
+    )
+    args = build_parser().parse_args(command)
+    assert getattr(args, dest) == default
+    if command[0] == "probe":  # a command that picks a judge takes the judge's keys
+        assert args.seed == 7 and args.concurrency == 3
+    if command[0] == "compare":
+        assert args.rubrics_dir == [project / "r"]

@@ -23,7 +23,8 @@ def readme_blocks(section: str = SECTION) -> list[str]:
     """The ```python blocks of one README section (to the next heading), in order."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
     start = text.index(section)
-    end = min(text.find(mark, start + 1) % (len(text) + 1) for mark in ("\n## ", "\n### "))
+    ends = [text.find(mark, start + 1) for mark in ("\n## ", "\n### ")]
+    end = min([e for e in ends if e != -1], default=len(text))
     return re.findall(r"```python\n(.*?)```", text[start:end], flags=re.S)
 
 
