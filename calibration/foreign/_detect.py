@@ -32,20 +32,25 @@ MAX_SNIFF = 256 * 1024 * 1024
 
 def detect_format(path: Path) -> str | None:
     """The tool that wrote `path` (a key of FORMATS), or None for anything else (a label
-    file or this project's records, which the ordinary readers take)."""
+    file or this project's records, which the ordinary readers take, and report on when
+    they are unreadable: detection itself never fails)."""
+    try:
+        return _sniff(path)
+    except (OSError, ValueError, csv.Error, zipfile.BadZipFile, RecursionError):
+        return None  # not UTF-8, not CSV, a broken zip: the ordinary reader says what
+
+
+def _sniff(path: Path) -> str | None:
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             return "inspect" if "header.json" in archive.namelist() else None
     if path.suffix.lower() == ".csv":
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            header = next(csv.reader(handle), [])
+            header = next(csv.reader([handle.readline(1 << 20)]), [])
         return "ragas" if is_ragas(header) and "label" not in header else None
     if path.suffix.lower() != ".json" or path.stat().st_size > MAX_SNIFF:
         return None  # JSONL: a label file or records
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (ValueError, UnicodeDecodeError):
-        return None
+    data = json.loads(path.read_text(encoding="utf-8-sig"))  # ValueError: not ours
     for name, test in (("promptfoo", is_promptfoo), ("deepeval", is_deepeval),
                        ("inspect", is_inspect)):  # fmt: skip
         if test(data):

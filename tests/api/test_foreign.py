@@ -175,3 +175,31 @@ def test_judge_compare_names_deepeval_metrics_as_ragas_does(tmp_path: Path) -> N
     run = foreign_run(DATA / "deepeval_test_run.json", "deepeval")
     assert set(run.rubrics) == {"faithfulness", "answer_relevancy"}
     assert set(foreign_run(DATA / "ragas_result.csv", "ragas").rubrics) == set(run.rubrics)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("j.csv", b"group,id,label,score\r\ng0,c0,faithful,0.0\r\ncaf\xe9\n"),  # not UTF-8
+        ("j.json", b"{not json"),
+        ("j.eval", b"PK\x03\x04 not a zip"),
+        ("j.csv", b'"unterminated'),
+    ],
+)
+def test_detection_never_fails_on_a_file_that_is_no_tools(
+    name: str, content: bytes, tmp_path: Path
+) -> None:
+    """Found by tests/engine/test_cli_fuzz.py: a label file that is not UTF-8 raised from
+    the detection; the ordinary reader is the one to say what is wrong with it."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert detect_format(path) is None
+
+
+def test_a_judge_file_that_is_not_utf8_is_the_label_readers_error(
+    human: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "j.csv"
+    path.write_bytes(b"id,label\nc0,faithful\ncaf\xe9,unfaithful\n")
+    assert main(["calibrate", str(path), str(human), "-o", str(tmp_path / "r")], env={}) == 2
+    assert "error:" in capsys.readouterr().err
