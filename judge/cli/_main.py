@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from judge.cli._common import EXIT_FATAL, EXIT_USAGE
 from judge.cli._help import DESCRIPTION, EPILOG
 from judge.cli._parser import LazyCommands, VersionAction
+from judge.engine.outlock import holding_locks
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.run(args, env))
+        with holding_locks():  # every output a command checks stays locked until it ends
+            return int(args.run(args, env))
     except (InputError, RubricError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

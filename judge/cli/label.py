@@ -17,6 +17,7 @@ import uvicorn
 
 from judge.cli._common import add_rubrics_dir_option, rubric_library
 from judge.cli._help import LABEL_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
 from judge.errors import UsageError
 from judge.label.app import ANNOTATOR, LabelSession, create_label_app
 from judge.label.choices import label_choices
@@ -42,6 +43,11 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--records", type=Path, help="graded records of INPUT: stratify the sample")
     p.add_argument("--db", type=Path, help="label store (default: INPUT.RUBRIC.labels.sqlite)")
     p.add_argument("-o", "--output", type=Path, help="export: the labels CSV to write")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="export: replace -o even when it is not a labels CSV this command wrote",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (8765; 0 = any free port)")
     p.add_argument("--sample", type=int, help="label a sample of N cases (default: every case)")
@@ -63,9 +69,16 @@ def run_label(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def _run_export(args: argparse.Namespace) -> int:
     if args.db is None or args.output is None:
         raise UsageError("judge label export needs --db FILE and -o labels.csv")
+    output = Output("-o", args.output, "labels")
+    check_outputs([output], [args.db, *_sidecars(args.db)], overwrite=args.overwrite)
     count = export_labels(args.db, args.output)
     print(f"wrote {count} labels to {args.output}", file=sys.stderr)
     return 0
+
+
+def _sidecars(db: Path) -> list[Path]:
+    """The SQLite files beside a label store: its write-ahead log and shared memory."""
+    return [db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -84,14 +97,17 @@ def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.annotator is not None and not ANNOTATOR.match(args.annotator):
         raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
     rubric = load_rubric(args.rubric, rubric_library(args, env))
+    choices = label_choices(rubric)  # before the store: an unlabelled kind creates nothing
     source = Path(args.input)
     plan = LabelPlan(source, rubric, args.records, args.sample, args.seed, args.overlap)
     db = args.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
+    inputs = [source, *([args.records] if args.records else [])]
+    check_outputs([Output("--db", db, "label-store")], inputs, overwrite=None)
     store = open_label_store(db, plan)
     token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     session = LabelSession(
         rubric,
-        label_choices(rubric),
+        choices,
         store,
         Queues(store, args.seed),
         args.seed,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from judge.engine.atomic import replacing
 from judge.engine.identity import describe_record_judge
 from judge.errors import OutputConflictError
 from judge.schemas import GradedRecord
@@ -110,16 +111,12 @@ def finalize(path: Path, ids: Callable[[], Iterable[str]]) -> None:
     latest: dict[str, int] = {}
     for offset, data in scan_records(path):
         latest[data["id"]] = offset
-    tmp = path.with_name(path.name + ".tmp")
-    with path.open("rb") as source, tmp.open("wb") as target:
+    with path.open("rb") as source, replacing(path) as target:
         for case_id in ids():
             if case_id not in latest:
                 raise RuntimeError(f"{path}: no record for id {case_id!r}")
             source.seek(latest[case_id])
             target.write(source.readline())
-        target.flush()
-        os.fsync(target.fileno())
-    os.replace(tmp, path)
 
 
 def _in_order(path: Path, ids: Iterable[str]) -> bool:
