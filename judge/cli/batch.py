@@ -156,7 +156,7 @@ async def _import(
             cache=cache,
             overwrite=args.overwrite,
             progress=show_progress(env),
-            prices=prices_from_args(args, config),
+            prices=prices_from_args(args, config, batch=True),  # the Batch API bills half
         )
     finally:
         if cache is not None:
