@@ -46,7 +46,9 @@ from judge.probes import (
     run_probe,
     write_outputs,
 )
+from judge.probes.families import FAMILY_NAMES, judge_family
 from judge.probes.position import check_ids, position_result, read_recorded_verdicts
+from judge.probes.self_preference import match_problem
 from judge.probes.verbosity import PADDINGS
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
@@ -72,7 +74,12 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--padding", action="append", choices=sorted(PADDINGS), help="verbosity (default: all)"
     )
-    p.add_argument("--judge-family", help="self-preference: the judge's model family")
+    p.add_argument(
+        "--judge-family",
+        help="self-preference: the judge's model family, one of "
+        f"{', '.join(FAMILY_NAMES)}, or a model name (gpt-4o -> openai); default: the "
+        "family of --model",
+    )
     p.add_argument("--human", type=Path, help="self-preference: human labels (id,label)")
     p.add_argument(
         "--overwrite", action="store_true", help="replace an -o file that is not a report"
@@ -193,6 +200,8 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
         judge_family=args.judge_family,
         human_labels=_human_labels(args.human) if args.human else None,
     )
+    if args.probe == "self-preference":
+        _check_families(args, cases, rubric, options)
     announce_judge(config)
     result = asyncio.run(_run(args.probe, config, rubric, cases, options))
     head = {
@@ -207,6 +216,21 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
         f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{args.input}`.",
     ]
     return result
+
+
+def _check_families(
+    args: argparse.Namespace, cases: Sequence[Case], rubric: Rubric, options: ProbeOptions
+) -> None:
+    """Before anything is sent: a `--judge-family` that matches no answer is refused (a
+    typo, or a family the cases do not hold); a family read from the model that matches
+    none is said in one warning line (the probe still runs, its report says the same)."""
+    own = judge_family(options.judge_family, options.judge_model)
+    problem = match_problem(cases, own, pairwise=rubric.behaviour.compares_two)
+    if problem is None:
+        return
+    if args.judge_family:
+        raise UsageError(f"--judge-family {args.judge_family}: {problem}")
+    print(f"judge: warning: self-preference: {problem}", file=sys.stderr)
 
 
 def _rubric(ref: str, args: argparse.Namespace, env: Mapping[str, str]) -> Rubric:

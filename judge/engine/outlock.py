@@ -53,9 +53,10 @@ class OutputLock:
         self.flag = flag
         self.path = lock_path(output)
         self._fd: int | None = None
+        self._made: list[Path] = []  # folders made for the lock file, removed if left empty
 
     def acquire(self) -> OutputLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._made = _make_folders(self.path.parent)
         for _ in range(ATTEMPTS):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
             try:
@@ -63,6 +64,7 @@ class OutputLock:
             except OSError:
                 holder = _holder(fd)
                 os.close(fd)
+                self._remove_folders()
                 raise OutputLockedError(
                     f"{self.flag} {self.output} is being written by another judge run"
                     f"{holder}; wait for it to finish, or choose another path"
@@ -73,6 +75,7 @@ class OutputLock:
                 self._fd = fd
                 return self
             os.close(fd)  # the holder released and unlinked it meanwhile: lock the new one
+        self._remove_folders()
         raise OutputLockedError(f"{self.flag} {self.output}: its lock file keeps changing")
 
     def release(self) -> None:
@@ -85,12 +88,30 @@ class OutputLock:
             pass  # a lock file left behind is harmless: the next run locks it again
         os.close(self._fd)
         self._fd = None
+        self._remove_folders()
+
+    def _remove_folders(self) -> None:
+        """The folders `acquire` made, deepest first, where the run left them empty (a run
+        refused before it wrote anything leaves no trace)."""
+        for folder in reversed(self._made):
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # not empty: the run wrote there
+        self._made = []
 
     def __enter__(self) -> OutputLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents; the ones made, outermost first."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
 
 
 def _same_file(fd: int, path: Path) -> bool:
