@@ -48,7 +48,7 @@ from judge.probes import (
 )
 from judge.probes.families import FAMILY_NAMES, judge_family
 from judge.probes.position import check_ids, position_result, read_recorded_verdicts
-from judge.probes.self_preference import match_problem
+from judge.probes.self_preference import case_families, match_problem
 from judge.probes.verbosity import PADDINGS
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
@@ -221,14 +221,15 @@ def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
 def _check_families(
     args: argparse.Namespace, cases: Sequence[Case], rubric: Rubric, options: ProbeOptions
 ) -> None:
-    """Before anything is sent: a `--judge-family` that matches no answer is refused (a
-    typo, or a family the cases do not hold); a family read from the model that matches
-    none is said in one warning line (the probe still runs, its report says the same)."""
+    """Before anything is sent: a `--judge-family` that no case's generator belongs to is
+    refused (a typo, or a family the cases do not hold); cases that cannot compare the
+    family with another otherwise are said in one warning line (the probe still runs, its
+    report says the same, and its bias check is undefined)."""
     own = judge_family(options.judge_family, options.judge_model)
     problem = match_problem(cases, own, pairwise=rubric.behaviour.compares_two)
     if problem is None:
         return
-    if args.judge_family:
+    if args.judge_family and own not in case_families(cases):
         raise UsageError(f"--judge-family {args.judge_family}: {problem}")
     print(f"judge: warning: self-preference: {problem}", file=sys.stderr)
 

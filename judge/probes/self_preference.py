@@ -69,6 +69,16 @@ async def run_self_preference(
     return result
 
 
+GENERATOR_KEYS = ("generator", "generator_a", "generator_b")
+
+
+def case_families(cases: Sequence[Case]) -> set[str]:
+    """Every model family the cases' generators belong to."""
+    return {
+        f for c in cases for k in GENERATOR_KEYS if (f := family_of(str(c.metadata.get(k) or "")))
+    }
+
+
 def match_problem(cases: Sequence[Case], own: str, *, pairwise: bool) -> str | None:
     """Why the cases cannot measure self-preference for the family `own` (None when they
     can): no pair with exactly one own-family answer (pairwise), or no own-family answer
