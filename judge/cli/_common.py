@@ -20,7 +20,6 @@ from pydantic import SecretStr, ValidationError
 
 from judge.cli._labels import print_estimates
 from judge.config import JudgeConfig, JudgeSettings, OutputMode, default_cache_dir, endpoint_of
-from judge.engine.resume import run_line
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
@@ -197,6 +196,8 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
+    from judge.engine.resume import run_line  # the engine loads only when a run prints
+
     resumed = run_line(summary)
     if resumed:
         print(resumed, flush=True)
