@@ -56,9 +56,21 @@ class OutputLock:
         self._made: list[Path] = []  # folders made for the lock file, removed if left empty
 
     def acquire(self) -> OutputLock:
-        self._made = _make_folders(self.path.parent)
+        blocker = next((p for p in self.path.parents if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise UsageError(f"{self.flag} {self.output}: {blocker} is a file, not a folder")
+        try:
+            self._made = _make_folders(self.path.parent)
+        except OSError as exc:
+            raise UsageError(f"{self.flag} {self.output}: cannot write there ({exc})") from None
         for _ in range(ATTEMPTS):
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                self._remove_folders()
+                raise UsageError(
+                    f"{self.flag} {self.output}: cannot write there ({exc.strerror})"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
