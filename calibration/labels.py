@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
-from calibration.rows import read_label_rows, read_rows  # noqa: F401 (judge.engine.align reads it here)
+from calibration.rows import read_label_rows, read_rows  # noqa: F401 (judge.cli.align reads it here)
 
 __all__ = [
     "JoinedLabels",
