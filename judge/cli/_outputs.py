@@ -60,6 +60,16 @@ def _is_comparison(path: Path) -> bool:
     return data is not None and {"runs", "comparisons"} <= data.keys()
 
 
+def _is_gate(path: Path) -> bool:
+    data = _json_object(path)
+    return data is not None and {"gate", "files"} <= data.keys()
+
+
+def _is_gate_markdown(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.readline(200).startswith(b"# Judge gate: ")
+
+
 def _is_probe_markdown(path: Path) -> bool:
     with path.open("rb") as handle:
         first = handle.readline(200)
@@ -109,6 +119,8 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "compare": ("comparison (judge compare --json)", _is_comparison),
     "labels": ("labels CSV (judge label export)", _is_labels_csv),
     "label-store": ("label store (an SQLite database)", _is_label_store),
+    "gate": ("gate result (judge gate --json)", _is_gate),
+    "gate-markdown": ("gate report (judge gate --markdown)", _is_gate_markdown),
 }
 
 

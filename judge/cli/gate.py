@@ -7,6 +7,7 @@ import argparse
 
 from calibration import cli_gate
 from judge.cli._help import GATE_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
 
 
 def add_gate(sub: argparse._SubParsersAction) -> None:
@@ -17,4 +18,18 @@ def add_gate(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cli_gate.add_arguments(p)
-    p.set_defaults(run=lambda args, env: cli_gate.run(args))
+    p.set_defaults(run=lambda args, env: run_gate(args))
+
+
+def run_gate(args: argparse.Namespace) -> int:
+    """`judge gate`, its `--json` and `--markdown` checked (and locked) like every output."""
+    outputs = [
+        Output(flag, path, kind)
+        for flag, path, kind in (
+            ("--json", args.json, "gate"),
+            ("--markdown", args.markdown, "gate-markdown"),
+        )
+        if path is not None
+    ]
+    check_outputs(outputs, [args.baseline, args.candidate, args.labels], overwrite=None)
+    return int(cli_gate.run(args))

@@ -67,3 +67,30 @@ def test_an_output_under_a_file_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x\n")
     with pytest.raises(UsageError, match="notes.txt is a file, not a folder"):
         OutputLock(tmp_path / "notes.txt" / "r.jsonl").acquire()
+
+
+GATE = REPO / "tests" / "data" / "calibration"
+
+
+def gate(*extra: str) -> int:
+    argv = ["gate", "--baseline", str(GATE / "llmbar-natural-gpt4" / "judge_order1.csv")]
+    argv += ["--candidate", str(GATE / "llmbar-natural-chatgpt" / "judge_order1.csv")]
+    argv += ["--labels", str(GATE / "llmbar-natural-gpt4" / "gold.csv")]
+    return main([*argv, *extra], env={})
+
+
+def test_gate_outputs_go_through_the_output_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n")
+    assert gate("--markdown", str(notes)) == 2
+    assert "is not a gate report" in capsys.readouterr().err
+    assert notes.read_text() == "# my notes\n"
+    out, md = tmp_path / "gate.json", tmp_path / "gate.md"
+    assert gate("--json", str(out), "--markdown", str(md)) == 3  # the candidate is worse
+    assert gate("--json", str(out), "--markdown", str(md)) == 3  # ours: replaced
+    assert out.is_file() and md.read_text().startswith("# Judge gate: FAILED")
+    with OutputLock(out):
+        assert gate("--json", str(out)) == 2
+    assert "being written by another judge run" in capsys.readouterr().err
