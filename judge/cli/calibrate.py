@@ -12,6 +12,7 @@ from calibration import cli as calibration_cli
 from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
+from judge.engine.outlock import hold
 from judge.report.calibrate import write_calibration_report
 
 
@@ -29,6 +30,7 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """`judge calibrate`, writing the HTML report from the result calibration returns."""
+    hold(args.output, "-o")  # one run per report folder, like every output
     if args.html:
         inputs = [Path(p) for p in (args.judge_labels, args.human_labels, args.cases) if p]
         check_outputs([Output("--html", args.html, "html")], inputs, overwrite=False)

@@ -94,3 +94,14 @@ def test_gate_outputs_go_through_the_output_check(
     with OutputLock(out):
         assert gate("--json", str(out)) == 2
     assert "being written by another judge run" in capsys.readouterr().err
+
+
+def test_a_calibration_report_folder_another_run_writes_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report"
+    labels = REPO / "examples" / "human_labels.csv"
+    with OutputLock(report):
+        assert main(["calibrate", str(labels), str(labels), "-o", str(report)], env={}) == 2
+    assert "is being written by another judge run" in capsys.readouterr().err
+    assert not report.exists()
