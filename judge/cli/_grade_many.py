@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.jsonout import write_strict_json
+from calibration.rows import row_format
 from judge.api import open_graders
 from judge.cli._common import (
     announce_judge,
@@ -206,10 +207,17 @@ class input_file:  # noqa: N801 (used as a context manager, like open)
         return path
 
     def _spool(self) -> Path:
-        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
-        with tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False) as handle:
+        with tempfile.NamedTemporaryFile(prefix="stdin-", delete=False) as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
-        self._tmp = Path(handle.name)
+        spooled = Path(handle.name)
+        fmt = self.fmt or row_format(spooled)  # no --input-format: by the first character
+        if self.fmt is None and fmt == "csv":
+            print(
+                "judge: <stdin> read as CSV (it does not start with '{'); pass "
+                "--input-format jsonl or csv to say which",
+                file=sys.stderr,
+            )
+        self._tmp = spooled.rename(spooled.with_suffix(f".{fmt}"))
         return self._tmp
 
     def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:

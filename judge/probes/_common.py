@@ -25,6 +25,7 @@ import numpy as np
 from calibration.gates import Condition, evaluate, flatten_numbers
 from calibration.intervals import wilson_interval
 from calibration.jsonout import write_strict_json
+from calibration.markdown import format_p
 from calibration.means import mean_interval
 from judge.engine.inputs import iter_cases, validate_file
 from judge.rubric import Rubric
@@ -142,6 +143,11 @@ def fmt(value: Any, ci: Any = None) -> str:
     if ci and all(isinstance(v, float) and math.isfinite(v) for v in ci):
         text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
     return text
+
+
+def fmt_p(value: Any) -> str:
+    """A p-value for Markdown: `< 0.001` below that (never `0.000`), else 3 decimals."""
+    return format_p(value, missing="n/a")
 
 
 # ---- inputs and outputs ----------------------------------------------------------------
