@@ -230,7 +230,7 @@ def test_reports_show_what_they_claim_in_the_browser(browser: Any, tmp_path: Pat
 
     page, watch = _open_report(browser, grade, tmp_path / "grade.png")
     first = page.locator("figure svg").first  # all cases' histogram: ten bins
-    labels = first.locator("text").all_inner_texts()
+    labels = first.locator("text").all_text_contents()
     assert labels[-1] == "0.9–1.0"
     perfect = sum(json.loads(line)["score"] == 1.0 for line in records.read_text().splitlines())
     assert labels[-2] == str(perfect)  # the count above the last bin
