@@ -30,7 +30,7 @@ from judge.cli._common import (
     show_progress,
 )
 from judge.cli._diagnosis import print_diagnosis
-from judge.cli._outputs import Output, check_outputs
+from judge.cli._outputs import Output, check_outputs, require_inputs
 from judge.cli._run import finish_pass, prices_from_args, selection_from_args
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
@@ -178,6 +178,7 @@ def _outputs(args: argparse.Namespace, rubrics: Sequence[Rubric]) -> dict[str, P
     if stdin and args.output is None:
         raise UsageError("reading cases from stdin (-) needs -o OUT/: the folder a rerun resumes")
     folder = args.output or Path(f"{Path(args.input).stem}.graded")
+    require_inputs([] if stdin else [Path(args.input)])
     if folder.exists() and not folder.is_dir():
         raise UsageError(
             f"-o {folder} is a file; with several rubrics -o names a folder that gets one "

@@ -381,3 +381,25 @@ def test_the_gitignore_lists_every_file_the_readme_writes_in_the_root() -> None:
         if not any(fnmatch("/" + name.rstrip("/"), p.rstrip("/")) for p in patterns)
     )
     assert unlisted == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("grade", "{missing}", "--rubric", "faithfulness", "-o", "{notes}"),
+        ("grade", "{missing}", "--rubric", "faithfulness,relevance", "-o", "{notes}"),
+        ("grade", "{missing}", "--rubric", "faithfulness", "-o", "{notes}", "--summary", "{notes}"),
+        ("probe", "verbosity", "{missing}", "--rubric", "faithfulness", "-o", "{notes}"),
+    ],
+)
+def test_a_missing_input_is_said_before_any_complaint_about_the_outputs(
+    argv: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not ours\n", "utf-8")
+    missing = tmp_path / "nothere.jsonl"
+    filled = [a.format(missing=missing, notes=notes) for a in argv]
+    code, _, err = run(capsys, *filled)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == f"error: {missing}: no such file"
+    assert notes.read_text("utf-8") == "not ours\n"
