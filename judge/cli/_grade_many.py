@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from calibration.jsonout import write_strict_json
+from calibration.io.jsonout import write_strict_json
 from judge.api import open_graders
 from judge.cli._common import (
     announce_judge,
@@ -33,8 +33,8 @@ from judge.cli._outputs import Output, check_outputs
 from judge.cli._run import finish_pass, prices_from_args, selection_from_args
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
-from judge.engine.gates import grade_metric_names, pass_conditions, pass_metrics
 from judge.engine.inputs import derived_ids_note
+from judge.engine.measure.run_gates import grade_metric_names, pass_conditions, pass_metrics
 from judge.errors import InputError, UsageError
 from judge.rubric import Rubric, load_rubric
 

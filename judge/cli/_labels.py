@@ -1,5 +1,5 @@
 """`--human-labels FILE` on `judge grade`: the option, reading the file, and the table of
-prediction-powered estimates printed under the summary (judge.engine.estimates)."""
+prediction-powered estimates printed under the summary (judge.engine.measure.estimates)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judge.engine.human_labels import HumanLabels
+    from judge.engine.measure.human_labels import HumanLabels
 
 QUANTITIES = ("pass_rate", "mean_score", "mean_label")
 WIDTH = 124  # the widest row: slice, figure, labelled and four "0.66 [0.48,0.83]" cells
@@ -36,7 +36,7 @@ def human_labels_option(args: argparse.Namespace) -> HumanLabels | None:
     if getattr(args, "human_labels", None) is None:
         return None
     # calibration's readers load only when labels are given: offline grading starts light
-    from judge.engine.human_labels import read_human_labels
+    from judge.engine.measure.human_labels import read_human_labels
 
     return read_human_labels(args.human_labels)
 

@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from calibration.gates import Condition, evaluate
+from calibration.decisions.gates import Condition, evaluate
 from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK
 from judge.cli._outputs import Output
 from judge.config import JudgeConfig
 from judge.engine.files import Selection
-from judge.engine.gates import (
+from judge.engine.measure.run_gates import (
     check_conditions,
     failure_line,
     grade_metric_names,
@@ -80,7 +80,7 @@ def run_conditions(args: argparse.Namespace, rubric: Rubric) -> list[Condition]:
     valid = grade_metric_names(rubric)
     if getattr(args, "human_labels", None) is not None:
         # the statistics stack loads only when labels are given: offline grading starts light
-        from judge.engine.estimates import estimate_metric_names
+        from judge.engine.measure.estimates import estimate_metric_names
 
         valid |= estimate_metric_names(rubric)
     return check_conditions(args.fail_if, valid, what=f"a {rubric.kind} summary")

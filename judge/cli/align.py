@@ -1,6 +1,6 @@
 """`judge align`: write the next version of a rubric with few-shot examples from labelled
 disagreements on the dev split; argument parsing and printing only (the picking is in
-calibration.align, the writing in judge.engine.align). Loaded only when `align` is chosen.
+calibration.pairs.teaching_cases, the writing in judge.engine.measure.aligned_rubric). Loaded only when `align` is chosen.
 
 Adoption is left to `judge gate` on the test split: the command writes the test split's
 labels and prints the `judge grade` and `judge gate` commands to run next.
@@ -15,14 +15,14 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from calibration.align import AlignmentSet, alignment_set
-from calibration.cli_types import non_negative_int, test_split
 from calibration.errors import CalibrationInputError
-from calibration.labels import read_rows
+from calibration.io.labels import read_rows
+from calibration.pairs.teaching_cases import AlignmentSet, alignment_set
 from judge.cli._common import EXIT_OK, add_rubrics_dir_option, rubric_library, user_rubric_dirs
+from judge.cli._flag_types import non_negative_int, test_split
 from judge.cli._help import ALIGN_EXAMPLES
 from judge.cli._outputs import same_file
-from judge.engine.align import (
+from judge.engine.measure.aligned_rubric import (
     aligned_target,
     aligned_text,
     choose_examples,

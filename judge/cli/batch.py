@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from calibration.jsonout import write_strict_json
+from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
 from judge.batch.api import (
     Polling,

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from calibration import cli as calibration_cli
+from judge.cli import _calibrate as calibration_cli
 from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs

@@ -1,6 +1,6 @@
 """`judge compare RUN_A RUN_B [RUN ...]`: systems graded with the same rubrics on the same
 cases, compared metric by metric (each later run against the first). Parsing and printing
-only: the runs are read by judge.report.runs, the statistics are calibration.compare_runs'.
+only: the runs are read by judge.report.runs, the statistics are calibration.compare.runs'.
 Loaded only when `compare` is chosen."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from calibration.compare_markdown import render_compare_markdown
-from calibration.gates import evaluate
-from calibration.intervals import DEFAULT_RESAMPLES
-from calibration.jsonout import write_strict_json
+from calibration.decisions.gates import evaluate
+from calibration.inference.intervals import DEFAULT_RESAMPLES
+from calibration.io.jsonout import write_strict_json
+from calibration.report.comparison import render_compare_markdown
 from judge.cli._common import EXIT_GATE, EXIT_OK, add_rubrics_dir_option, rubric_library
 from judge.cli._help import COMPARE_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
-from judge.engine.gates import check_conditions
+from judge.engine.measure.run_gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
 from judge.report.runs import read_run

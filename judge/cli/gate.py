@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from calibration import cli_gate
+from judge.cli import _gate as cli_gate
 from judge.cli._help import GATE_EXAMPLES
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from calibration.jsonout import write_strict_json
+from calibration.io.jsonout import write_strict_json
 from judge.api import open_grader
 from judge.cli._common import (
     add_judge_options,
@@ -46,7 +46,7 @@ from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
-    from judge.engine.human_labels import HumanLabels
+    from judge.engine.measure.human_labels import HumanLabels
 
 DEFAULT_SAMPLE_SEED = 0
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from calibration.decisions.gates import Condition
 from calibration.errors import CalibrationInputError
-from calibration.gates import Condition
-from calibration.labels import read_labels
+from calibration.io.labels import read_labels
 from judge.api import open_grader
 from judge.cli._common import (
     EXIT_FATAL,
@@ -32,7 +32,7 @@ from judge.cli._help import probe_epilog
 from judge.cli._html import add_html_option, probe_html
 from judge.cli._outputs import Output, check_outputs
 from judge.config import JudgeConfig
-from judge.engine.gates import check_conditions, probe_failure
+from judge.engine.measure.run_gates import check_conditions, probe_failure
 from judge.errors import UsageError
 from judge.probes import (
     PROBE_KINDS,
