@@ -8,6 +8,9 @@ undefined (a zero denominator) is ``nan``, never 0; each docstring states when.
 left out, as scikit-learn does (the report layer refuses such files instead). Without
 ``labels`` the order is the sorted union of both sides, numerically when every label is a
 number.
+
+The corrected pass rate (Rogan-Gladen) is an estimate, not agreement: it is
+`calibration.estimates.rates` (and `from calibration import rogan_gladen`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from numpy.typing import ArrayLike
 
 from calibration.agreement.correlation import correlations, grouped_correlations
 from calibration.agreement.multirater import fleiss_kappa, krippendorff_alpha
-from calibration.estimates.rates import rogan_gladen, rogan_gladen_interval
 from calibration.inference.intervals import binomial_test_p, bootstrap_ci, wilson_interval
 
 Weights = Literal["linear", "quadratic"] | None
@@ -42,8 +44,6 @@ __all__ = [
     "mean_absolute_error",
     "observed_agreement",
     "per_class_scores",
-    "rogan_gladen",
-    "rogan_gladen_interval",
     "wilson_interval",
 ]
 
