@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from judge.cli._requests import GradeRequest
     from judge.engine.measure.human_labels import HumanLabels
 
 QUANTITIES = ("pass_rate", "mean_score", "mean_label")
@@ -30,21 +31,20 @@ def add_human_labels_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def human_labels_option(args: argparse.Namespace) -> HumanLabels | None:
+def human_labels_option(request: GradeRequest) -> HumanLabels | None:
     """The checked labels of `--human-labels`, or None; InputError (exit 2) listing every
     problem of a file that is not a label file."""
-    if getattr(args, "human_labels", None) is None:
+    if request.human_labels is None:
         return None
     # calibration's readers load only when labels are given: offline grading starts light
     from judge.engine.measure.human_labels import read_human_labels
 
-    return read_human_labels(args.human_labels)
+    return read_human_labels(request.human_labels)
 
 
-def human_labels_inputs(args: argparse.Namespace) -> list[Path]:
+def human_labels_inputs(request: GradeRequest) -> list[Path]:
     """The labels file as an input no output may overwrite."""
-    path = getattr(args, "human_labels", None)
-    return [path] if path is not None else []
+    return [request.human_labels] if request.human_labels is not None else []
 
 
 def print_estimates(summary: dict[str, Any]) -> None:
