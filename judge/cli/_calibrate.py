@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
@@ -16,6 +16,9 @@ from judge.cli._calibrate_gates import EXIT_GATE, add_gate_arguments, check_gate
 from judge.cli._calibrate_plan import add_plan_arguments, run_plan
 from judge.cli._calibrate_summary import print_summary
 from judge.cli._flag_types import finite_number, non_negative_int, test_split
+
+if TYPE_CHECKING:
+    from judge.cli._requests import CalibrateRequest
 
 __all__ = ["add_arguments", "run"]
 
@@ -129,7 +132,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(
-    args: argparse.Namespace,
+    request: CalibrateRequest,
     on_result: Callable[[dict[str, Any]], list[Path]] | None = None,
 ) -> int:
     """Do the work for parsed arguments; 0 done, 2 bad input (``error: ...`` on stderr),
@@ -137,45 +140,47 @@ def run(
 
     ``on_result`` (optional) receives the result once the report is written and returns
     the paths of anything more it wrote (how ``judge calibrate --html`` adds its report)."""
-    if args.plan:
-        return run_plan(args)
-    if args.judge_labels is None or args.human_labels is None:
+    if request.plan:
+        return run_plan(request)
+    if request.judge_labels is None or request.human_labels is None:
         print("error: JUDGE_LABELS and HUMAN_LABELS are required (or use --plan)", file=sys.stderr)
         return 2
-    problem = output_problem(args.output, folder=True)
+    problem = output_problem(request.output, folder=True)
     if problem is not None:
         print(f"error: -o {problem}", file=sys.stderr)
         return 2
-    labels = [v.strip() for v in args.labels.split(",")] if args.labels else None
+    labels = [v.strip() for v in request.labels.split(",")] if request.labels else None
     try:
         result = calibrate(
-            args.judge_labels,
-            args.human_labels,
-            judge_field=args.judge_field,
-            human_field=args.human_field,
-            weights=args.weights,
-            group_field=args.group_field,
-            slice_field=args.slice_field,
-            threshold=args.threshold,
-            fit_threshold=args.fit_threshold,
+            request.judge_labels,
+            request.human_labels,
+            judge_field=request.judge_field,
+            human_field=request.human_field,
+            weights=request.weights,
+            group_field=request.group_field,
+            slice_field=request.slice_field,
+            threshold=request.threshold,
+            fit_threshold=request.fit_threshold,
             labels=labels,
-            positive_label=args.positive_label,
-            n_bootstrap=args.bootstrap,
-            seed=args.seed,
-            test_fraction=args.split,
-            cases=args.cases,
-            explain=args.explain,
+            positive_label=request.positive_label,
+            n_bootstrap=request.bootstrap,
+            seed=request.seed,
+            test_fraction=request.split,
+            cases=request.cases,
+            explain=request.explain,
         )
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    gate = check_gates(result, args)
+    gate = check_gates(result, request)
     if gate is not None:
         result["gate"] = gate
     try:
-        paths = write_report(result, args.output)
+        paths = write_report(result, request.output)
     except OSError as exc:  # permissions, a full disk: said in one line, nothing half-read
-        print(f"error: cannot write the report to {args.output}: {exc.strerror}", file=sys.stderr)
+        print(
+            f"error: cannot write the report to {request.output}: {exc.strerror}", file=sys.stderr
+        )
         return 2
     if on_result is not None:
         paths += on_result(result)

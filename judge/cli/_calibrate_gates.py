@@ -8,11 +8,14 @@ the message listing the valid names); they are checked against the result's figu
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.decisions.figures import METRIC_NAMES, gate_metrics, undefined_reasons
 from calibration.decisions.gates import Condition, GateError, evaluate, parse_condition
 from calibration.decisions.readiness import GATE_READY
+
+if TYPE_CHECKING:
+    from judge.cli._requests import CalibrateRequest
 
 __all__ = ["EXIT_GATE", "add_gate_arguments", "check_gates"]
 
@@ -44,19 +47,19 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_gates(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any] | None:
+def check_gates(result: dict[str, Any], request: CalibrateRequest) -> dict[str, Any] | None:
     """The gate outcome to add to the result, or ``None`` when no gate was asked for."""
-    if not args.require_ready and not args.fail_if:
+    if not request.require_ready and not request.fail_if:
         return None
     lines = []
     failed = False
-    if args.require_ready:
+    if request.require_ready:
         ready = result["readiness"] == GATE_READY
         failed = not ready
         lines.append(
             f"--require-ready: readiness is {result['readiness']} -> {'ok' if ready else 'failed'}"
         )
-    checks = evaluate(args.fail_if, gate_metrics(result), reasons=undefined_reasons(result))
+    checks = evaluate(request.fail_if, gate_metrics(result), reasons=undefined_reasons(result))
     failed = failed or any(c.fails for c in checks)
     lines += [f"--fail-if {c.describe()}" for c in checks]
     return {"failed": failed, "checks": lines}

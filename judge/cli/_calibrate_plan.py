@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.agreement.metrics import kappa_from_confusion
 from calibration.decisions.plan import plan_sample_size, predicted_width
 from calibration.errors import CalibrationInputError
 from calibration.report.result import calibrate
 from judge.cli._flag_types import kappa_value, rate, width
+
+if TYPE_CHECKING:
+    from judge.cli._requests import CalibrateRequest
 
 __all__ = ["add_plan_arguments", "run_plan"]
 
@@ -36,17 +39,19 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--prevalence", type=rate, metavar="R", help="one pass rate for both raters")
 
 
-def _observed(args: argparse.Namespace) -> dict[str, Any]:
+def _observed(request: CalibrateRequest) -> dict[str, Any]:
     """Rates and kappa of the labelled pairs in the two files (no intervals computed)."""
+    judge_labels, human_labels = request.judge_labels, request.human_labels
+    assert judge_labels is not None and human_labels is not None  # run_plan asks for both
     result = calibrate(
-        args.judge_labels,
-        args.human_labels,
-        judge_field=args.judge_field,
-        human_field=args.human_field,
-        threshold=args.threshold,
-        fit_threshold=args.fit_threshold,
-        labels=[v.strip() for v in args.labels.split(",")] if args.labels else None,
-        positive_label=args.positive_label,
+        judge_labels,
+        human_labels,
+        judge_field=request.judge_field,
+        human_field=request.human_field,
+        threshold=request.threshold,
+        fit_threshold=request.fit_threshold,
+        labels=[v.strip() for v in request.labels.split(",")] if request.labels else None,
+        positive_label=request.positive_label,
         n_bootstrap=0,
     )
     binary = result.get("binary")
@@ -54,7 +59,7 @@ def _observed(args: argparse.Namespace) -> dict[str, Any]:
         raise CalibrationInputError(
             "--plan needs two pass/fail classes; these files have "
             f"{result.get('labels')}: use --threshold or --judge-rate/--human-rate",
-            path=args.human_labels,
+            path=request.human_labels,
         )
     c = binary["counts"]
     # Kappa of the pass/fail pairs the rates come from (abstentions aside).
@@ -74,14 +79,14 @@ def _pick(flag: float | None, *fallbacks: float | None) -> float:
     raise AssertionError("the last fallback is never None")
 
 
-def run_plan(args: argparse.Namespace) -> int:
+def run_plan(request: CalibrateRequest) -> int:
     """Print the plan; 0 done, 2 bad input."""
     try:
-        seen = _observed(args) if args.judge_labels and args.human_labels else {}
-        human = _pick(args.human_rate, args.prevalence, seen.get("human_rate"), 0.5)
-        judge = _pick(args.judge_rate, args.prevalence, seen.get("judge_rate"), human)
-        kappa = _pick(args.kappa, seen.get("kappa"), DEFAULT_KAPPA)
-        plan = plan_sample_size(kappa, args.width, human_rate=human, judge_rate=judge)
+        seen = _observed(request) if request.judge_labels and request.human_labels else {}
+        human = _pick(request.human_rate, request.prevalence, seen.get("human_rate"), 0.5)
+        judge = _pick(request.judge_rate, request.prevalence, seen.get("judge_rate"), human)
+        kappa = _pick(request.kappa, seen.get("kappa"), DEFAULT_KAPPA)
+        plan = plan_sample_size(kappa, request.width, human_rate=human, judge_rate=judge)
         print(plan.describe())
         if seen:
             now = predicted_width(seen["n"], kappa, human_rate=human, judge_rate=judge)

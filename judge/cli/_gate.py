@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.compare.anchor_inputs import read_gate_inputs
 from calibration.compare.judges import compare_judges
@@ -30,6 +30,9 @@ from calibration.report.gate import (
 )
 from judge.cli._calibrate_gates import EXIT_GATE
 from judge.cli._flag_types import kappa_value, non_negative_int, rate
+
+if TYPE_CHECKING:
+    from judge.cli._requests import GateRequest
 
 __all__ = ["add_arguments", "run"]
 
@@ -75,37 +78,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="bootstrap resamples (default: 2000; 0: McNemar alone)")  # fmt: skip
 
 
-def _conditions(args: argparse.Namespace) -> list[Condition]:
-    conditions = list(args.fail_if)
-    if args.max_drop is not None:
-        conditions.append(_condition(f"kappa_drop > {args.max_drop!r}"))
-    if args.min_kappa is not None:
-        name = "candidate_kappa_ci95_low" if args.bootstrap else "candidate_kappa"
-        conditions.append(_condition(f"{name} < {args.min_kappa!r}"))
+def _conditions(request: GateRequest) -> list[Condition]:
+    conditions = list(request.fail_if)
+    if request.max_drop is not None:
+        conditions.append(_condition(f"kappa_drop > {request.max_drop!r}"))
+    if request.min_kappa is not None:
+        name = "candidate_kappa_ci95_low" if request.bootstrap else "candidate_kappa"
+        conditions.append(_condition(f"{name} < {request.min_kappa!r}"))
     return conditions
 
 
-def _gate(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def _gate(result: dict[str, Any], request: GateRequest) -> dict[str, Any]:
     worse = result["verdict"] == "worse"
     checks = [f"candidate significantly worse -> {'failed' if worse else 'ok'}"]
     reasons = gate_undefined_reasons(result)
-    evaluated = evaluate(_conditions(args), gate_figures(result), reasons=reasons)
+    evaluated = evaluate(_conditions(request), gate_figures(result), reasons=reasons)
     checks += [check.describe() for check in evaluated]
     return {"failed": worse or any(c.fails for c in evaluated), "checks": checks}
 
 
-def _write(result: dict[str, Any], args: argparse.Namespace) -> None:
-    if args.json:
-        write_strict_json(args.json, result)
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(render_gate_markdown(result), encoding="utf-8")
+def _write(result: dict[str, Any], request: GateRequest) -> None:
+    if request.json:
+        write_strict_json(request.json, result)
+    if request.markdown:
+        request.markdown.parent.mkdir(parents=True, exist_ok=True)
+        request.markdown.write_text(render_gate_markdown(result), encoding="utf-8")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(request: GateRequest) -> int:
     """Compare, print, write; 0 passed, 2 bad input (``error: ...``), 3 the gate failed."""
     try:
-        inputs = read_gate_inputs(args.baseline, args.candidate, args.labels)
+        inputs = read_gate_inputs(request.baseline, request.candidate, request.labels)
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -115,14 +118,14 @@ def run(args: argparse.Namespace) -> int:
         inputs.baseline,
         inputs.candidate,
         labels=inputs.labels,
-        n_bootstrap=args.bootstrap,
-        seed=args.seed,
-        alpha=args.alpha,
+        n_bootstrap=request.bootstrap,
+        seed=request.seed,
+        alpha=request.alpha,
     )
     result["files"] = inputs.files
     result["left_out"] = inputs.left_out
-    result["gate"] = _gate(result, args)
+    result["gate"] = _gate(result, request)
     result = to_strict_json(result)
-    _write(result, args)
+    _write(result, request)
     print("\n".join(terminal_lines(result)))
     return EXIT_GATE if result["gate"]["failed"] else 0

@@ -13,9 +13,9 @@ as before.
 from __future__ import annotations
 
 import argparse
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from calibration.decisions.gates import Condition
@@ -103,7 +103,7 @@ class CalibrateRequest:
     human_labels: Path | None
     judge_field: str
     human_field: str
-    weights: str | None
+    weights: Literal["linear", "quadratic"] | None
     group_field: str | None
     slice_field: str | None
     threshold: float | None
@@ -203,20 +203,20 @@ class RubricsRequest:
 
 @dataclass(frozen=True)
 class LabelRequest:
-    """`judge label` and `judge label export`."""
+    """`judge label` and `judge label export` (INPUT is `export` then)."""
 
-    input: str | None = None
-    rubric: str | None = None
-    records: Path | None = None
-    db: Path | None = None
-    output: Path | None = None
-    host: str = "127.0.0.1"
-    port: int = 8765
-    sample: int | None = None
-    seed: int = 0
-    overlap: float = 0.0
-    annotator: str | None = None
-    rubrics_dir: tuple[Path, ...] = field(default_factory=tuple)
+    input: str
+    rubric: str | None
+    records: Path | None
+    db: Path | None
+    output: Path | None
+    host: str
+    port: int
+    sample: int | None
+    seed: int
+    overlap: float
+    annotator: str | None
+    rubrics_dir: tuple[Path, ...]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import argparse
 
 from judge.cli import _gate as cli_gate
 from judge.cli._help import GATE_EXAMPLES
+from judge.cli._requests import GateRequest, request_from
 
 
 def add_gate(sub: argparse._SubParsersAction) -> None:
@@ -17,4 +18,4 @@ def add_gate(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cli_gate.add_arguments(p)
-    p.set_defaults(run=lambda args, env: cli_gate.run(args))
+    p.set_defaults(run=lambda args, env: cli_gate.run(request_from(GateRequest, args)))
