@@ -1,4 +1,5 @@
-"""``judge calibrate``: argument parsing and printing only; the work is in ``report``."""
+"""``judge calibrate``: argument parsing and printing only; the work is in
+``calibration.report.result``, which returns the result this prints."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""`judge calibrate`: agreement of a judge's labels with human labels. The statistics and
-their own options live in `calibration/` (which never imports the engine); this adds the
-HTML report and is loaded only when `calibrate` is chosen."""
+"""`judge calibrate`: agreement of a judge's labels with human labels. The statistics live
+in `calibration/` (which never imports the engine), the options and the printing in
+`judge.cli._calibrate`; this adds the HTML report and is loaded only when `calibrate` is
+chosen."""
 
 from __future__ import annotations
 

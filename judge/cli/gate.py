@@ -1,5 +1,6 @@
 """`judge gate`: a candidate judge against the baseline on a human-labelled anchor set. The
-statistics live in `calibration/`; loaded only when `gate` is chosen."""
+statistics live in `calibration/`, the options and the printing in `judge.cli._gate`;
+loaded only when `gate` is chosen."""
 
 from __future__ import annotations
 
