@@ -73,7 +73,9 @@ def test_only_the_command_line_sees_a_namespace():
 
 
 def test_no_import_cycle_function_level_imports_included():
-    graph = grimp.build_graph("judge", "calibration", exclude_type_checking_imports=True)
+    graph = grimp.build_graph(
+        "judge", "calibration", exclude_type_checking_imports=True, cache_dir=None
+    )
     cycles = [
         (module, other)
         for module in sorted(graph.modules)
