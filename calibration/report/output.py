@@ -31,8 +31,8 @@ def output_problem(path: str | Path, *, folder: bool) -> str | None:
 
 def write_report(result: dict[str, Any], out_dir: str | Path) -> list[Path]:
     """Write ``calibration.json``, ``report.md`` and (with categories) ``confusion.png``."""
-    from calibration.report.markdown import render_markdown
-    from calibration.report.plot import plot_confusion
+    from calibration.report._markdown import render_markdown
+    from calibration.report._plot import plot_confusion
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
