@@ -12,9 +12,9 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import SecretStr, ValidationError
 
@@ -23,6 +23,9 @@ from judge.config import JudgeConfig, JudgeSettings, OutputMode, default_cache_d
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
+
+if TYPE_CHECKING:
+    from judge.cli._requests import JudgeOptions
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 MAX_LISTED_MODELS = 20
@@ -101,8 +104,9 @@ def api_key_from(env: Mapping[str, str]) -> SecretStr | None:
     return SecretStr(key) if key else None
 
 
-def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeConfig:
-    """Build the frozen config from flags, falling back to the environment read at the edge."""
+def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
+    """Build the frozen config from the judge options (a request's `judge`), falling back to
+    the environment read at the edge."""
     model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
     try:
         config = JudgeConfig(
@@ -155,13 +159,20 @@ def add_rubrics_dir_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def user_rubric_dirs(args: argparse.Namespace, env: Mapping[str, str]) -> list[Path]:
+class RubricFolders(Protocol):
+    """A request that takes `--rubrics-dir` (grade, probe, align, compare, ...)."""
+
+    @property
+    def rubrics_dir(self) -> Sequence[Path]: ...
+
+
+def user_rubric_dirs(args: RubricFolders, env: Mapping[str, str]) -> list[Path]:
     """The user's rubric folders: `--rubrics-dir` ones, then `$JUDGE_RUBRICS_DIR`'s."""
     listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
-    return [*(getattr(args, "rubrics_dir", None) or []), *listed]
+    return [*args.rubrics_dir, *listed]
 
 
-def rubric_library(args: argparse.Namespace, env: Mapping[str, str]) -> RubricLibrary:
+def rubric_library(args: RubricFolders, env: Mapping[str, str]) -> RubricLibrary:
     """The built-in rubrics and the user's folders (read at the edge, once)."""
     return RubricLibrary(user_rubric_dirs(args, env))
 

@@ -1,12 +1,14 @@
 """`judge gate`: a candidate judge against the baseline on a human-labelled anchor set. The
-statistics live in `calibration/`; loaded only when `gate` is chosen."""
+statistics live in `calibration/`, the options and the printing in `judge.cli._gate`;
+loaded only when `gate` is chosen."""
 
 from __future__ import annotations
 
 import argparse
 
-from calibration import cli_gate
+from judge.cli import _gate as cli_gate
 from judge.cli._help import GATE_EXAMPLES
+from judge.cli._requests import GateRequest, request_from
 
 
 def add_gate(sub: argparse._SubParsersAction) -> None:
@@ -20,4 +22,4 @@ def add_gate(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cli_gate.add_arguments(p)
-    p.set_defaults(run=lambda args, env: cli_gate.run(args))
+    p.set_defaults(run=lambda args, env: cli_gate.run(request_from(GateRequest, args)))

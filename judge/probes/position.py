@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calibration.probe_stats import binomial_p, rate_fields
-from calibration.rows import iter_rows
+from calibration.estimates.probe_stats import binomial_p, rate_fields
+from calibration.io.rows import iter_rows
 from judge.engine.grader import Grader
 from judge.errors import InputError, UsageError
 from judge.kinds.pairwise import PAIRWISE_SCORE

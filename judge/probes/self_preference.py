@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from calibration.means import welch_interval
-from calibration.probe_stats import binomial_p, difference_fields, rate_fields
+from calibration.estimates.probe_stats import binomial_p, difference_fields, rate_fields
+from calibration.inference.means import welch_interval
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,

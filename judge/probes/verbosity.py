@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from calibration.probe_stats import binomial_p, paired_change, rate_fields
+from calibration.estimates.probe_stats import binomial_p, paired_change, rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,

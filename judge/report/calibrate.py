@@ -1,6 +1,6 @@
 """The HTML report of a calibration (`judge calibrate --html`).
 
-Built from the result dict `calibration.report.calibrate` returns (calibration/ knows
+Built from the result dict `calibration.report.result.calibrate` returns (calibration/ knows
 nothing of this module): the readiness verdict and its reasons, the agreement figures with
 intervals, the confusion heatmap (rows human, columns judge: counts and row shares),
 per-class figures, for numeric labels a scatter and a reliability diagram, per-slice
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calibration.jsonout import to_strict_json
+from calibration.io.jsonout import to_strict_json
 from judge.report.cases import MAX_CASES, case_cards, read_cases, read_records
 from judge.report.html import definitions, document, esc, figure, grid, paragraph, section, table
 from judge.report.pairs import paired_values, reliability_points
