@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.engine.records import is_records_file
-from judge.errors import UsageError
+from judge.errors import InputError, UsageError
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a summary or probe report is far smaller
 
@@ -100,10 +100,18 @@ def same_file(a: Path, b: Path) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def require_inputs(inputs: Sequence[Path]) -> None:
+    """InputError (exit 2) naming the first input that does not exist."""
+    for source in inputs:
+        if str(source) != "-" and not source.exists():
+            raise InputError(str(source), [(None, None, "no such file")])
+
+
 def check_outputs(outputs: Sequence[Output], inputs: Sequence[Path], *, overwrite: bool) -> None:
     """Refuse (UsageError, exit 2) before anything is written: an output that is a link,
     a folder, an input, another output, or an existing file that is not ours without
-    `overwrite`."""
+    `overwrite`. A missing input is said first: it is the mistake to fix, not the outputs."""
+    require_inputs(inputs)
     for number, out in enumerate(outputs):
         where = f"{out.flag} {out.path}"
         if out.path.is_symlink():

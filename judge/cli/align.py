@@ -218,6 +218,13 @@ def _check_records(records: Path, rubric: Rubric) -> str | None:
         )
     judge = first.get("judge") if first else None
     model = judge.get("model") if isinstance(judge, dict) else None
+    if model == RULES_MODEL:
+        print(
+            f"judge align: warning: --records {records} are the offline rules judge's, which "
+            "reads no examples: the aligned rubric grades exactly as before on it (a gate then "
+            "passes with a difference of 0); align the records of the model judge you use",
+            file=sys.stderr,
+        )
     return str(model) if model and model != RULES_MODEL else None
 
 

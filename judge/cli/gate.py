@@ -15,6 +15,9 @@ def add_gate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "gate",
         help="a candidate judge against the baseline on human labels",
+        description="Compare a candidate judge's labels with the baseline's on the same "
+        "human-labelled cases: kappa of each with a paired bootstrap interval of the "
+        "difference and McNemar's exact test; exit 3 when the candidate fails a gate.",
         epilog=GATE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -41,7 +41,11 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INPUT", help="cases (JSONL or CSV), or `export`")
     p.add_argument("--rubric", help="ID or ID@VERSION: its label set is offered")
     p.add_argument("--records", type=Path, help="graded records of INPUT: stratify the sample")
-    p.add_argument("--db", type=Path, help="label store (default: INPUT.RUBRIC.labels.sqlite)")
+    p.add_argument(
+        "--db",
+        type=Path,
+        help="label store (default: STEM.RUBRIC.labels.sqlite in the current folder, STEM being INPUT's name without its suffix)",
+    )
     p.add_argument("-o", "--output", type=Path, help="export: the labels CSV to write")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (8765; 0 = any free port)")

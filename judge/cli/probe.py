@@ -58,7 +58,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         "probe",
         help="measure a judge's biases (position, verbosity, ...)",
         description="Run one bias probe on a judge; write OUT.json and a short OUT.md. "
-        "Every rate comes with a Wilson 95%% interval.",
+        "Every rate comes with a Wilson 95% interval.",
         epilog=probe_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
