@@ -13,6 +13,7 @@ from judge.cli._common import EXIT_FATAL, EXIT_USAGE
 from judge.cli._help import DESCRIPTION, EPILOG
 from judge.cli._parser import LazyCommands, VersionAction
 from judge.engine.outlock import holding_locks
+from judge.config import endpoint_of
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
@@ -97,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # bare `judge`: the commands, not only "COMMAND is required"
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
@@ -109,7 +114,11 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ApiError as exc:
-        print(f"error: the judge endpoint failed, nothing more was sent: {exc}", file=sys.stderr)
+        where = endpoint_of(getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL"))
+        print(
+            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}",
+            file=sys.stderr,
+        )
         return EXIT_FATAL
     except JudgeError as exc:
         print(f"error: {exc}", file=sys.stderr)

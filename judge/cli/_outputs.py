@@ -20,7 +20,7 @@ from pathlib import Path
 
 from judge.engine.outlock import hold
 from judge.engine.records import is_records_file
-from judge.errors import UsageError
+from judge.errors import InputError, UsageError
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a summary or probe report is far smaller
 
@@ -132,6 +132,13 @@ def same_file(a: Path, b: Path) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def require_inputs(inputs: Sequence[Path]) -> None:
+    """InputError (exit 2) naming the first input that does not exist."""
+    for source in inputs:
+        if str(source) != "-" and not source.exists():
+            raise InputError(str(source), [(None, None, "no such file")])
+
+
 def check_outputs(
     outputs: Sequence[Output], inputs: Sequence[Path], *, overwrite: bool | None
 ) -> None:
@@ -139,7 +146,9 @@ def check_outputs(
     a folder, an input, another output, one another run is writing (its lock is held), or
     an existing file that is not ours without `overwrite`. Each output stays locked until
     the command ends (`judge.engine.outlock.holding_locks`, entered by `main`).
-    `overwrite` None: the command has no `--overwrite` (the refusal does not offer it)."""
+    `overwrite` None: the command has no `--overwrite` (the refusal does not offer it).
+    A missing input is said first: it is the mistake to fix, not the outputs."""
+    require_inputs(inputs)
     for number, out in enumerate(outputs):
         where = f"{out.flag} {out.path}"
         if out.path.is_symlink():

@@ -23,7 +23,7 @@ from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
-    from judge.engine.human_labels import HumanLabels
+    from judge.engine.measure.human_labels import HumanLabels
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ async def grade_files(
     a thread, so a server's event loop keeps answering meanwhile. A target's
     `human_labels` (of some of the cases) are checked against its rubric and the input
     with it, and add the prediction-powered estimates to its summary
-    (judge.engine.estimates).
+    (judge.engine.measure.estimates).
     """
     refs = [t.grader.rubric.ref for t in targets]
     if not targets or len({t.grader.rubric.id for t in targets}) < len(targets):
@@ -209,7 +209,7 @@ def summarise_file(
         return summary
     # calibration's statistics (scipy, scikit-learn) load only when labels are given, so
     # offline grading starts light (tests/e2e/test_startup.py)
-    from judge.engine.estimates import add_estimates
+    from judge.engine.measure.estimates import add_estimates
 
     return add_estimates(summary, (data for _, data in scan_records(path)), rubric, human_labels)
 

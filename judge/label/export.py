@@ -9,7 +9,7 @@ figures for the whole answer set from a stratified sample.
 
 A cell that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab
 or a carriage return: an id, a note, an annotator's name) is written with a leading `'`
-(`calibration.rows.escape_cell`); `judge calibrate` and `--human-labels` read it back
+(`calibration.io.rows.escape_cell`); `judge calibrate` and `--human-labels` read it back
 exactly. The file is replaced atomically through a temporary file of its own.
 """
 
@@ -20,7 +20,7 @@ import io
 import sqlite3
 from pathlib import Path
 
-from calibration.rows import escape_cell
+from calibration.io.rows import escape_cell
 from judge.engine.atomic import replacing
 from judge.errors import UsageError
 from judge.label.store import LabelStore

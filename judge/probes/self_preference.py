@@ -25,14 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from calibration.means import welch_interval
-from calibration.probe_stats import binomial_p, difference_fields, rate_fields
+from calibration.estimates.probe_stats import binomial_p, difference_fields, rate_fields
+from calibration.inference.means import welch_interval
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,
     ProbeOptions,
     ProbeResult,
     fmt,
+    fmt_p,
     mean_check,
     rate_check,
     status_counts,
@@ -220,7 +221,7 @@ async def _pairwise(
         "judged in both orders and swap-resolved.",
         "",
         f"- judge's own-family win rate: {fmt(report['own_win_rate'], report['own_win_rate_ci95'])}, "
-        f"binomial p {fmt(report['own_win_p_value'])}",
+        f"binomial p {fmt_p(report['own_win_p_value'])}",
         f"- humans' own-family win rate: "
         f"{fmt(report['human_own_win_rate'], report['human_own_win_rate_ci95'])}",
         f"- excess own preference (judge - human, per pair): {fmt(report['excess_own_preference'])}",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.engine.files import grade_file
-from judge.engine.human_labels import HumanLabels, human_labels_from_text
+from judge.engine.measure.human_labels import HumanLabels, human_labels_from_text
 from judge.engine.pricing import prices_for
 from judge.errors import ApiError, JudgeError
 from judge.rubric import file_sha256

@@ -23,12 +23,12 @@ from typing import Any
 from fastapi import Request
 from pydantic import ValidationError
 
-from judge.engine.human_labels import (
+from judge.engine.inputs import iter_rows, validate_file
+from judge.engine.measure.human_labels import (
     HumanLabels,
     human_labels_from_rows,
     human_labels_from_text,
 )
-from judge.engine.inputs import iter_rows, validate_file
 from judge.errors import InputError
 from judge.rubric import Rubric
 from judge.schemas import Case

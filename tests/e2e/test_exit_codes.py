@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from calibration.gates import parse_condition
+from calibration.decisions.gates import parse_condition
 from judge.cli import main
-from judge.engine.gates import check_conditions, grade_metric_names
+from judge.engine.measure.run_gates import check_conditions, grade_metric_names
 from judge.probes import probe_metric_names
 from judge.rubric import load_rubric
 from judge.testing import ChatRequest, FakeOpenAIServer, Reply, default_verdict

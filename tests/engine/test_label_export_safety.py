@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from calibration.labels import read_labels
-from calibration.rows import escape_cell, unescape_cell
+from calibration.io.labels import read_labels
+from calibration.io.rows import escape_cell, unescape_cell
 from judge.cli import main
-from judge.engine.human_labels import read_human_labels
+from judge.engine.measure.human_labels import read_human_labels
 from judge.label.labelset import LabelPlan, open_label_store
 from judge.rubric import load_rubric
 from tests.helpers import write_jsonl
