@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
-from calibration.io.rows import read_label_rows, read_rows
-from calibration.io.rows import read_rows
+from calibration.io.rows import read_label_rows
 
 __all__ = [
     "JoinedLabels",

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from judge.cli._common import EXIT_FATAL, EXIT_USAGE
 from judge.cli._help import DESCRIPTION, EPILOG
 from judge.cli._parser import LazyCommands, VersionAction
-from judge.engine.outlock import holding_locks
 from judge.config import endpoint_of
+from judge.engine.outlock import holding_locks
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 

@@ -140,15 +140,22 @@ def require_inputs(inputs: Sequence[Path]) -> None:
 
 
 def check_outputs(
-    outputs: Sequence[Output], inputs: Sequence[Path], *, overwrite: bool | None
+    outputs: Sequence[Output],
+    inputs: Sequence[Path],
+    *,
+    overwrite: bool | None,
+    side_files: Sequence[Path] = (),
 ) -> None:
     """Refuse (UsageError, exit 2) before anything is written: an output that is a link,
     a folder, an input, another output, one another run is writing (its lock is held), or
     an existing file that is not ours without `overwrite`. Each output stays locked until
     the command ends (`judge.engine.outlock.holding_locks`, entered by `main`).
     `overwrite` None: the command has no `--overwrite` (the refusal does not offer it).
-    A missing input is said first: it is the mistake to fix, not the outputs."""
+    A missing input is said first: it is the mistake to fix, not the outputs. `side_files`
+    (an input's companions, such as SQLite's -wal) are never overwritten either, but may
+    not exist."""
     require_inputs(inputs)
+    inputs = [*inputs, *side_files]
     for number, out in enumerate(outputs):
         where = f"{out.flag} {out.path}"
         if out.path.is_symlink():

@@ -13,8 +13,8 @@ from judge.cli import _calibrate as calibration_cli
 from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
-from judge.engine.outlock import hold
 from judge.cli._requests import CalibrateRequest, request_from
+from judge.engine.outlock import hold
 from judge.report.calibrate import write_calibration_report
 
 

@@ -80,7 +80,9 @@ def _run_export(request: LabelRequest) -> int:
     if request.db is None or request.output is None:
         raise UsageError("judge label export needs --db FILE and -o labels.csv")
     output = Output("-o", request.output, "labels")
-    check_outputs([output], [request.db, *_sidecars(request.db)], overwrite=request.overwrite)
+    check_outputs(
+        [output], [request.db], side_files=_sidecars(request.db), overwrite=request.overwrite
+    )
     count = export_labels(request.db, request.output)
     print(f"wrote {count} labels to {request.output}", file=sys.stderr)
     return 0

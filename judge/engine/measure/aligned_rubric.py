@@ -20,9 +20,7 @@ from typing import Any
 
 import yaml
 
-from calibration.pairs.teaching_cases import AlignmentSet, pick_examples
 from calibration.io.rows import read_label_rows
-from calibration.io.labels import read_rows
 from calibration.pairs.teaching_cases import AlignmentSet, pick_examples
 from judge.engine.inputs import iter_cases, validate_file
 from judge.errors import RubricError, UsageError

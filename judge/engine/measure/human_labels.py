@@ -27,8 +27,6 @@ from calibration.errors import CalibrationInputError
 from calibration.io.labels import GRADED_RECORD_FIELDS, as_number, normalise_label
 from calibration.io.rows import read_label_rows, unescape_cell
 from calibration.io.vocabulary import label_key
-from calibration.io.labels import GRADED_RECORD_FIELDS, as_number, normalise_label, read_rows
-from calibration.io.vocabulary import label_key
 from judge.errors import InputError
 from judge.rubric import Rubric
 
