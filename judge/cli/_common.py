@@ -210,6 +210,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
+    from judge.engine.resume import run_line  # the engine loads only when a run prints
+
+    resumed = run_line(summary)
+    if resumed:
+        print(resumed, flush=True)
     print_estimates(summary)
 
 

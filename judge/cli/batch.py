@@ -158,7 +158,7 @@ async def _import(
             cache=cache,
             overwrite=request.overwrite,
             progress=show_progress(env),
-            prices=prices_from_args(request, config),
+            prices=prices_from_args(request, config, batch=True),  # the Batch API bills half
         )
     finally:
         if cache is not None:
