@@ -7,13 +7,13 @@ Figures are named `RUBRIC_ID.NAME`: every number of the rubric's summary (as `ju
 
 - `RUBRIC_ID.pass_rate.{estimate,ci95_low,ci95_high,n,passed}`: the share of scored cases
   with the rubric's pass label (the higher-scored of two labels: `faithful`), Wilson
-  interval (`calibration.intervals.wilson_interval`);
+  interval (`calibration.inference.intervals.wilson_interval`);
 - `RUBRIC_ID.mean_score.{estimate,ci95_low,ci95_high,n}`: the mean 0..1 score, normal
-  interval `mean ± z·s/sqrt(n)` (`calibration.intervals.normal_interval`).
+  interval `mean ± z·s/sqrt(n)` (`calibration.inference.intervals.normal_interval`).
 
 Gate on the interval, not on one verdict or one point: `pass_rate.ci95_low >= 0.8` holds
 only when the data show the rate is at least 0.8, however the judge's noise falls. An
-undefined figure fails its gate (`calibration.gates`, the evaluator every command uses).
+undefined figure fails its gate (`calibration.decisions.gates`, the evaluator every command uses).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from calibration.gates import Check, GateError, evaluate, parse_condition
+from calibration.decisions.gates import Check, GateError, evaluate, parse_condition
 from judge.api import open_graders, run_sync
 from judge.config import JudgeConfig
-from judge.engine.estimates import rubric_scale
-from judge.engine.gates import grade_metrics, grade_undefined_reasons
 from judge.engine.inputs import iter_cases, validate_file
+from judge.engine.measure.estimates import rubric_scale
+from judge.engine.measure.run_gates import grade_metrics, grade_undefined_reasons
 from judge.engine.summary import summarise
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.schemas import GradedRecord
@@ -101,7 +101,8 @@ def proportion_figures(passed: int, n: int) -> dict[str, float | None]:
     >>> proportion_figures(8, 10)["ci95_low"] < 0.8 < proportion_figures(80, 100)["ci95_high"]
     True
     """
-    from calibration.intervals import wilson_interval  # scipy: only when figures are asked for
+    # scipy: only when figures are asked for
+    from calibration.inference.intervals import wilson_interval
 
     if n == 0:
         return {"estimate": None, "ci95_low": None, "ci95_high": None, "n": 0, "passed": 0}
@@ -116,7 +117,7 @@ def mean_figures(scores: Sequence[float]) -> dict[str, float | None]:
     >>> mean_figures([0.0, 1.0, 1.0, 1.0])["estimate"]
     0.75
     """
-    from calibration.intervals import normal_interval
+    from calibration.inference.intervals import normal_interval
 
     n = len(scores)
     if n == 0:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from calibration.gates import Check
+    from calibration.decisions.gates import Check
     from judge.config import JudgeConfig
     from judge.evaluation import DatasetResult
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from judge.cli._requests import CalibrateRequest
 
 FROM_CHOICES = ("promptfoo", "deepeval", "inspect", "ragas")
 
@@ -37,36 +40,34 @@ def add_foreign_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-@contextmanager
-def foreign_judge_side(args: argparse.Namespace) -> Iterator[None]:
-    """While the block runs, `args.judge_labels` names a label file staged from the tool's
-    output (when it is one); the mapping and unmapped fields are said on stderr."""
-    path = args.judge_labels
+def foreign_judge_side(request: CalibrateRequest) -> CalibrateRequest:
+    """The request to calibrate: when `judge_labels` is another tool's output, one naming a
+    label file staged from it in the report folder (scores only: `judge_field` score); the
+    mapping and unmapped fields are said on stderr. Otherwise `request` itself."""
+    path = request.judge_labels
     if path is None or not Path(path).is_file():
-        yield
-        return
+        return request
     from calibration.errors import CalibrationInputError
     from calibration.foreign import detect_format, read_foreign
-    from calibration.output import output_problem
+    from calibration.report.output import output_problem
     from judge.errors import UsageError
 
     try:
-        tool = args.from_tool or detect_format(Path(path))
-        foreign = None if tool is None else read_foreign(Path(path), tool, args.foreign_metric)
+        tool = request.from_tool or detect_format(Path(path))
+        foreign = None if tool is None else read_foreign(Path(path), tool, request.foreign_metric)
     except (CalibrationInputError, OSError) as exc:
         raise UsageError(str(exc)) from None
     if foreign is None:
-        yield
-        return
-    names = _pass_names(args.pass_labels)
+        return request
+    names = _pass_names(request.pass_labels)
     print(f"judge side: {foreign.describe()}", file=sys.stderr)
     has_label = any("label" in row for row in foreign.rows)
-    if not has_label and args.judge_field == "label":
-        args.judge_field = "score"  # Ragas: scores only
-    folder = Path(args.output)
+    judge_field = request.judge_field
+    if not has_label and judge_field == "label":
+        judge_field = "score"  # Ragas: scores only
+    folder = Path(request.output)
     if output_problem(folder, folder=True) is not None:
-        yield  # calibrate says what is wrong with -o
-        return
+        return request  # calibrate says what is wrong with -o
     # the converted rows stay beside the report: they are what was calibrated
     folder.mkdir(parents=True, exist_ok=True)
     staged = folder / f"judge-side.{tool}.jsonl"
@@ -75,11 +76,7 @@ def foreign_judge_side(args: argparse.Namespace) -> Iterator[None]:
             if "label" in row:
                 row = {**row, "label": names.get(row["label"], row["label"])}
             out.write(json.dumps(row) + "\n")
-    args.judge_labels = staged
-    try:
-        yield
-    finally:
-        args.judge_labels = path
+    return replace(request, judge_labels=staged, judge_field=judge_field)
 
 
 def _pass_names(text: str | None) -> dict[str, str]:

@@ -23,15 +23,14 @@ def add_parquet_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def parquet_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
-    """The Parquet output to check with the others; a records path in Parquet is refused
-    (records are JSONL, resumable line by line)."""
+def parquet_outputs(parquet: Path | None, records: Path) -> list[Output]:
+    """The Parquet output (`--parquet`, a request's `parquet`) to check with the others; a
+    records path in Parquet is refused (records are JSONL, resumable line by line)."""
     if is_parquet(records):
         raise UsageError(
             f"-o {records}: the records file is JSONL (a rerun resumes it); "
             f"write Parquet with --parquet {records}"
         )
-    parquet = getattr(args, "parquet", None)
     if parquet is None:
         return []
     from judge.engine.frames import _require
@@ -41,14 +40,15 @@ def parquet_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
 
 
 def write_parquet_option(
-    args: argparse.Namespace, records: Path, rubrics: Path | RubricLibrary | None
+    parquet: Path | None, records: Path, rubrics: Path | RubricLibrary | None
 ) -> None:
-    if getattr(args, "parquet", None) is None:
+    """Write the records file's records to `parquet` (`--parquet`), when one is asked for."""
+    if parquet is None:
         return
     from judge.engine.frame_out import write_parquet
     from judge.engine.records import scan_records
     from judge.schemas import GradedRecord
 
     rows = (GradedRecord.model_validate(data) for _, data in scan_records(records))
-    count = write_parquet(rows, args.parquet, rubrics_dir=rubrics)
-    print(f"parquet: {args.parquet} ({count} records)", file=sys.stderr)
+    count = write_parquet(rows, parquet, rubrics_dir=rubrics)
+    print(f"parquet: {parquet} ({count} records)", file=sys.stderr)

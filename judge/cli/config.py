@@ -9,11 +9,12 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from judge.cli._common import add_judge_options, user_rubric_dirs
+from judge.cli._requests import ConfigRequest, JudgeOptions, request_from
 from judge.cli._run import DEFAULT_MAX_ERROR_RATE, add_run_options
 from judge.config import default_cache_dir
 from judge.project_config import BELOW_ENV, DESTS, ProjectConfig, ProjectSettings
@@ -61,16 +62,20 @@ def add_config(sub: argparse._SubParsersAction) -> None:
 
 
 def effective_settings(
-    args: argparse.Namespace, parser: argparse.ArgumentParser, env: Mapping[str, str]
+    request: ConfigRequest,
+    defaults: ConfigRequest,
+    project: ProjectConfig,
+    env: Mapping[str, str],
 ) -> list[Setting]:
-    """Every `[tool.judge]` key with the value a run would use and its source."""
-    project: ProjectConfig = getattr(args, "project_config", None) or ProjectConfig()
+    """Every `[tool.judge]` key with the value a run would use and its source; `defaults`
+    is the request no flag changed (the project file's defaults in it), so a field that
+    differs from it was given on the command line."""
     given = project.given()
     out = []
     for key in ProjectSettings.model_fields:
         dest = DESTS.get(key, (key, None))[0]
-        value = getattr(args, dest, None)
-        flagged = _flag_given(parser, args, dest)
+        value = _field(request, dest)
+        flagged = _flag_given(value, _field(defaults, dest), dest)
         if key in BELOW_ENV:
             env_value = env.get(BELOW_ENV[key]) or None
             if not flagged:
@@ -79,9 +84,11 @@ def effective_settings(
             value = not value
         source = _source(key, flagged, given, env, project)
         if key == "rubrics_dirs":
-            value = [str(p) for p in user_rubric_dirs(args, env)]
+            value = [str(p) for p in user_rubric_dirs(request, env)]
         elif key == "cache_dir" and value is None:
             value = default_cache_dir(env)
+        elif key == "fail_if":
+            value = list(value)
         if key == "max_error_rate" and value is None:
             value = DEFAULT_MAX_ERROR_RATE
         out.append(Setting(key, str(value) if isinstance(value, Path) else value, source))
@@ -90,11 +97,17 @@ def effective_settings(
     return out
 
 
-def _flag_given(parser: argparse.ArgumentParser, args: argparse.Namespace, dest: str) -> bool:
-    value = getattr(args, dest, None)
-    if dest in ("rubrics_dir", "fail_if"):
-        return len(value or []) > len(parser.get_default(dest) or [])
-    return value != parser.get_default(dest)
+def _field(request: ConfigRequest, dest: str) -> Any:
+    """The request's field for an option's dest: the judge's options are in `judge`."""
+    if dest in {f.name for f in fields(JudgeOptions)}:
+        return getattr(request.judge, dest)
+    return getattr(request, dest)
+
+
+def _flag_given(value: Any, default: Any, dest: str) -> bool:
+    if dest in ("rubrics_dir", "fail_if"):  # flags add to the file's: count them
+        return len(value or ()) > len(default or ())
+    return bool(value != default)
 
 
 def _source(
@@ -119,9 +132,19 @@ def _source(
 
 
 def run_config(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    settings = effective_settings(args, args.parser, env)
+    request = request_from(ConfigRequest, args)
+    # the parser's own defaults (the project file's among them): what no flag changed
+    defaults = request_from(ConfigRequest, args.parser.parse_args([]))
     project: ProjectConfig = getattr(args, "project_config", None) or ProjectConfig()
-    if args.json:
+    return config_command(request, defaults, project, env)
+
+
+def config_command(
+    request: ConfigRequest, defaults: ConfigRequest, project: ProjectConfig, env: Mapping[str, str]
+) -> int:
+    """`judge config`, from its request."""
+    settings = effective_settings(request, defaults, project, env)
+    if request.json:
         data = {
             "file": None if project.path is None else str(project.path),
             "settings": {s.key: {"value": s.value, "source": s.source} for s in settings},

@@ -14,6 +14,7 @@ import pytest
 from judge.cli import main
 from judge.cli._common import config_from_args, user_rubric_dirs
 from judge.cli._main import build_parser
+from judge.cli._requests import GradeRequest, request_from
 from judge.config import JudgeConfig
 from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO, read_jsonl
@@ -29,9 +30,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def grade_args(*flags: str) -> tuple[JudgeConfig, Any]:
+def grade_args(*flags: str) -> tuple[JudgeConfig, GradeRequest]:
     args = build_parser().parse_args(["grade", "cases.jsonl", "--rubric", "faithfulness", *flags])
-    return config_from_args(args, {}), args
+    request = request_from(GradeRequest, args)  # the project file's defaults go through it
+    return config_from_args(request.judge, {}), request
 
 
 MODEL = 'model = "judge-2024-08-06"\n'
@@ -114,9 +116,9 @@ KEYS: dict[str, tuple[str, Check, list[str], Check]] = {
     ),
     "fail_if": (
         'fail_if = ["mean_score < 0.8"]\n',
-        lambda c, a: a.fail_if == ["mean_score < 0.8"],
+        lambda c, a: a.fail_if == ("mean_score < 0.8",),
         ["--fail-if", "mean_score < 0.5"],  # gates add up
-        lambda c, a: a.fail_if == ["mean_score < 0.8", "mean_score < 0.5"],
+        lambda c, a: a.fail_if == ("mean_score < 0.8", "mean_score < 0.5"),
     ),
     "max_error_rate": (
         "max_error_rate = 0.2\n",
@@ -183,7 +185,8 @@ def test_the_search_stops_at_the_repository_root(
 def test_the_environment_outranks_the_file_for_the_model(project: Path) -> None:
     (project / "judge.toml").write_text(MODEL)
     args = build_parser().parse_args(["grade", "c.jsonl", "--rubric", "faithfulness"])
-    assert config_from_args(args, {"JUDGE_MODEL": "env-2024-01-01"}).model == "env-2024-01-01"
+    judge = request_from(GradeRequest, args).judge
+    assert config_from_args(judge, {"JUDGE_MODEL": "env-2024-01-01"}).model == "env-2024-01-01"
 
 
 @pytest.mark.parametrize(
