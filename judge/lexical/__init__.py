@@ -172,10 +172,11 @@ def split_claims(answer: str, question: str = "") -> list[str]:
         sentence = strip_addressed(raw)
         if not sentence or _ABSTAIN.search(sentence.lower()):
             continue
-        if is_yes_no(sentence):
-            bare_answer = bare_answer or sentence
+        body = _LABEL.sub("", sentence)  # "To recap: no." is a bare "no"
+        if is_yes_no(body):
+            bare_answer = bare_answer or body
             continue
-        if is_courtesy(sentence) or is_restated_question(sentence):
+        if is_courtesy(body) or is_restated_question(sentence):
             continue
         parts = [sentence]
         if len(sentence.split()) > LONG_CLAIM_WORDS:

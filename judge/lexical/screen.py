@@ -97,7 +97,7 @@ FORMS: dict[str, re.Pattern[str]] = {
         rf"|\b(?:notes?|messages?|memo|notice|reminder|comments?|instructions?|information"
         rf"|written|addressed|intended|meant|directed)\s+(?:(?:is|are)\s+)?"
         rf"(?:(?:only|solely|specifically|written|addressed|intended|meant|directed)\s+)?"
-        rf"(?:to|for)\s+{_QUALIFIER}{ROLE}\b"
+        rf"(?:to|for)\s+{_QUALIFIER}(?:[\w\-]+\s+){{0,2}}?{ROLE}\b"
         rf"|^{_QUALIFIER}(?:grader|judge|evaluator|assessor|rater|scorer|ai|llm|assistant)s?"
         rf"\s*[:,]"
         rf"|\b{_MACHINE}\s+(?:must|should|shall|is to|are to|needs? to|has to|have to)\b"

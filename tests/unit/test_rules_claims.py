@@ -3,12 +3,19 @@ whatever their form, with their unit and qualifier (issue 24)."""
 
 from __future__ import annotations
 
+import csv
+
 import pytest
 
+from judge.engine.grader import Grader
+from judge.engine.rules import RulesJudge
 from judge.kinds.faithfulness import faithfulness_verdict
 from judge.lexical import judge_claim, split_claims
 from judge.lexical.quantities import Quantity, quantities
+from judge.probes import ProbeOptions, run_probe
 from judge.probes.verbosity import COURTESY_CLOSE, COURTESY_OPEN, GREETING, OFFER
+from judge.rubric import load_rubric
+from judge.schemas import Case
 from tests.helpers import REPO, TRIAL_CONTEXT, read_jsonl, score_verdict
 
 FACT = "The free trial lasts 14 days from sign-up."
@@ -170,3 +177,18 @@ def test_a_figure_the_context_says_nothing_about_is_not_a_contradiction() -> Non
     # the words are there but the context gives no figure for the thing: unsupported
     checked = judge_claim("Orders ship within two business days to 40 countries.", CONTEXT)
     assert checked.verdict != "supported"
+
+
+# ---- item 5: the verbosity probe measures it ---------------------------------------------
+
+
+async def test_padding_lowers_no_answer_people_call_faithful() -> None:
+    cases = [Case(**row) for row in read_jsonl(REPO / "examples" / "cases.jsonl")]
+    with (REPO / "examples" / "human_labels.csv").open(encoding="utf-8") as handle:
+        faithful = {r["id"] for r in csv.DictReader(handle) if r["label"] == "faithful"}
+    grader = Grader(RulesJudge(), load_rubric("faithfulness"))
+    result = await run_probe("verbosity", grader, cases, ProbeOptions(paddings=("courtesy",)))
+    assert not set(result.report["lowered_ids"]) & faithful
+    every = await run_probe("verbosity", grader, cases, ProbeOptions())
+    assert set(every.report["strategies"]) >= {"courtesy", "greeting", "offer", "restate"}
+    assert every.report["lowered_ids"] == [] and every.report["raised_ids"] == []
