@@ -67,8 +67,8 @@ SUPPORT_THRESHOLD = 0.6
 LONG_CLAIM_WORDS = 25
 
 _WORD = re.compile(r"[a-z0-9]+")
-# an answer's sentence also ends after a closing quote: 'You asked: "Can I?" No.'
-_CLAIM_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"\u201d\u2019')]))\s+")
+# an answer's sentence also ends after a quoted question: 'You asked: "Can I?" No.'
+_CLAIM_END = re.compile(r"(?:(?<=[.!?])|(?<=\?[\"\u201d\u2019']))\s+")
 # "Verified: <an earlier claim>" repeats that claim: the label does not make it a new one.
 _LABEL = re.compile(r"^[\w ]{1,30}:\s*")
 _PARAGRAPH = re.compile(r"(\n\s*\n)")
@@ -199,21 +199,24 @@ def check_claim(
     claim: str, index: ContextIndex, threshold: float = SUPPORT_THRESHOLD
 ) -> ClaimCheck:
     """One claim against an evidence index: supported when enough of its content words are
-    there and the context states each of its quantities (value, unit and qualifier agree);
-    contradicted when the words are there but a quantity is not, and the evidence states
-    another value or bound for the same thing (or the figure has no unit to tell)."""
+    there and the context states each of its figures (value and qualifier agree; a spelt
+    count only where the evidence gives another value for the same thing); contradicted
+    when the words are there but a figure is not, and the evidence states another value or
+    bound for the same thing (or the figure has no unit to tell)."""
     # "[2]" is a citation, not a figure the context must give; "Yes," is no content word
     text = strip_yes_no(strip_markers(claim))
     words = frozenset(claim_words(text))
     coverage = len(words & index.words) / len(words) if words else 1.0
     evidence = index.evidence(words)
     missing = [q for q in quantities(text) if not stated(q, index.quantities.get(q.value, []))]
+    if missing:
+        given = quantities(evidence)
+        # a spelt count the evidence says nothing about is left to the content words
+        missing = [q for q in missing if not q.spelt or same_thing(q, given)]
     verdict: ClaimLabel
     if coverage >= threshold and not missing:
         verdict = "supported"
-    elif coverage >= threshold and any(
-        q.unit is None or same_thing(q, quantities(evidence)) for q in missing
-    ):
+    elif coverage >= threshold and any(q.unit is None or same_thing(q, given) for q in missing):
         verdict = "contradicted"  # same subject, another figure or bound for the same thing
     else:
         verdict = "not_enough_information"

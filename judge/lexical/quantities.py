@@ -13,6 +13,10 @@ synonyms merged: weeks become days, "working days" are "business days") and its 
     only   only, just, exactly                     window within, in, inside
     none   anything else
 
+A figure in digits is one the context must give, as before; a spelt count ("the two films",
+"both", "three subjects") is often the writer's own reckoning, so it counts against a claim
+only where the evidence states another value for the same kind of thing (`same_thing`).
+
 A claim's quantity is stated by the context when the context holds one with the same value
 (in the base unit: "one hour" is 60 minutes) and a qualifier that agrees
 (`qualifiers_agree`): the same class, or `none`/`only` against `window` ("within 30 days"
@@ -136,6 +140,7 @@ _QUALIFIERS: list[tuple[str, str]] = [
     ("only", "only"), ("just", "only"), ("exactly", "only"),
     ("within", "window"), ("inside", "window"), ("in", "window"),
 ]  # fmt: skip
+_PREPOSITIONS = frozenset({"over", "under", "above", "below"})
 _TOKEN = re.compile(
     r"\d+/\d+|\d+(?:[.,]\d+)*(?:st|nd|rd|th)?|[$€£%\-\u2013,;:()]|[a-z]+(?:-[a-z]+)*"
 )
@@ -144,11 +149,13 @@ _CONNECTORS = frozenset({"-", "to", "and", "or", "\u2013"})
 
 
 class Quantity(NamedTuple):
-    """One figure of a text: its value, unit (None when no noun follows) and qualifier."""
+    """One figure of a text: its value, unit (None when no noun follows), qualifier and
+    whether it was spelt out ("two", "once", "a fortnight") rather than written in digits."""
 
     value: float
     unit: str | None
     qualifier: str
+    spelt: bool = False
 
 
 def _unit_of(tokens: list[str], i: int) -> tuple[str | None, float]:
@@ -201,12 +208,17 @@ def _number_word(tokens: list[str], i: int) -> tuple[float, int] | None:
 
 def _qualifier(tokens: list[str], start: int) -> str:
     """The qualifier class of the words just before tokens[start] ("none" when there is none);
-    the second figure of a range ("5-7", "five to seven") has the range's."""
+    the second figure of a range ("5-7", "five to seven") has the range's. "over", "under",
+    "above" and "below" bound only a figure in digits ("over $75", "under 18"): before a
+    spelt count they are prepositions ("34 episodes over two seasons")."""
     if start >= 2 and tokens[start - 1] in _CONNECTORS and _is_figure(tokens, start - 2):
         return _qualifier(tokens, start - 2)
     before = " ".join(tokens[max(0, start - 3) : start])
+    spelt = not (_DIGITS.match(tokens[start]) or tokens[start] in _CURRENCY)
     for phrase, name in _QUALIFIERS:
         if before == phrase or before.endswith(" " + phrase):
+            if spelt and phrase in _PREPOSITIONS:
+                return "none"
             return name
     after = " ".join(tokens[start : start + 6])
     if " or more" in after or " or longer" in after:
@@ -246,8 +258,8 @@ def quantities(text: str) -> list[Quantity]:
             unit_known = unit is not None
             if token == "couple" and i + 1 < len(tokens) and tokens[i + 1] == "of":
                 used = 2
-        elif token in _ORDINALS or (token == "second" and i and tokens[i - 1] == "the"):
-            value = float(_ORDINALS.get(token, 2))  # a figure only before a noun
+        elif token in _ORDINALS or token == "second":
+            value = float(_ORDINALS.get(token, 2))  # a figure only before a noun: not "a second"
         elif (spelt := _number_word(tokens, i)) is not None:
             value, used = spelt
         if value is None:
@@ -271,7 +283,8 @@ def quantities(text: str) -> list[Quantity]:
             if unit is None:
                 unit = noun
                 value *= scale
-        found.append(Quantity(round(value, 6), unit, _qualifier(tokens, start)))
+        spelt = not (digits or "/" in token)
+        found.append(Quantity(round(value, 6), unit, _qualifier(tokens, start), spelt))
         i += used
     return found
 

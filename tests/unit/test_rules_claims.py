@@ -127,9 +127,11 @@ def test_a_number_word_that_quantifies_nothing_is_no_figure(text: str) -> None:
 
 def test_qualifiers_are_read() -> None:
     assert quantities("up to 30 days")[0].qualifier == "cap"
-    assert quantities("at least three items")[0] == Quantity(3.0, "item", "floor")
+    assert quantities("at least three items")[0] == Quantity(3.0, "item", "floor", spelt=True)
+    assert quantities("34 episodes over two seasons")[1].qualifier == "none"  # a preposition
+    assert quantities("free over $75")[0].qualifier == "above"
     assert [q.qualifier for q in quantities("within 5-7 business days")] == ["window", "window"]
-    assert quantities("only once")[0] == Quantity(1.0, "time", "only")
+    assert quantities("only once")[0] == Quantity(1.0, "time", "only", spelt=True)
 
 
 CONTEXT = "Orders ship within two business days."
@@ -171,6 +173,16 @@ def test_a_changed_number_in_any_form_is_contradicted(claim: str, verdict: str) 
 )
 def test_a_changed_qualifier_is_contradicted(claim: str, context: str, verdict: str) -> None:
     assert judge_claim(claim, context).verdict == verdict
+
+
+def test_a_spelt_count_the_context_gives_no_figure_for_is_the_words_business() -> None:
+    context = "Films titled Veeram: there is a 2014 Tamil one and a 2016 Malayalam one."
+    assert judge_claim("There are two films titled Veeram.", context).verdict == "supported"
+    assert judge_claim("There are 2 films titled Veeram.", context).verdict != "supported"
+    married = "He married twice and had three children."
+    assert judge_claim("He married twice and had four children.", married).verdict == (
+        "contradicted"
+    )
 
 
 def test_a_figure_the_context_says_nothing_about_is_not_a_contradiction() -> None:
