@@ -27,7 +27,9 @@ from judge.lexical.index import SENTENCE_END, Budget, BudgetExceeded, ContextInd
 from judge.lexical.material import (
     is_courtesy,
     is_restated_question,
+    is_restatement,
     is_yes_no,
+    strip_restatement,
     strip_yes_no,
 )
 from judge.lexical.quantities import NUMBER_WORDS, quantities, same_thing, stated
@@ -142,17 +144,16 @@ def exact_match(prediction: str, reference: str) -> bool:
     return normalise_answer(prediction) == normalise_answer(reference)
 
 
-def answer_sentences(answer: str) -> list[str]:
+def answer_sentences(answer: str, question: str = "") -> list[str]:
     """The answer's sentences, stripped, without those addressed to the grader (a quotation
     that runs over sentence ends screened whole: dropping text only lowers relevance) and
-    without restated questions (the question's own words are not an answer to it)."""
+    without restatements of `question` (its own words are not an answer to it)."""
     sentences = [s.strip() for s in SENTENCE_END.split(answer.strip())]
     flags = addressed_flags(sentences)
-    return [
-        s
-        for s, addressed in zip(sentences, flags, strict=True)
-        if s and not addressed and not is_restated_question(s)
-    ]
+    kept = (
+        strip_restatement(s) for s, addressed in zip(sentences, flags, strict=True) if not addressed
+    )
+    return [s for s in kept if s and not is_restatement(s, question)]
 
 
 def split_claims(answer: str, question: str = "") -> list[str]:
@@ -254,5 +255,5 @@ def term_coverage(question: str, text: str) -> tuple[int, int]:
     """(question terms the text uses, question terms): stemmed content words of the question
     that are not question words; text addressed to the grader does not count."""
     terms = {stem(w) for w in content_words(question) if w not in QUESTION_WORDS}
-    said = {stem(w) for w in content_words("\n".join(answer_sentences(text)))}
+    said = {stem(w) for w in content_words("\n".join(answer_sentences(text, question)))}
     return len(terms & said), len(terms)

@@ -9,8 +9,10 @@ unfaithful. Not claims:
   you for your question, I am happy to help with this.", "Hi there!", "Let me know if there
   is anything else I can do." A sentence with one other content word ("Thanks: the trial
   lasts 14 days") is a claim;
-- a restated question: a sentence that ends in a question mark, or one framed as what the
-  reader asked ("You asked: ...", "Your question is whether ...");
+- a restated question: a sentence that ends in a question mark (a question asserts
+  nothing), or one framed as what the reader asked ("You asked: ...", "Your question is
+  whether ..."). For relevance only a framed restatement or the question itself again is
+  one (`is_restatement`): a question can be the answer ("Make this sentence a question");
 - a bare yes or no ("Yes.", "No!", "Sure."): it says nothing on its own. Followed by a
   sentence, that sentence carries its content and is the claim; an answer that is nothing
   but a yes or no is judged against the question it answers ("Yes: can I ...").
@@ -23,7 +25,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["YES_NO", "is_courtesy", "is_restated_question", "is_yes_no", "strip_yes_no"]
+__all__ = [
+    "YES_NO",
+    "is_courtesy",
+    "is_restated_question",
+    "is_restatement",
+    "is_yes_no",
+    "strip_restatement",
+    "strip_yes_no",
+]
 
 COURTESY_WORDS = frozenset(
     [
@@ -261,6 +271,28 @@ def is_restated_question(sentence: str) -> bool:
     """A question (it ends in "?", closing quotes aside) or what the reader asked."""
     text = sentence.strip().rstrip("\"'\u201d\u2019)] ")
     return text.endswith("?") or bool(_ASKED.match(sentence.lower()))
+
+
+def is_restatement(sentence: str, question: str) -> bool:
+    """What the reader asked, said back: framed so ("You asked: ...") or the question
+    itself again. Any other question stays text for relevance: a question can be the
+    answer ("Make this sentence a question")."""
+    if _ASKED.match(sentence.lower()):
+        return True
+    return is_restated_question(sentence) and _words(sentence) == _words(question)
+
+
+_QUOTED_ASK = re.compile(
+    r"^\s*(?:you(?:'ve| have)? asked|you(?:'re| are) asking|you want(?:ed)? to know"
+    r"|your question (?:is|was))\s*:?\s*[\"\u201c][^\"\u201d]*[\"\u201d]\s*",
+    re.IGNORECASE,
+)
+
+
+def strip_restatement(sentence: str) -> str:
+    """The sentence without a leading quoted restatement ('You asked: "...?" The trial
+    lasts 14 days.' is 'The trial lasts 14 days.')."""
+    return _QUOTED_ASK.sub("", sentence, count=1)
 
 
 def is_yes_no(sentence: str) -> bool:
