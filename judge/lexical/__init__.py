@@ -43,6 +43,7 @@ __all__ = [
     "answer_sentences",
     "check_claim",
     "content_words",
+    "declines",
     "evidence_index",
     "evidence_text",
     "exact_match",
@@ -154,6 +155,16 @@ def answer_sentences(answer: str, question: str = "") -> list[str]:
         strip_restatement(s) for s, addressed in zip(sentences, flags, strict=True) if not addressed
     )
     return [s for s in kept if s and not is_restatement(s, question)]
+
+
+def declines(answer: str) -> bool:
+    """Whether the answer only declines: no sentence but abstentions ("I don't know") and
+    text addressed to the grader. A greeting or a question is not declining."""
+    for sentence in SENTENCE_END.split(answer.strip()):
+        rest = strip_addressed(sentence.strip())
+        if rest and _WORD.search(rest.lower()) and not _ABSTAIN.search(rest.lower()):
+            return False
+    return True
 
 
 def split_claims(answer: str, question: str = "") -> list[str]:
