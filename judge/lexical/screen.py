@@ -6,7 +6,9 @@ context's evidence, not as an answer's claim, not as an answer's relevance. Text
 normalised, so that spelling tricks do not hide it:
 
     NFKC (full-width and styled letters of any width become plain ones), zero-width and
-    soft-hyphen characters removed, every run of whitespace one space, casefolded.
+    soft-hyphen characters removed, every run of whitespace one space, casefolded, and
+    Cyrillic and Greek letters that look like Latin ones (TR39 confusables: а е о р с у х
+    і ј ѕ ԁ ӏ һ ԛ ԝ, α ο ρ ι κ ν υ χ) read as those.
 
 It is addressed to the grader when it has one of these forms (FORMS, each a regex):
 
@@ -37,7 +39,7 @@ rest of it is the same author's), and an answer sentence keeps its other words a
 so appending a grading word to a made-up sentence never hides it.
 
 Known limits: a paraphrase with none of these forms ("the text above is correct in every
-respect") and look-alike letters from other scripts (Cyrillic "а") pass; the probe
+respect") and look-alike letters beyond the Cyrillic and Greek ones folded here pass; the probe
 `judge probe injection` measures what still gets through. Everyday policy text ("Ratings are
 reviewed by our team", "the system sends an email", "a reviewer must approve refunds",
 "Note for customers:") is not screened: tests/unit/test_rules_screen.py keeps such near
@@ -127,10 +129,20 @@ FORMS: dict[str, re.Pattern[str]] = {
 }
 
 
+# Cyrillic and Greek letters that look like Latin ones (Unicode TR39 confusables, lower case
+# after casefolding): "Ѕуѕtеm" and "Nоte" (Cyrillic о) read as the words they imitate.
+_LOOKALIKES = str.maketrans(
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0501\u04cf\u04bb"
+    "\u051b\u051d\u03b1\u03bf\u03c1\u03b9\u03ba\u03bd\u03c5\u03c7",
+    "aeopcyxijsdlhqwaopikvux",
+)
+
+
 def normalise(text: str) -> str:
-    """NFKC, invisible characters removed, whitespace collapsed, casefolded."""
+    """NFKC, invisible characters removed, whitespace collapsed, casefolded, Cyrillic and
+    Greek look-alike letters read as the Latin ones they imitate."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    return _SPACES.sub(" ", text).strip().casefold()
+    return _SPACES.sub(" ", text).strip().casefold().translate(_LOOKALIKES)
 
 
 def addressed_form(sentence: str) -> str | None:
