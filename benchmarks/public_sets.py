@@ -175,6 +175,12 @@ def topicalchat(data: Path, out: Path) -> int:
             }
         )
         human.append([case_id, scores["coherence"], dialogue])
+    known = data / "calibration" / "topicalchat-coherence" / "human.csv"
+    if known.exists():
+        with known.open(encoding="utf-8") as handle:
+            wanted = [(r["id"], round(float(r["score"]), 6)) for r in csv.DictReader(handle)]
+        if wanted != [(i, round(float(s), 6)) for i, s, _ in human]:
+            raise SystemExit(f"Topical-Chat: the scores differ from {known}")
     _write_jsonl(out / "topicalchat" / "cases.jsonl", cases)
     _write_csv(out / "topicalchat" / "human.csv", ["id", "score", "dialogue"], human)
     return len(cases)
