@@ -186,6 +186,8 @@ def _number_word(tokens: list[str], i: int) -> tuple[float, int] | None:
     """(value, tokens used) of a spelt number starting at tokens[i] ("twenty-one", "two
     hundred", "a dozen", "a third"), or None."""
     word = tokens[i]
+    if word not in _UNITS and word not in ("a", "an") and "-" not in word:
+        return None  # the common case, checked first: most words are no number
     if word in ("a", "an") and i + 1 < len(tokens):
         nxt = tokens[i + 1]
         if nxt in ("dozen", "hundred", "thousand", "million", "half", "quarter", "third"):
@@ -260,8 +262,8 @@ def quantities(text: str) -> list[Quantity]:
                 used = 2
         elif token in _ORDINALS or token == "second":
             value = float(_ORDINALS.get(token, 2))  # a figure only before a noun: not "a second"
-        elif (spelt := _number_word(tokens, i)) is not None:
-            value, used = spelt
+        elif (written := _number_word(tokens, i)) is not None:
+            value, used = written
         if value is None:
             i += 1
             continue
