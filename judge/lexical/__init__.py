@@ -147,22 +147,26 @@ def exact_match(prediction: str, reference: str) -> bool:
 
 def answer_sentences(answer: str, question: str = "") -> list[str]:
     """The answer's sentences, stripped, without those addressed to the grader (a quotation
-    that runs over sentence ends screened whole: dropping text only lowers relevance) and
-    without restatements of `question` (its own words are not an answer to it)."""
-    sentences = [s.strip() for s in SENTENCE_END.split(answer.strip())]
+    that runs over sentence ends screened whole: dropping text only lowers relevance),
+    without restatements of `question` (its own words are not an answer to it) and without
+    courtesy ("happy to help with anything else" answers nothing)."""
+    sentences = [s.strip() for s in SENTENCE_END.split(strip_restatement(answer.strip()))]
     flags = addressed_flags(sentences)
     kept = (
         strip_restatement(s) for s, addressed in zip(sentences, flags, strict=True) if not addressed
     )
-    return [s for s in kept if s and not is_restatement(s, question)]
+    return [s for s in kept if s and not is_restatement(s, question) and not is_courtesy(s)]
 
 
 def declines(answer: str) -> bool:
-    """Whether the answer only declines: no sentence but abstentions ("I don't know") and
-    text addressed to the grader. A greeting or a question is not declining."""
+    """Whether the answer only declines: no sentence but abstentions ("I don't know"),
+    courtesy and text addressed to the grader. A question is not declining (it can be the
+    answer asked for)."""
     for sentence in SENTENCE_END.split(answer.strip()):
         rest = strip_addressed(sentence.strip())
-        if rest and _WORD.search(rest.lower()) and not _ABSTAIN.search(rest.lower()):
+        if not rest or not _WORD.search(rest.lower()) or _ABSTAIN.search(rest.lower()):
+            continue
+        if not is_courtesy(rest):
             return False
     return True
 
@@ -180,7 +184,7 @@ def split_claims(answer: str, question: str = "") -> list[str]:
     claims: list[str] = []
     seen: set[str] = set()
     bare_answer = ""
-    for raw in (s.strip() for s in _CLAIM_END.split(answer.strip())):
+    for raw in (s.strip() for s in _CLAIM_END.split(strip_restatement(answer.strip()))):
         sentence = strip_addressed(raw)
         if not sentence or _ABSTAIN.search(sentence.lower()):
             continue
