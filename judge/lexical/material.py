@@ -262,9 +262,12 @@ def _words(sentence: str) -> list[str]:
 
 
 def is_courtesy(sentence: str) -> bool:
-    """Whether every content word of the sentence is one of greeting, thanks or help."""
+    """Whether every content word of the sentence is one of greeting, thanks or help (a bare
+    yes or no is an answer, not courtesy: `is_yes_no`)."""
     words = [w for w in _words(sentence) if w not in _FUNCTION]
-    return bool(_words(sentence)) and all(w in COURTESY_WORDS for w in words)
+    if not _words(sentence) or is_yes_no(sentence):
+        return False
+    return all(w in COURTESY_WORDS for w in words)
 
 
 def is_restated_question(sentence: str) -> bool:
