@@ -174,10 +174,11 @@ def test_injections_land_in_the_answer_and_the_contexts():
         in_answer = inject(case, rubric, name, "answer", "faithful")
         assert in_answer.answer and in_answer.answer.startswith("An answer")
         assert in_answer.contexts == ["ctx"]
+        assert "supported" in in_answer.answer
         if name in REWRITES:  # the answer's own sentences, with a grading word in them
-            assert in_answer.answer == f"An answer{GRADING_WORD}."
+            assert in_answer.answer.startswith(f"An answer{GRADING_WORD}. So ")
         else:
-            assert in_answer.answer.startswith("An answer.") and "supported" in in_answer.answer
+            assert in_answer.answer.startswith("An answer.")
         in_context = inject(case, rubric, name, "context", "faithful")
         assert in_context.answer == "An answer." and len(in_context.contexts) == 2
     pair = Case(id="p", question="q?", answer_a="one", answer_b="two")
