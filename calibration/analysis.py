@@ -19,7 +19,7 @@ from calibration.binary import binary_rates
 from calibration.classes import choose_positive, order_labels
 from calibration.coefficients import ac1_from_confusion, prevalence_note
 from calibration.correlation import correlations, grouped_correlations
-from calibration.intervals import DEFAULT_RESAMPLES, bootstrap_ci, wilson_interval
+from calibration.intervals import DEFAULT_RESAMPLES, bootstrap_table_ci, wilson_interval
 from calibration.labels import as_number, normalise_label
 from calibration.metrics import (
     Weights,
@@ -64,14 +64,13 @@ def _matrix_ci(
     h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, of_matrix: Callable[..., float]
 ) -> tuple[float, float] | None:
     """Bootstrap interval of a statistic of the confusion matrix; ``None`` when intervals
-    are switched off (``n_bootstrap = 0``)."""
+    are switched off (``n_bootstrap = 0``). The cases are resampled through the matrix's
+    cell counts (:func:`bootstrap_table_ci`): the same bootstrap at any n, in constant
+    memory."""
     if opts.n_bootstrap == 0:
         return None
-
-    def statistic(hs: np.ndarray, js: np.ndarray) -> float:
-        return of_matrix(np.bincount(hs * k + js, minlength=k * k).reshape(k, k))
-
-    return bootstrap_ci(h, j, statistic, n_resamples=opts.n_bootstrap, seed=opts.seed)
+    matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
+    return bootstrap_table_ci(matrix, of_matrix, n_resamples=opts.n_bootstrap, seed=opts.seed)
 
 
 def _pair_alpha(h: np.ndarray, j: np.ndarray, k: int) -> float:
