@@ -26,6 +26,7 @@ from calibration.metrics import (
     adjacent_agreement,
     balanced_accuracy,
     kappa_from_confusion,
+    label_values,
     mean_absolute_error,
     per_class_scores,
 )
@@ -140,12 +141,12 @@ def _categorical(
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
     _class_rates(matrix, order, out["per_class"])
     if opts.weights:
-        weighted = kappa_from_confusion(matrix, weights=opts.weights)
+        # Weighed on the labels' values (the scale's own distances), not their positions.
+        weigh = partial(kappa_from_confusion, weights=opts.weights, values=label_values(order))
+        weighted = weigh(matrix)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
-            out["weighted_kappa_ci95"] = _matrix_ci(
-                h, j, k, opts, partial(kappa_from_confusion, weights=opts.weights)
-            )
+            out["weighted_kappa_ci95"] = _matrix_ci(h, j, k, opts, weigh)
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
     )
