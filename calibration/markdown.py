@@ -243,7 +243,13 @@ def _explained(r: dict[str, Any]) -> list[str]:
         lines.append(
             f"{section['model']}; outcome: {section['outcome']} ({section['disagreements']} "
             f"of {section['n']} labelled cases). An odds ratio above 1 means more "
-            "disagreement, other covariates held fixed; an association, not a cause."
+            "disagreement, other covariates held fixed; an association, not a cause. "
+            "Significant: Holm-adjusted p below 0.05 over the table's tests."
+            + (
+                f" A slice's odds ratio is against {section['reference']}."
+                if section.get("reference")
+                else ""
+            )
         )
         lines.append("")
         table = [
@@ -252,10 +258,11 @@ def _explained(r: dict[str, Any]) -> list[str]:
                 row["odds_ratio"],
                 _ci(row["ci95"]),
                 row["p_value"],
+                row["p_adjusted"],
             ]
             for row in rows
         ]
-        lines += _table(["covariate", "odds ratio", "95% interval", "p"], table)
+        lines += _table(["covariate", "odds ratio", "95% interval", "p", "p (Holm)"], table)
     lines += [f"- {note}" for note in section.get("notes") or []]
     return [*lines, ""] if section.get("notes") else lines
 
