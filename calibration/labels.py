@@ -60,6 +60,9 @@ class LabelSet:
     excluded: dict[str, list[str]] = dataclass_field(default_factory=dict)
     has_annotators: bool = False
     graded_fields: frozenset[str] = frozenset()  # graded-record fields seen, when 3 or more
+    # Ids whose several annotators' labels were settled by a rule (a tied majority...),
+    # by the rule: kept, counted and listed, never dropped.
+    adjudicated: dict[str, list[str]] = dataclass_field(default_factory=dict)
 
     def excluded_count(self) -> int:
         return sum(len(ids) for ids in self.excluded.values())
