@@ -8,6 +8,7 @@ being undefined for them.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -205,20 +206,24 @@ def _continuous_placeholders() -> dict[str, Any]:
 
 
 def _disagreements(ids, h_lab, j_lab, hx, jx, positive: str | None) -> list[dict[str, Any]]:
+    """The first :data:`MAX_DISAGREEMENTS` disagreements, worst first; only those shown
+    are built (a run of millions of cases has hundreds of thousands)."""
+    chosen = [i for i in range(len(ids)) if h_lab[i] != j_lab[i]]
+    if hx is not None:
+        # heapq.nsmallest is sorted(...)[:n], stable: the same rows as a full sort.
+        chosen = heapq.nsmallest(MAX_DISAGREEMENTS, chosen, key=lambda i: -abs(hx[i] - jx[i]))
+    elif positive is not None:
+        # A false pass (the judge passes what people fail) is the costly error for a gate.
+        chosen = [i for i in chosen if j_lab[i] == positive] + [
+            i for i in chosen if j_lab[i] != positive
+        ]
     rows = []
-    for i, case_id in enumerate(ids):
-        if h_lab[i] == j_lab[i]:
-            continue
-        row: dict[str, Any] = {"id": case_id, "human": h_lab[i], "judge": j_lab[i]}
+    for i in chosen[:MAX_DISAGREEMENTS]:
+        row: dict[str, Any] = {"id": ids[i], "human": h_lab[i], "judge": j_lab[i]}
         if hx is not None:
             row["distance"] = abs(float(hx[i] - jx[i]))
         rows.append(row)
-    if hx is not None:
-        rows.sort(key=lambda r: -r["distance"])
-    elif positive is not None:
-        # A false pass (the judge passes what people fail) is the costly error for a gate.
-        rows.sort(key=lambda r: r["judge"] != positive)
-    return rows[:MAX_DISAGREEMENTS]
+    return rows
 
 
 def analyse(

@@ -116,3 +116,20 @@ def test_table_bootstrap_refuses_what_is_not_a_table_of_counts() -> None:
     with pytest.raises(ValueError, match="whole numbers"):
         bootstrap_table_ci(np.array([[1.5, 2]]), kappa_from_confusion)
     assert all(np.isnan(bootstrap_table_ci(np.zeros((2, 2)), kappa_from_confusion)))
+
+
+def test_reading_200k_label_pairs_holds_no_per_row_copies(tmp_path) -> None:
+    # Calibrate on 1M pairs peaks under 1 GB (benchmarks/bootstrap_scale.md); here the
+    # files' rows: one shared empty fields dict and one copy of each label text.
+    from calibration.prepare import Settings, prepare
+
+    rng = np.random.default_rng(0)
+    n = 200_000
+    for name in ("judge", "human"):
+        labels = np.where(rng.random(n) < 0.5, "pass", "fail")
+        text = "id,label\n" + "".join(f"c{i},{x}\n" for i, x in enumerate(labels))
+        (tmp_path / f"{name}.csv").write_text(text, encoding="utf-8")
+    peak = _peak_bytes(
+        lambda: prepare(tmp_path / "judge.csv", tmp_path / "human.csv", Settings(n_bootstrap=0))
+    )
+    assert peak < 110 * MIB  # before: 155 MiB (an empty dict and a label string per row)
