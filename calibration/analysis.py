@@ -9,6 +9,7 @@ being undefined for them.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -54,7 +55,8 @@ class AnalysisOptions:
 def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
     """``continuous`` if both sides are numbers and some are fractional, ``ordinal`` if all
     are whole numbers, else ``categorical``."""
-    numbers = [as_number(v) for v in [*human, *judge]]
+    # Over the distinct values: millions of labels hold a handful of them.
+    numbers = [as_number(v) for v in dict.fromkeys(itertools.chain(human, judge))]
     if not numbers or any(x is None for x in numbers):
         return "categorical"
     if all(x is not None and x.is_integer() for x in numbers):
@@ -113,8 +115,8 @@ def _categorical(
     unlabelled: Sequence[str],
 ) -> dict[str, Any]:
     index = {label: i for i, label in enumerate(order)}
-    h = np.array([index[v] for v in h_lab], dtype=int)
-    j = np.array([index[v] for v in j_lab], dtype=int)
+    h = np.fromiter((index[v] for v in h_lab), dtype=int, count=len(h_lab))
+    j = np.fromiter((index[v] for v in j_lab), dtype=int, count=len(j_lab))
     k = len(order)
     matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
     n = int(matrix.sum())
@@ -226,6 +228,12 @@ def _disagreements(ids, h_lab, j_lab, hx, jx, positive: str | None) -> list[dict
     return rows
 
 
+def _as_numbers(values: Sequence[Any]) -> np.ndarray:
+    """The values as a float array, converting each distinct value once."""
+    number = {v: as_number(v) for v in dict.fromkeys(values)}
+    return np.fromiter((number[v] for v in values), dtype=float, count=len(values))
+
+
 def analyse(
     ids: Sequence[str],
     human: Sequence[Any],
@@ -253,8 +261,7 @@ def analyse(
         result.update(_categorical(h_lab, j_lab, order, options, unlabelled))
     hx = jx = None
     if scale != "categorical":
-        hx = np.array([as_number(v) for v in human], dtype=float)
-        jx = np.array([as_number(v) for v in judge], dtype=float)
+        hx, jx = _as_numbers(human), _as_numbers(judge)
         result.update(_numeric(hx, jx, scale, groups))
     positive = result.get("binary", {}).get("positive_label")
     result["disagreements"] = _disagreements(ids, h_lab, j_lab, hx, jx, positive)
