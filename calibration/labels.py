@@ -210,7 +210,7 @@ def join_labels(judge: LabelSet, human: LabelSet) -> JoinedLabels:
         joined.judge.append(match.value)
         both = {**match.fields, **record.fields} if match.fields or record.fields else NO_FIELDS
         joined.fields.append(both)
-    # An id excluded on the other side (not ok, no label, tied majority) is counted there,
+    # An id excluded on the other side (not ok, no label) is counted there,
     # not again as unmatched.
     human_ids |= {i for ids in human.excluded.values() for i in ids}
     judge_excluded = {i for ids in judge.excluded.values() for i in ids}
