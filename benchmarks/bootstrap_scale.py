@@ -5,10 +5,10 @@ a child process whose peak RSS is read from its rusage (`os.wait4`, like `/usr/b
 -v`). Writes `benchmarks/bootstrap_scale.md` with the machine and the command.
 
 - `judge calibrate` on generated pass/fail label files (CSV, ``id,label``), whole command;
-- the statistics of a calibration report (`calibration.analysis.analyse`, 2,000
+- the statistics of a calibration report (`calibration.pairs.analysis.analyse`, 2,000
   resamples, the kappa, AC1 and weighted-kappa intervals) on label pairs generated in
   memory, up to 10M pairs: the part whose memory grew with pairs x resamples;
-- `judge compare`'s statistics (`calibration.compare_runs.compare_metrics`, three
+- `judge compare`'s statistics (`calibration.compare.runs.compare_metrics`, three
   metrics, 2,000 resamples) on 100k cases;
 - the kappa interval on 10,000 pairs by the method before issue 19 (one 2000 x n matrix
   of resampled indices) and today's (the confusion matrix's multinomial counts): they
@@ -68,7 +68,7 @@ def measure(argv: list[str]) -> tuple[float, float, str]:
 
 ANALYSE = """
 import numpy as np, sys, time
-from calibration.analysis import AnalysisOptions, analyse
+from calibration.pairs.analysis import AnalysisOptions, analyse
 n = int(sys.argv[1])
 rng = np.random.default_rng(0)
 h = rng.integers(1, 4, size=n)
@@ -83,7 +83,7 @@ print(f"{time.perf_counter() - start:.1f}", r["kappa_ci95"], r["weighted_kappa_c
 
 COMPARE = """
 import numpy as np, sys
-from calibration.compare_runs import compare_metrics
+from calibration.compare.runs import compare_metrics
 n = int(sys.argv[1])
 rng = np.random.default_rng(0)
 a = {m: rng.random(n) for m in ("faithfulness", "relevance", "correctness")}
@@ -94,8 +94,8 @@ print({m: [round(v, 5) for v in e["ci95"]] for m, e in r.items()})
 
 OLD_VS_NEW = """
 import numpy as np
-from calibration.intervals import bootstrap_table_ci
-from calibration.metrics import kappa_from_confusion
+from calibration.inference.intervals import bootstrap_table_ci
+from calibration.agreement.metrics import kappa_from_confusion
 n = 10_000
 rng = np.random.default_rng(0)
 h = (rng.random(n) < 0.5).astype(int)

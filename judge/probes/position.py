@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calibration.probe_stats import (
+from calibration.estimates.probe_stats import (
     pair_rate_fields,
     pair_rate_interval,
     rate_fields,
     sign_test_fields,
 )
-from calibration.rows import iter_rows
+from calibration.io.rows import iter_rows
 from judge.engine.grader import Grader
 from judge.errors import InputError, UsageError
 from judge.kinds.pairwise import PAIRWISE_SCORE
@@ -42,6 +42,7 @@ from judge.probes._common import (
     ProbeOptions,
     ProbeResult,
     fmt,
+    fmt_p,
     listed,
     rate_check,
 )
@@ -160,7 +161,7 @@ def position_markdown(report: dict[str, Any]) -> list[str]:
         f"{fmt(report['first_position_win_rate'], report['first_position_win_rate_ci95'])} |",
         f"| sign test over the {report['first_position_pairs_up']} + "
         f"{report['first_position_pairs_down']} pairs leaning to slot A or B, p | "
-        f"{fmt(report['first_position_p_value'])} |",
+        f"{fmt_p(report['first_position_p_value'])} |",
         f"| tie rate | {fmt(report['tie_rate'], report['tie_rate_ci95'])} |",
         "",
         f"Inconsistent pairs: {report['inconsistent_pairs']}: first-shown answer won both "

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.descriptivestats import sign_test
 
-from calibration.intervals import wilson_interval
-from calibration.probe_stats import pair_rate_interval
+from calibration.estimates.probe_stats import pair_rate_interval
+from calibration.inference.intervals import wilson_interval
 from judge.probes.position import (
     PairVerdicts,
     position_result,

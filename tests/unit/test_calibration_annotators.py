@@ -15,9 +15,9 @@ import pytest
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from calibration import calibrate
-from calibration.annotators import BETWEEN_LEVELS, TIED, consolidate_annotators
-from calibration.labels import read_labels
-from calibration.multirater import category_counts, generalised_fleiss_kappa
+from calibration.agreement.annotators import BETWEEN_LEVELS, TIED, consolidate_annotators
+from calibration.agreement.multirater import category_counts, generalised_fleiss_kappa
+from calibration.io.labels import read_labels
 from tests.calibration_sets import DATA, hanna_ratings
 
 IRRCAC = json.loads((DATA / "irrcac-figures.json").read_text(encoding="utf-8"))

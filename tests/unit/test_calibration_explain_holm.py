@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from calibration.explain import errors_by_covariate
-from calibration.markdown import _explained
+from calibration.pairs.explain import errors_by_covariate
+from calibration.report._markdown import _explained
 
 
 def _permuted(seed: int, n: int = 300):

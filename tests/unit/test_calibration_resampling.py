@@ -9,10 +9,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from calibration.analysis import AnalysisOptions, analyse
-from calibration.compare_runs import compare_paired
-from calibration.intervals import bootstrap_ci, bootstrap_indices_ci
-from calibration.metrics import kappa_from_confusion
+from calibration.agreement.metrics import kappa_from_confusion
+from calibration.compare.runs import compare_paired
+from calibration.inference.intervals import bootstrap_ci, bootstrap_indices_ci
+from calibration.pairs.analysis import AnalysisOptions, analyse
 
 MIB = 1 << 20
 
@@ -77,7 +77,7 @@ def test_compare_on_100k_cases_stays_in_constant_memory() -> None:
 
 
 def test_table_bootstrap_is_independent_of_n() -> None:
-    from calibration.intervals import bootstrap_table_ci
+    from calibration.inference.intervals import bootstrap_table_ci
 
     # A billion cases: a case-resampling bootstrap could not hold one resample.
     table = np.array([[400_000_000, 100_000_000], [50_000_000, 450_000_000]])
@@ -88,7 +88,7 @@ def test_table_bootstrap_is_independent_of_n() -> None:
 
 @pytest.mark.parametrize("weights", [None, "quadratic"])
 def test_table_bootstrap_agrees_with_case_bootstrap_within_monte_carlo_error(weights) -> None:
-    from calibration.intervals import bootstrap_table_ci
+    from calibration.inference.intervals import bootstrap_table_ci
 
     rng = np.random.default_rng(5)
     n, k = 400, 3
@@ -111,7 +111,7 @@ def test_table_bootstrap_agrees_with_case_bootstrap_within_monte_carlo_error(wei
 
 
 def test_table_bootstrap_refuses_what_is_not_a_table_of_counts() -> None:
-    from calibration.intervals import bootstrap_table_ci
+    from calibration.inference.intervals import bootstrap_table_ci
 
     with pytest.raises(ValueError, match="whole numbers"):
         bootstrap_table_ci(np.array([[1.5, 2]]), kappa_from_confusion)
@@ -121,7 +121,7 @@ def test_table_bootstrap_refuses_what_is_not_a_table_of_counts() -> None:
 def test_reading_200k_label_pairs_holds_no_per_row_copies(tmp_path) -> None:
     # Calibrate on 1M pairs peaks under 1 GB (benchmarks/bootstrap_scale.md); here the
     # files' rows: one shared empty fields dict and one copy of each label text.
-    from calibration.prepare import Settings, prepare
+    from calibration.pairs.prepare import Settings, prepare
 
     rng = np.random.default_rng(0)
     n = 200_000

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from calibration.analysis import AnalysisOptions, analyse
-from calibration.metrics import cohen_kappa, kappa_from_confusion
+from calibration.agreement.metrics import cohen_kappa, kappa_from_confusion
+from calibration.pairs.analysis import AnalysisOptions, analyse
 
 SCALE = [1, 2, 3, 4, 5]
 # Nobody used 3 or 4: the levels seen are 1, 2 and 5.
