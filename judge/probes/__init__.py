@@ -63,7 +63,7 @@ _PROBE_METRICS: dict[str, tuple[str, ...]] = {
         *("inconsistent.second_slot", "inconsistent.with_tie", "resolved.a", "resolved.b"),
         "resolved.tie",
     ),
-    "verbosity": ("cases", "n"),
+    "verbosity": ("cases", "n", "score_changes_total"),
     "repeat": (
         *("cases", "repeats", "judge_calls", "complete_cases", "agreeing_cases"),
         *("exact_agreement_rate", "mean_spread", "max_spread", "krippendorff_alpha_labels"),
