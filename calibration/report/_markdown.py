@@ -168,13 +168,20 @@ def _inter_annotator(r: dict[str, Any]) -> list[str]:
     if not ia:
         return []
     rows = [[pair, v["n"], v["kappa"]] for pair, v in ia["pairwise"].items()]
-    ties = len(r["excluded"]["human_ids"].get("tied majority", []))
+    weighted = ""
+    if ia.get("weighted_fleiss_kappa") is not None:
+        weighted = f" ({ia['ceiling_weights']} weighted: {_num(ia['weighted_fleiss_kappa'])})"
+    settled = "; ".join(f"{rule}: {n}" for rule, n in (ia.get("adjudicated") or {}).items())
     summary = (
-        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} {_ci(ia.get('fleiss_kappa_ci95'))} on "
-        f"{ia['n_complete']} fully rated items; Krippendorff's alpha ({ia['alpha_level']}) "
-        f"{_num(ia['krippendorff_alpha'])} {_ci(ia.get('krippendorff_alpha_ci95'))} "
-        "(95% bootstrap intervals over items). "
-        f"The judge is compared with the majority label; tied ids left out: {ties}."
+        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} {_ci(ia.get('fleiss_kappa_ci95'))}{weighted} "
+        f"over the {ia.get('n_multiply_rated', ia['n_complete'])} items with two or more "
+        f"ratings ({ia['n_complete']} rated by everyone); Krippendorff's alpha "
+        f"({ia['alpha_level']}) {_num(ia['krippendorff_alpha'])} "
+        f"{_ci(ia.get('krippendorff_alpha_ci95'))} (95% bootstrap intervals over items). "
+        f"Ceiling, one annotator against another on the judge's weights: "
+        f"{_num(ia['ceiling'])} {_ci(ia.get('ceiling_ci95'))}. The judge is compared with "
+        f"one label per case ({ia.get('consolidation', 'consolidated')}); "
+        f"ids settled by a rule: {settled or 'none'} (all kept)."
     )
     title = "## Inter-annotator agreement (the ceiling)"
     return [title, "", *_table(["annotators", "n", "Cohen's kappa"], rows), summary, ""]
@@ -244,7 +251,13 @@ def _explained(r: dict[str, Any]) -> list[str]:
         lines.append(
             f"{section['model']}; outcome: {section['outcome']} ({section['disagreements']} "
             f"of {section['n']} labelled cases). An odds ratio above 1 means more "
-            "disagreement, other covariates held fixed; an association, not a cause."
+            "disagreement, other covariates held fixed; an association, not a cause. "
+            "Significant: Holm-adjusted p below 0.05 over the table's tests."
+            + (
+                f" A slice's odds ratio is against {section['reference']}."
+                if section.get("reference")
+                else ""
+            )
         )
         lines.append("")
         table = [
@@ -253,10 +266,11 @@ def _explained(r: dict[str, Any]) -> list[str]:
                 row["odds_ratio"],
                 _ci(row["ci95"]),
                 format_p(row["p_value"]),
+                format_p(row["p_adjusted"]),
             ]
             for row in rows
         ]
-        lines += _table(["covariate", "odds ratio", "95% interval", "p"], table)
+        lines += _table(["covariate", "odds ratio", "95% interval", "p", "p (Holm)"], table)
     lines += [f"- {note}" for note in section.get("notes") or []]
     return [*lines, ""] if section.get("notes") else lines
 
