@@ -13,10 +13,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-import uvicorn
-
 from judge.cli._common import add_rubrics_dir_option, rubric_library
 from judge.cli._help import LABEL_EXAMPLES
+from judge.cli._listen import require_strong_token
 from judge.errors import UsageError
 from judge.label.app import ANNOTATOR, LabelSession, create_label_app
 from judge.label.choices import label_choices
@@ -24,6 +23,7 @@ from judge.label.export import export_labels
 from judge.label.labelset import LabelPlan, describe, open_label_store
 from judge.label.queue import Queues
 from judge.rubric import load_rubric
+from judge.web import serve
 
 TOKEN_ENV = "JUDGE_LABEL_TOKEN"
 
@@ -83,12 +83,15 @@ def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     _check(args)
     if args.annotator is not None and not ANNOTATOR.match(args.annotator):
         raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
+    token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    require_strong_token(
+        args.host, token, f"set {TOKEN_ENV}, or leave it unset for a generated one"
+    )
     rubric = load_rubric(args.rubric, rubric_library(args, env))
     source = Path(args.input)
     plan = LabelPlan(source, rubric, args.records, args.sample, args.seed, args.overlap)
     db = args.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
     store = open_label_store(db, plan)
-    token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     session = LabelSession(
         rubric,
         label_choices(rubric),
@@ -107,11 +110,8 @@ def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
-        create_label_app(session), log_level="warning", server_header=False, timeout_keep_alive=5
-    )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        serve(create_label_app(session), sock)
     finally:
         store.close()
     return 0

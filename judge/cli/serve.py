@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import ipaddress
 import logging
 import socket
 import sys
@@ -19,16 +18,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 from judge.cli._help import SERVE_EXAMPLES
+from judge.cli._listen import MIN_TOKEN_CHARS, is_loopback, require_strong_token
 from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
+from judge.web import serve
+
+__all__ = ["MIN_TOKEN_CHARS", "add_serve", "bind", "check_token", "is_loopback", "run_serve"]
 
 log = logging.getLogger(__name__)
-
-MIN_TOKEN_CHARS = 16
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
@@ -46,29 +45,10 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_serve)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_token(host: str, token: str | None) -> None:
     """Off loopback the service needs a token of at least MIN_TOKEN_CHARS characters."""
-    if is_loopback(host):
-        return
-    if token is None:
-        raise UsageError(
-            f"binding to {host} needs a bearer token: set JUDGE_SERVICE_TOKEN "
-            "or `token`/`token_env` in the configuration"
-        )
-    if len(token) < MIN_TOKEN_CHARS:
-        raise UsageError(
-            f"binding to {host} needs a bearer token of at least {MIN_TOKEN_CHARS} characters, "
-            f"got {len(token)} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe())'`)"
-        )
+    how = "set JUDGE_SERVICE_TOKEN or `token`/`token_env` in the configuration"
+    require_strong_token(host, token, how)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -126,14 +106,5 @@ def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         file=sys.stderr,
         flush=True,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            timeout_keep_alive=5,
-            timeout_graceful_shutdown=10,
-            server_header=False,
-        )
-    )
-    server.run(sockets=[sock])
+    serve(app, sock, timeout_graceful_shutdown=10)
     return 0

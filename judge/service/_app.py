@@ -52,7 +52,10 @@ from judge.service._models import (
 )
 from judge.service._routes import job_routes
 from judge.service._state import ServiceState, check_cases, grade_limit
+from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
+from judge.web import RequestGuard
+from judge.web.guard import JSON_TYPE
 
 __all__ = ["create_app"]
 
@@ -94,6 +97,8 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     app.add_middleware(BodyLimit, limit_for=_limit_for(config))
     if config.token is not None:  # outside the body limit: no token, no reading
         app.add_middleware(BearerAuth, token=config.token.get_secret_value())
+    # before the token and the body: a cross-site page or a rebound Host gets nothing
+    app.add_middleware(RequestGuard, allowed_hosts=config.allowed_hosts, body_types=_body_types)
     app.add_middleware(CatchAll)
     app.include_router(_meta_routes(state))
     secured = [Depends(_auth(config))] if config.token is not None else []
@@ -133,6 +138,13 @@ def _document_choices(app: FastAPI, state: ServiceState) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _body_types(path: str) -> tuple[str, ...]:
+    """JSON everywhere; /v1/jobs also takes its uploads (JSONL, CSV)."""
+    if path.rstrip("/") == "/v1/jobs":
+        return (JSON_TYPE, *UPLOAD_TYPES)
+    return (JSON_TYPE,)
 
 
 def _limit_for(config: ServiceConfig) -> Callable[[str], int]:
