@@ -63,9 +63,11 @@ __all__ = ["create_app"]
 def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None) -> FastAPI:
     """The FastAPI app for `config`; the job store opens now (rebuilding what its index
     lost), jobs resume on startup. `backends` replaces judges by name (tests)."""
+    pool = JudgePool(config, backends=backends)
+    pool.open_cache()  # a cache folder that cannot be used is refused now, in one line
     state = ServiceState(
         config=config,
-        pool=JudgePool(config, backends=backends),
+        pool=pool,
         store=JobStore(config.data_dir),
         redact=Redactor(config.secrets()),
     )
