@@ -160,7 +160,8 @@ class JobStore:
 
     def listing(self, *, status: str | None, limit: int, before: Job | None) -> list[Job]:
         """Jobs newest first: `limit` of them, of one `status` if given, older than `before`."""
-        where, values = [], []
+        where: list[str] = []
+        values: list[Any] = []
         if status is not None:
             where.append("status = ?")
             values.append(status)
