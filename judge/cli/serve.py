@@ -16,10 +16,10 @@ import socket
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from judge.cli._help import SERVE_EXAMPLES
 from judge.cli._listen import MIN_TOKEN_CHARS, is_loopback, require_strong_token
+from judge.cli._logging import redact_logs
 from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
@@ -72,19 +72,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def install_log_redaction(redact: Callable[[str], str]) -> None:
-    """Pass every log record made from now on, by any logger, through `redact`: its message
-    and its traceback are rendered at creation and only the redacted text is kept."""
-    make_record = logging.getLogRecordFactory()
-
-    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = make_record(*args, **kwargs)
-        record.msg, record.args = redact(record.getMessage()), None
-        if record.exc_info:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
-        return record
-
-    logging.setLogRecordFactory(redacted_record)
+    """Pass every log record made from now on, by any logger, through `redact`."""
+    redact_logs(redact)
 
 
 def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
