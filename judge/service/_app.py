@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Path
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 
 from judge.config import Redactor
 from judge.engine.outcome import Backend
@@ -86,7 +87,9 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
             await state.pool.aclose()
             state.store.close()
 
-    app = FastAPI(
+    # /docs and /redoc from assets shipped in the fastapi-offline wheel (Swagger UI, ReDoc,
+    # pinned by its version): no CDN, so the pages work offline and load nothing unpinned
+    app = FastAPIOffline(
         title="LLM judge grading service",
         version="1",
         lifespan=lifespan,

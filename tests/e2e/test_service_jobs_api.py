@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -148,3 +149,19 @@ async def test_a_manifest_naming_a_file_outside_its_folder_is_not_rebuilt(
         assert not (data / "jobs" / row.id / "records.jsonl").exists()
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_the_docs_pages_load_nothing_from_outside(api: httpx.Client, page: str) -> None:
+    """Before the fix /docs loaded an unpinned Swagger UI from a CDN (blank offline)."""
+    html = api.get(page)
+    assert html.status_code == 200 and "text/html" in html.headers["content-type"]
+    sources = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html.text)
+    sources += re.findall(r"""url:\s*['"]([^'"]+)['"]""", html.text)
+    assert sources, html.text
+    for source in sources:
+        assert source.startswith("/"), f"{page} loads {source} from outside"
+        if source.endswith((".js", ".css")):
+            asset = api.get(source)
+            assert asset.status_code == 200 and len(asset.content) > 10_000, source
+    assert "cdn" not in html.text.lower() and "https://" not in html.text
