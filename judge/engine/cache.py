@@ -11,7 +11,8 @@ Data, never objects: an entry is JSON bytes, `{"format": "llm-judge-verdict/1", 
 what it reads, so anyone who could write a shared cache folder could run code as the next
 user; `DataDisk` never unpickles and never opens a file a row names. A row that is not ours
 in that exact shape (a pickle, an entry of an older version of this cache, text, another
-format) is a miss: the case is graded again and its entry rewritten. A database that SQLite
+format) is a miss: the case is graded again and its entry rewritten; a row of bytes that
+are not JSON (damaged, cut short) is a miss that is logged. A database that SQLite
 cannot read once open is a miss too, with one warning (a cache must never fail a run).
 """
 
@@ -90,13 +91,16 @@ def encode_entry(record: dict[str, Any]) -> bytes:
 
 
 def decode_entry(data: bytes | None) -> dict[str, Any] | None:
-    """The record an entry holds, or None for anything that is not exactly our format."""
+    """The record an entry holds, or None for anything that is not exactly our format;
+    bytes that are not JSON at all (a damaged or truncated row) raise ValueError."""
     if data is None:
         return None
     try:
         entry = json.loads(data)
-    except (ValueError, RecursionError):
+    except RecursionError:
         return None
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError alike
+        raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return None
     record = entry.get("record")
@@ -134,11 +138,17 @@ class VerdictCache:
             ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The record stored under `key`; None when there is none or it is not ours."""
+        """The record stored under `key`; None when there is none or it is not ours. A row
+        of our bytes that is not JSON (damaged or cut short) is a miss too, and logged."""
         try:
-            return decode_entry(self._store.get(key))
+            data = self._store.get(key)
         except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
             self._warn(exc)
+            return None
+        try:
+            return decode_entry(data)
+        except ValueError as exc:
+            log.warning("cache entry %s in %s is unreadable (%s): a miss", key, self.directory, exc)
             return None
 
     def set(self, key: str, value: dict[str, Any]) -> None:

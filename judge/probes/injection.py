@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.probe_stats import rate_fields
+from calibration.estimates.probe_stats import rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     ProbeOptions,

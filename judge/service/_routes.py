@@ -168,6 +168,7 @@ def find_job(state: ServiceState, job_id: str, *, field: str | None = None) -> J
 
 
 def _state(state: ServiceState, job: Job) -> JobState:
+    job = state.jobs().current(job)  # an end state a full disk kept out of the store
     done = state.jobs().progress(job) if job.status == "running" else job.done
     return JobState(
         id=job.id,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.gates import parse_conditions
+from calibration.decisions.gates import parse_conditions
 from judge.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, main
 from judge.engine.grader import Grader
 from judge.engine.rules import RulesJudge

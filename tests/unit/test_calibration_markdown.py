@@ -12,7 +12,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from calibration import calibrate, write_report
-from calibration.markdown import code_span, escape_markdown
+from calibration.report._markdown import code_span, escape_markdown
 
 EVIL_LABEL = '<img src=x onerror="alert(1)">'
 LINK_LABEL = "a|b [click](http://evil.example)"
