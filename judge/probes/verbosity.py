@@ -2,6 +2,8 @@
 
 Padding strategies (deterministic; each makes the answer longer and says nothing new):
 - `courtesy`: a greeting before and an offer of more help after the answer.
+- `greeting`: a salutation and thanks before the answer ("Hi there, thanks for reaching out!").
+- `offer`: an offer of further help after the answer.
 - `restate`: an opening sentence that repeats the question back.
 - `recap`: a closing sentence that repeats the answer's first sentence ("To recap: ...").
 
@@ -39,12 +41,22 @@ from judge.schemas import Case
 
 COURTESY_OPEN = "Thank you for your question, I am happy to help with this."
 COURTESY_CLOSE = "I hope this helps, and please let me know if there is anything else I can do."
+GREETING = "Hi there, thanks for reaching out!"
+OFFER = "If you have any other questions, feel free to ask. I'm always happy to help."
 _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.DOTALL)
 MAX_SCORE_CHANGES = 200
 
 
 def _courtesy(answer: str, question: str) -> str:
     return f"{COURTESY_OPEN} {answer} {COURTESY_CLOSE}"
+
+
+def _greeting(answer: str, question: str) -> str:
+    return f"{GREETING} {answer}"
+
+
+def _offer(answer: str, question: str) -> str:
+    return f"{answer} {OFFER}"
 
 
 def _restate(answer: str, question: str) -> str:
@@ -60,6 +72,8 @@ def _recap(answer: str, question: str) -> str:
 
 PADDINGS: dict[str, Callable[[str, str], str]] = {
     "courtesy": _courtesy,
+    "greeting": _greeting,
+    "offer": _offer,
     "restate": _restate,
     "recap": _recap,
 }

@@ -18,7 +18,7 @@ import pytest
 from judge.cli import build_parser, main
 from judge.cli._parser import command_parsers
 from judge.probes._common import fmt_p
-from judge.probes.verbosity import COURTESY_OPEN
+from judge.probes.verbosity import COURTESY_OPEN, _pointwise_markdown
 from judge.report.grade import render_grade_report
 from judge.report.svg import BIN_LABELS, histogram
 from judge.testing import FakeOpenAIServer
@@ -70,17 +70,33 @@ def test_lowest_scored_cases_leave_out_cases_at_the_best_score(tmp_path: Path) -
     assert "Every scored case has the best score (1): none is listed." in lowest
 
 
+def runs_on_cases(folder: Path) -> Path:
+    """The examples plus one answer without a final stop: padding runs into its claim, so
+    the probe sees score changes (the examples themselves move on no padding)."""
+    runs_on = {
+        "id": "runs-on",
+        "question": "How do I return boots?",
+        "contexts": ["Boots can be returned within 30 days of delivery."],
+        "answer": "Boots can be returned within 30 days of delivery",
+    }
+    lines = (EXAMPLES / "cases.jsonl").read_text("utf-8").splitlines()
+    path = folder / "cases.jsonl"
+    path.write_text("\n".join([*lines, json.dumps(runs_on)]) + "\n", "utf-8")
+    return path
+
+
 def test_verbosity_report_counts_pairs_and_cases_apart_and_shows_the_padded_answer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, html = tmp_path / "v.json", tmp_path / "v.html"
-    source = EXAMPLES / "cases.jsonl"
+    source = runs_on_cases(tmp_path)
     code, _, err = run(
         capsys, "probe", "verbosity", source, "--rubric", "faithfulness", "-o", out, "--html", html
     )
     assert code == 0, err
     report = json.loads(out.read_text("utf-8"))
     changes = report["score_changes"]
+    assert changes and report["lowered_ids"] == ["runs-on"]
     assert report["score_changes_total"] == report["raised"] + report["lowered"] == len(changes)
     assert {c["id"] for c in changes if c["padded_score"] < c["score"]} == set(
         report["lowered_ids"]
@@ -90,8 +106,8 @@ def test_verbosity_report_counts_pairs_and_cases_apart_and_shows_the_padded_answ
     assert f"cases lowered by a padding: {len(report['lowered_ids'])}" in text
     assert "share_lowered" not in text.replace("share_lowered by_strategy", "")
     assert "Score changes" in text and "padded score" in text
-    if any(c["padding"] == "courtesy" for c in changes):
-        assert COURTESY_OPEN in text  # the padded answer itself, not only the original
+    courtesy = [c for c in changes if c["padding"] == "courtesy"]
+    assert courtesy and COURTESY_OPEN in text  # the padded answer itself, not only the original
 
 
 def test_calibration_report_shows_ac1_alpha_and_the_corrected_rate_and_cases_once(
@@ -235,19 +251,22 @@ def test_plan_says_when_its_kappa_is_not_the_one_calibrate_prints(
     assert f"{left_out} abstained or third-class cases are left out here" in flat
 
 
-def test_p_values_below_a_thousandth_are_not_printed_as_zero(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_p_values_below_a_thousandth_are_not_printed_as_zero() -> None:
     assert fmt_p(1.07e-7) == "< 0.001" and fmt_p(0.0004) == "< 0.001"
-    assert fmt_p(0.0123) == "0.012" and fmt_p(None) == "n/a"
-    out = tmp_path / "v.json"
-    source = EXAMPLES / "cases.jsonl"
-    code, _, _ = run(capsys, "probe", "verbosity", source, "--rubric", "faithfulness", "-o", out)
-    assert code == 0
-    report = json.loads(out.read_text("utf-8"))
-    assert report["wilcoxon_p_value"] < 0.001  # the README's example: a clear effect
-    markdown = out.with_suffix(".md").read_text("utf-8")
-    all_row = next(line for line in markdown.splitlines() if line.startswith("| all |"))
+    assert fmt_p(0.0123) == "0.012" and fmt_p(None) == "n/a" and fmt_p(float("nan")) == "n/a"
+    change = {
+        "n": 117,
+        "mean_score_change": -0.15,
+        "mean_score_change_ci95": [-0.19, -0.10],
+        "share_raised": 0.01,
+        "share_raised_ci95": [0.0, 0.05],
+        "share_lowered": 0.34,
+        "wilcoxon_p_value": 1.07e-7,
+    }
+    report = {**change, "cases": 43, "strategies": ["courtesy"], "raised_ids": []}
+    report["by_strategy"] = {"courtesy": change}
+    markdown = _pointwise_markdown(report)
+    all_row = next(line for line in markdown if line.startswith("| all |"))
     assert all_row.endswith("| < 0.001 |")
 
 
