@@ -165,6 +165,7 @@ def _values(spec: CriteriaSpec, verdict: dict[str, Any]) -> dict[str, Any]:
 
 class CriteriaKind(Kind):
     name = "criteria"
+    panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "CriteriaVerdict"
     spec_model = CriteriaSpec
     columns: ClassVar[dict[str, str]] = {"mean_score": "overall", "pass_rate": "pass rate"}

@@ -1,0 +1,254 @@
+"""A jury through the loopback test server: three simulated jurors of planted accuracy
+against planted human labels (two with correlated errors, one answering text that is not
+JSON on 10% of cases), each on its own server. One request per juror per case (the
+malformed juror's one repair besides, as a single judge's), none for a finished case on a
+rerun; every record lists every vote; the malformed cases read `votes: 2 of 3`; an even
+panel's tie is `no_majority` in either order; the panel does not beat its best juror when
+the others share its errors, and does when errors are independent."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import krippendorff
+import numpy as np
+import pytest
+import yaml
+
+from judge.cli import main
+from judge.jury import grade_file_with_jury, load_jury
+from judge.testing import FakeOpenAIServer
+from judge.testing.jurors import PlantedJuror, plant_panel
+from tests.helpers import REPO, read_jsonl
+
+LABELS = ["compliant", "minor_issue", "violation"]
+RUBRICS = REPO / "examples" / "rubrics"
+N = 60
+NAMES = ["a", "b", "c"]
+
+
+def planted_truth(seed: int = 7) -> dict[str, str]:
+    rng = random.Random(seed)
+    return {f"c{i:03d}": rng.choice(LABELS) for i in range(N)}
+
+
+def write_cases(path: Path, truth: dict[str, str]) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for case_id in truth:
+            case = {
+                "id": case_id,
+                "question": f"[{case_id}] Can I get a refund after 40 days?",
+                "contexts": ["Refunds are accepted within 30 days of delivery."],
+                "answer": f"Answer number {case_id}: refunds run for 30 days.",
+            }
+            handle.write(json.dumps(case) + "\n")
+    return path
+
+
+Make = Callable[..., FakeOpenAIServer]
+
+
+def start_jurors(make: Make, jurors: list[PlantedJuror], names: list[str]) -> dict[str, Any]:
+    return {
+        name: make(responder=juror, model=f"juror-{name}-2024-01-01")
+        for name, juror in zip(names, jurors, strict=True)
+    }
+
+
+def write_jury(path: Path, servers: dict[str, FakeOpenAIServer], **rules: Any) -> Path:
+    jurors = [
+        {
+            "name": name,
+            "model": s.model,
+            "base_url": s.base_url,
+            "api_key_env": "JUROR_KEY",
+            "concurrency": 4,
+            "sampling": {"temperature": 0, "seed": 1},
+        }
+        for name, s in servers.items()
+    ]
+    path.write_text(yaml.safe_dump({"jurors": jurors, **rules}), "utf-8")
+    return path
+
+
+def grade(tmp_path: Path, jury: Path, cases: Path, out: Path) -> int:
+    args = [
+        "grade",
+        str(cases),
+        "--rubric",
+        "policy",
+        "--rubrics-dir",
+        str(RUBRICS),
+        "--jury",
+        str(jury),
+        "-o",
+        str(out),
+        "--summary",
+        str(out / "summary.json"),
+        "--max-error-rate",
+        "1",
+    ]
+    env = {"JUROR_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    return main(args, env=env)
+
+
+def accuracy(labels: dict[str, str | None], truth: dict[str, str]) -> float:
+    """Share of all cases given the true label (an undecided or failed case is wrong)."""
+    return sum(labels.get(i) == t for i, t in truth.items()) / len(truth)
+
+
+@pytest.fixture
+def truth() -> dict[str, str]:
+    return planted_truth()
+
+
+def correlated(truth: dict[str, str]) -> list[PlantedJuror]:
+    return plant_panel(
+        truth,
+        LABELS,
+        error_rates=[0.2, 0.25, 0.15],
+        shared=[0, 1],
+        malformed_rate=[0, 0, 0.1],
+        seed=1,
+    )
+
+
+def independent(truth: dict[str, str]) -> list[PlantedJuror]:
+    return plant_panel(
+        truth, LABELS, error_rates=[0.15, 0.15, 0.15], malformed_rate=[0, 0, 0.1], seed=2
+    )
+
+
+def test_every_vote_recorded_and_one_request_per_juror_per_case(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+) -> None:
+    jurors = correlated(truth)
+    servers = start_jurors(server_factory, jurors, NAMES)
+    cases, out = write_cases(tmp_path / "cases.jsonl", truth), tmp_path / "out"
+    jury = write_jury(tmp_path / "jury.yaml", servers)
+    assert grade(tmp_path, jury, cases, out) == 0
+    malformed = jurors[2].malformed
+    assert len(malformed) == N // 10
+    assert servers["a"].stats.requests == servers["b"].stats.requests == N
+    # the malformed juror asks once per case, and repairs once where the reply is not JSON
+    assert servers["c"].stats.requests == N + len(malformed)
+
+    records = read_jsonl(out / "policy.jsonl")
+    assert [r["id"] for r in records] == list(truth)
+    for record in records:
+        votes = record["panel"]["jurors"]
+        assert [v["juror"] for v in votes] == NAMES
+        assert [v["judge"]["model"] for v in votes] == [s.model for s in servers.values()]
+        if record["id"] in malformed:
+            assert record["panel"]["votes"] == "2 of 3"
+            assert [f["juror"] for f in record["panel"]["failed"]] == ["c"]
+            assert record["panel"]["failed"][0]["status"] == "parse_error"
+            assert votes[2]["status"] == "parse_error"
+        else:
+            assert record["panel"]["votes"] == "3 of 3" and record["panel"]["failed"] == []
+    for name in NAMES:  # each juror's file is a single judge's
+        own = read_jsonl(out / "jurors" / f"{name}.jsonl")
+        assert [r["id"] for r in own] == list(truth) and "panel" not in own[0]
+    bad = {r["id"] for r in read_jsonl(out / "jurors" / "c.jsonl") if r["status"] == "parse_error"}
+    assert bad == malformed
+
+    for server in servers.values():
+        server.reset_stats()
+    assert grade(tmp_path, jury, cases, out) == 0
+    assert servers["a"].stats.requests == servers["b"].stats.requests == 0
+    # only the failed cases are asked again, as a single judge's resume does
+    assert servers["c"].stats.requests == 2 * len(malformed)
+    again = read_jsonl(out / "policy.jsonl")
+    assert [decision(r) for r in again] == [decision(r) for r in records]
+
+
+def decision(record: dict[str, Any]) -> tuple[Any, ...]:
+    panel = record["panel"]
+    return record["id"], record["status"], record["label"], panel["votes"], panel["tally"]
+
+
+def test_the_summary_measures_the_panel_as_the_libraries_do(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+) -> None:
+    servers = start_jurors(server_factory, correlated(truth), NAMES)
+    cases, out = write_cases(tmp_path / "cases.jsonl", truth), tmp_path / "out"
+    assert grade(tmp_path, write_jury(tmp_path / "jury.yaml", servers), cases, out) == 0
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    agreement = summary["jury"]["agreement"]
+    table = [
+        [
+            r["label"] if r["status"] == "ok" else None
+            for r in read_jsonl(out / "jurors" / f"{n}.jsonl")
+        ]
+        for n in NAMES
+    ]
+    codes = {label: i for i, label in enumerate(LABELS)}
+    data = np.array([[np.nan if v is None else codes[v] for v in row] for row in table])
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+    assert agreement["krippendorff_alpha"] == pytest.approx(expected, abs=1e-6)
+    assert summary["jury"]["votes"] == {"2 of 3": N // 10, "3 of 3": N - N // 10}
+    assert set(summary["jury"]["jurors"]) == set(NAMES)
+    assert summary["jury"]["jurors"]["c"]["status"]["parse_error"] == N // 10
+
+
+@pytest.mark.parametrize(("plant", "beats"), [(correlated, False), (independent, True)])
+def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str], plant: Any, beats: bool
+) -> None:
+    servers = start_jurors(server_factory, plant(truth), NAMES)
+    cases, out = write_cases(tmp_path / "cases.jsonl", truth), tmp_path / "out"
+    summary = grade_file_with_jury(
+        load_jury(write_jury(tmp_path / "jury.yaml", servers)),
+        cases,
+        out,
+        "policy",
+        rubrics_dir=RUBRICS,
+        env={"JUROR_KEY": "sk-test"},
+        n_boot=50,
+    )
+    panel = accuracy({r["id"]: r["label"] for r in read_jsonl(out / "policy.jsonl")}, truth)
+    best = max(
+        accuracy({r["id"]: r["label"] for r in read_jsonl(out / "jurors" / f"{n}.jsonl")}, truth)
+        for n in NAMES
+    )
+    assert (panel > best) is beats
+    assert summary["jury"]["outcomes"]["unanimous"] > 0
+
+
+def test_an_even_panel_tie_is_no_majority_whatever_the_order(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+) -> None:
+    jurors = plant_panel(truth, LABELS, error_rates=[0.2, 0.2], seed=4)
+    servers = start_jurors(server_factory, jurors, ["a", "b"])
+    cases = write_cases(tmp_path / "cases.jsonl", truth)
+    outcomes = []
+    for order in (["a", "b"], ["b", "a"]):
+        out = tmp_path / "-".join(order)
+        jury = write_jury(tmp_path / f"{out.name}.yaml", {n: servers[n] for n in order})
+        assert grade(tmp_path, jury, cases, out) == 0
+        outcomes.append(
+            {
+                r["id"]: (r["status"], r["label"], r["panel"]["outcome"])
+                for r in read_jsonl(out / "policy.jsonl")
+            }
+        )
+    assert outcomes[0] == outcomes[1]
+    split = set(jurors[0].errors) | set(jurors[1].errors)
+    assert len(split) == 24
+    for case_id, (status, label, outcome) in outcomes[0].items():
+        if case_id in split:
+            assert (status, label, outcome) == ("abstained", None, "no_majority")
+        else:
+            assert (status, label, outcome) == ("ok", truth[case_id], "unanimous")
+
+
+def test_a_bad_jury_file_is_a_usage_error_naming_it(tmp_path: Path, truth: dict[str, str]) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", truth)
+    jury = tmp_path / "jury.yaml"
+    jury.write_text("jurors: [{name: a, model: m}]\n", "utf-8")
+    assert grade(tmp_path, jury, cases, tmp_path / "out") == 2
+    assert not (tmp_path / "out").exists()
