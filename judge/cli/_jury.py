@@ -6,11 +6,12 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
 from judge.cli._common import config_from_args, print_summary, rubric_library
 from judge.cli._grade_many import input_file, rubric_refs
+from judge.cli._labels import human_labels_inputs, human_labels_option
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import GradeRequest
 from judge.cli._run import (
@@ -26,11 +27,13 @@ from judge.jury.config import Jury, load_jury
 from judge.jury.run import grade_panel, juror_configs, juror_path, open_panel
 from judge.rubric import Rubric, load_rubric
 
+if TYPE_CHECKING:
+    from judge.engine.measure.human_labels import HumanLabels
+
 _NOT_WITH_JURY = {
     "batch_api": "--batch-api",
     "export_batch": "--export-batch",
     "import_batch": "--import-batch",
-    "human_labels": "--human-labels",
     "html": "--html",
 }
 
@@ -56,11 +59,15 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"-o {out_dir}: with --jury the output is a folder")
     records = out_dir / f"{rubric.id}.jsonl"
+    labels = human_labels_option(request)
     inputs = [] if request.input == "-" else [Path(request.input)]
+    inputs += human_labels_inputs(request)
     check_outputs(_outputs(request, jury, out_dir, records), inputs, overwrite=request.overwrite)
     _announce(jury)
     with input_file(request.input, request.input_format) as input_path:
-        summary = asyncio.run(_grade(jury, rubric, configs, input_path, out_dir, request, base))
+        summary = asyncio.run(
+            _grade(jury, rubric, configs, input_path, out_dir, request, base, labels)
+        )
     print_summary(summary)
     _print_panel(summary["jury"])
     print(f"records: {records} (jurors: {out_dir / 'jurors'})", file=sys.stderr)
@@ -79,6 +86,7 @@ async def _grade(
     out_dir: Path,
     request: GradeRequest,
     base: JudgeConfig,
+    labels: HumanLabels | None,
 ) -> dict[str, Any]:
     async with open_panel(jury, rubric, configs) as panel:
         return await grade_panel(
@@ -89,6 +97,7 @@ async def _grade(
             overwrite=request.overwrite,
             use_cache=base.use_cache,
             prices=prices_from_args(request, configs[0]),
+            human_labels=labels,
         )
 
 
@@ -118,3 +127,16 @@ def _print_panel(panel: dict[str, Any]) -> None:
         f"n_eff {agreement['n_eff']} of {len(agreement['jurors'])}",
         file=sys.stdout,
     )
+    humans = panel.get("vs_humans")
+    if humans and "members" in humans:
+        figures = ", ".join(
+            f"{name} {m['kappa']} {m['kappa_ci95']}" for name, m in humans["members"].items()
+        )
+        versus = humans["panel_vs_best"]
+        print(
+            f"vs people (kappa, 95%): {figures}; panel vs best juror {humans['best_juror']}: "
+            f"{versus['verdict']} (McNemar p {versus['mcnemar']['p_value']:.3g}); "
+            f"errors' mean correlation {humans['error_correlation']['mean']}; "
+            f"cost x{humans['cost_ratio']}",
+            file=sys.stdout,
+        )

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judge.config import JudgeConfig
+from judge.engine.measure.human_labels import HumanLabels, to_human_labels
 from judge.jury.config import Jury
 from judge.jury.run import grade_panel, juror_configs, open_panel
 from judge.rubric import Rubric, RubricLibrary, load_rubric
@@ -32,12 +33,16 @@ async def agrade_file_with_jury(
     env: Mapping[str, str] | None = None,
     rubrics_dir: Path | RubricLibrary | None = None,
     http_client: httpx.AsyncClient | None = None,
+    human_labels: HumanLabels | str | Path | Iterable[Mapping[str, Any]] | None = None,
     **options: Any,
 ) -> dict[str, Any]:
     """Grade a file with every juror into `out_dir/jurors/<name>.jsonl` and the panel into
-    `out_dir/<rubric>.jsonl`; the panel's summary. `config` gives the settings every juror
-    shares (timeouts, retries, cache); `env` the jurors' `api_key_env` (default
-    `os.environ`). Options: see `judge.jury.run.grade_panel`."""
+        `out_dir/<rubric>.jsonl`; the panel's summary. `config` gives the settings every juror
+        shares (timeouts, retries, cache); `env` the jurors' `api_key_env` (default
+        `os.environ`). `human_labels` (a CSV/JSONL path, or rows with `id` and `label`) add
+    `jury.vs_humans` (judge.jury.humans). Options: see `judge.jury.run.grade_panel`."""
+    if human_labels is not None:
+        options["human_labels"] = to_human_labels(human_labels)
     base = config or JudgeConfig()
     loaded = rubric if isinstance(rubric, Rubric) else load_rubric(rubric, rubrics_dir)
     configs = juror_configs(jury, base, os.environ if env is None else env)

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,16 +27,20 @@ from judge.api import make_backend, open_cache
 from judge.config import JudgeConfig
 from judge.engine.files import Selection, grade_file
 from judge.engine.grader import Grader
+from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.records import scan_records
 from judge.engine.summary import summarise
 from judge.errors import UsageError
 from judge.jury.config import Jury, juror_config
+from judge.jury.humans import against_humans
 from judge.jury.records import PanelRecord, panel_identity, panel_record
 from judge.rubric import Rubric
 from judge.schemas import GradedRecord
 
 if TYPE_CHECKING:
     import httpx
+
+    from judge.engine.measure.human_labels import HumanLabels
 
 
 @dataclass(frozen=True)
@@ -95,11 +100,19 @@ async def grade_panel(
     use_cache: bool = True,
     prices: tuple[float, float] | None = None,
     n_boot: int = 1000,
+    human_labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     """Grade `input_path` with every juror, then write the panel's records to
     `out_dir/<rubric>.jsonl`; the panel's summary, with `jury` (each juror's summary, the
-    panel's outcomes and `agreement`: calibration.agreement.panel)."""
+    panel's outcomes and `agreement`: calibration.agreement.panel). The input (and the
+    `human_labels`, against it) is validated before any juror is asked anything; with
+    labels, `jury.vs_humans` compares every juror and the panel with people
+    (judge.jury.humans)."""
     names = [j.name for j in panel.jury.jurors]
+    await asyncio.to_thread(validate_file, input_path, [panel.rubric])
+    if human_labels is not None:
+        ids = (c.id for c in iter_cases(input_path))
+        await asyncio.to_thread(human_labels.check, panel.rubric, ids)
     paths = [juror_path(out_dir, n) for n in names]
     if overwrite:
         for path in paths:
@@ -123,6 +136,16 @@ async def grade_panel(
         name: _juror_summary(s, str(path))
         for name, s, path in zip(names, summaries, paths, strict=True)
     }
+    if human_labels is not None:
+        tokens = {
+            n: s["tokens"]["prompt"] + s["tokens"]["completion"]
+            for n, s in zip(names, summaries, strict=True)
+        }
+        records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
+        compare = partial(
+            against_humans, records, panel.rubric, human_labels, tokens=tokens, n_bootstrap=n_boot
+        )
+        summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
     return summary
 
 

@@ -18,6 +18,7 @@ import krippendorff
 import numpy as np
 import pytest
 import yaml
+from sklearn.metrics import cohen_kappa_score
 
 from judge.cli import main
 from judge.jury import grade_file_with_jury, load_jury
@@ -208,7 +209,8 @@ def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
         "policy",
         rubrics_dir=RUBRICS,
         env={"JUROR_KEY": "sk-test"},
-        n_boot=50,
+        n_boot=200,
+        human_labels=[{"id": i, "label": t} for i, t in truth.items()],
     )
     panel = accuracy({r["id"]: r["label"] for r in read_jsonl(out / "policy.jsonl")}, truth)
     best = max(
@@ -216,7 +218,17 @@ def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
         for n in NAMES
     )
     assert (panel > best) is beats
-    assert summary["jury"]["outcomes"]["unanimous"] > 0
+    vs = summary["jury"]["vs_humans"]
+    assert vs["panel_vs_best"]["verdict"] == ("better" if beats else "no_difference")
+    # every member's kappa is sklearn's on the same cases, a missing label a disagreement
+    columns = {n: read_jsonl(out / "jurors" / f"{n}.jsonl") for n in NAMES}
+    columns["panel"] = read_jsonl(out / "policy.jsonl")
+    for name, records in columns.items():
+        given = [r["label"] if r["status"] == "ok" else "(none)" for r in records]
+        expected = cohen_kappa_score(list(truth.values()), given)
+        assert vs["members"][name]["kappa"] == pytest.approx(expected, abs=1e-6)
+    shared = vs["error_correlation"]["pairs"]["a~b"]
+    assert shared > 0.8 if not beats else shared < 0
 
 
 def test_an_even_panel_tie_is_no_majority_whatever_the_order(
@@ -252,3 +264,70 @@ def test_a_bad_jury_file_is_a_usage_error_naming_it(tmp_path: Path, truth: dict[
     jury.write_text("jurors: [{name: a, model: m}]\n", "utf-8")
     assert grade(tmp_path, jury, cases, tmp_path / "out") == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_a_panel_short_of_min_votes_is_a_failed_case_that_fails_the_run(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+) -> None:
+    """min_votes 3 of 3: the malformed juror's cases are failed panel cases (parse_error),
+    counted against --max-error-rate like a single judge's, never a smaller silent panel."""
+    jurors = correlated(truth)
+    servers = start_jurors(server_factory, jurors, NAMES)
+    cases, out = write_cases(tmp_path / "cases.jsonl", truth), tmp_path / "out"
+    jury = write_jury(tmp_path / "jury.yaml", servers, min_votes=3)
+    args = [
+        "grade",
+        str(cases),
+        "--rubric",
+        "policy",
+        "--rubrics-dir",
+        str(RUBRICS),
+        "--jury",
+        str(jury),
+        "-o",
+        str(out),
+        "--max-error-rate",
+        "0.05",
+    ]
+    assert main(args, env={"JUROR_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path)}) == 1
+    records = {r["id"]: r for r in read_jsonl(out / "policy.jsonl")}
+    for case_id in jurors[2].malformed:
+        record = records[case_id]
+        assert (record["status"], record["label"], record["score"]) == ("parse_error", None, None)
+        assert record["panel"]["outcome"] == "short"
+        assert record["error"].startswith("votes: 2 of 3, fewer than min_votes 3 (c parse_error")
+    assert sum(r["status"] == "parse_error" for r in records.values()) == N // 10
+    for name, server in servers.items():  # each juror within its own concurrency
+        assert 1 <= server.stats.peak_concurrency <= 4, name
+
+
+def test_scores_combine_by_the_median_with_their_spread_where_the_kind_says_so(
+    tmp_path: Path, server_factory: Make
+) -> None:
+    """A scale rubric (`panel_combines = "score"`): the panel's score is the median of the
+    jurors' scores, and the record gives their spread."""
+    scores = {"a": 2, "b": 4, "c": 5}
+
+    def scale(score: int) -> Any:
+        def respond(chat: Any) -> dict[str, Any]:
+            return {"rationale": "simulated", "score": score}
+
+        return respond
+
+    servers = {
+        n: server_factory(responder=scale(s), model=f"juror-{n}-2024-01-01")
+        for n, s in scores.items()
+    }
+    cases = write_cases(tmp_path / "cases.jsonl", dict(list(planted_truth().items())[:5]))
+    out = tmp_path / "out"
+    jury = load_jury(write_jury(tmp_path / "jury.yaml", servers, scores="median"))
+    summary = grade_file_with_jury(
+        jury, cases, out, "tone", rubrics_dir=RUBRICS, env={"JUROR_KEY": "sk-test"}, n_boot=0
+    )
+    records = read_jsonl(out / "tone.jsonl")
+    assert summary["jury"]["combines"] == "score"
+    for record in records:  # tone is 1..5: (s - 1) / 4
+        assert record["status"] == "ok" and record["score"] == 0.75
+        assert record["panel"]["spread"]["min"] == 0.25
+        assert record["panel"]["spread"]["max"] == 1.0
+        assert record["panel"]["outcome"] == "no_majority" and record["label"] is None

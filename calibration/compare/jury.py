@@ -1,0 +1,122 @@
+"""A panel of judges and each of its jurors against the same human labels, side by side.
+
+Every member (each juror and the panel) is measured on the same cases, every human-
+labelled case: a case a member gave no label (a juror's failure, the panel's
+`no_majority` or short panel) counts as the label `(none)`, a disagreement with people,
+so no member looks better by dropping the cases it could not decide (its `coverage` says
+how many it decided). For each member: Cohen's kappa with its percentile bootstrap
+interval, Gwet's AC1 and accuracy. The panel is then compared with its best juror (by
+kappa) exactly as `judge gate` compares a candidate with a baseline
+(:func:`calibration.compare.judges.compare_judges`: the paired bootstrap of the kappa
+difference and McNemar's exact test), and the correlation of the jurors' errors says
+whether they fail on the same cases (the reason a panel may not beat its best member).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from calibration.agreement.coefficients import gwet_ac1
+from calibration.compare.judges import compare_judges
+from calibration.inference.intervals import DEFAULT_RESAMPLES
+
+__all__ = ["NO_LABEL", "error_correlation", "jury_vs_humans"]
+
+NO_LABEL = "(none)"
+
+
+def error_correlation(human: Sequence[str], members: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Pearson correlation of every pair of jurors' error indicators (1 where the juror's
+    label differs from the human's, 0 where it agrees), and their mean. A pair where either
+    juror is always right (or always wrong) has no correlation (``None``). Near 0:
+    independent errors, which a majority can outvote; near 1: shared errors, which it
+    cannot."""
+    errors = {
+        n: np.array([a != h for a, h in zip(v, human, strict=True)], dtype=float)
+        for n, v in members.items()
+    }
+    pairs: dict[str, float | None] = {}
+    for a, b in itertools.combinations(errors, 2):
+        x, y = errors[a], errors[b]
+        ok = np.ptp(x) > 0 and np.ptp(y) > 0
+        pairs[f"{a}~{b}"] = round(float(np.corrcoef(x, y)[0, 1]), 6) if ok else None
+    defined = [v for v in pairs.values() if v is not None]
+    return {"pairs": pairs, "mean": round(float(np.mean(defined)), 6) if defined else None}
+
+
+def jury_vs_humans(
+    ids: Sequence[str],
+    human: Sequence[str],
+    jurors: Mapping[str, Sequence[str | None]],
+    panel: Sequence[str | None],
+    *,
+    labels: Sequence[str],
+    n_bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """Each juror's and the panel's agreement with people on the same cases (module doc),
+    the panel against its best juror, and the correlation of the jurors' errors.
+    ``verdict``: ``better`` when the panel is significantly better than its best juror,
+    ``worse`` when significantly worse, else ``no_difference``."""
+    order = [*labels, NO_LABEL]
+    members = {name: _filled(v) for name, v in jurors.items()}
+    members["panel"] = _filled(panel)
+    per_member: dict[str, dict[str, Any]] = {}
+    for name, values in members.items():
+        figures = compare_judges(
+            ids, human, values, values, labels=order, n_bootstrap=n_bootstrap, seed=seed
+        )["baseline"]
+        per_member[name] = {
+            "kappa": _round(figures["kappa"]),
+            "kappa_ci95": _pair(figures["kappa_ci95"]),
+            "ac1": _round(gwet_ac1(human, values, labels=order)),
+            "accuracy": _round(figures["accuracy"]),
+            "coverage": _round(sum(v != NO_LABEL for v in values) / len(values)),
+        }
+    best = max(jurors, key=lambda n: (_finite(per_member[n]["kappa"]), -list(jurors).index(n)))
+    versus = compare_judges(
+        ids,
+        human,
+        members[best],
+        members["panel"],
+        labels=order,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        alpha=alpha,
+    )
+    return {
+        "n": len(ids),
+        "members": per_member,
+        "best_juror": best,
+        "panel_vs_best": {
+            "kappa_difference": _round(versus["difference"]["kappa"]),
+            "kappa_difference_ci95": _pair(versus["difference"]["kappa_ci95"]),
+            "mcnemar": versus["mcnemar"],
+            "verdict": versus["verdict"],
+        },
+        "error_correlation": error_correlation(human, {n: members[n] for n in jurors}),
+        "missing_label": NO_LABEL,
+    }
+
+
+def _filled(values: Sequence[str | None]) -> list[str]:
+    return [NO_LABEL if v is None else v for v in values]
+
+
+def _finite(value: float | None) -> float:
+    return -np.inf if value is None else value
+
+
+def _round(value: float) -> float | None:
+    return None if value is None or not np.isfinite(value) else round(float(value), 6)
+
+
+def _pair(ci: Any) -> list[float] | None:
+    if ci is None or not all(np.isfinite(ci)):
+        return None
+    return [round(float(ci[0]), 6), round(float(ci[1]), 6)]
