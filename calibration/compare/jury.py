@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement.coefficients import gwet_ac1
+from calibration.agreement.panel import kish_n_eff
 from calibration.compare.judges import compare_judges
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 
@@ -34,7 +35,9 @@ def error_correlation(human: Sequence[str], members: Mapping[str, Sequence[str]]
     label differs from the human's, 0 where it agrees), and their mean. A pair where either
     juror is always right (or always wrong) has no correlation (``None``). Near 0:
     independent errors, which a majority can outvote; near 1: shared errors, which it
-    cannot."""
+    cannot. ``n_eff``: Kish's effective number of votes from the mean
+    (:func:`calibration.agreement.panel.kish_n_eff`), how many jurors' worth of independent
+    errors the panel has (above k when errors avoid each other)."""
     errors = {
         n: np.array([a != h for a, h in zip(v, human, strict=True)], dtype=float)
         for n, v in members.items()
@@ -45,7 +48,13 @@ def error_correlation(human: Sequence[str], members: Mapping[str, Sequence[str]]
         ok = np.ptp(x) > 0 and np.ptp(y) > 0
         pairs[f"{a}~{b}"] = round(float(np.corrcoef(x, y)[0, 1]), 6) if ok else None
     defined = [v for v in pairs.values() if v is not None]
-    return {"pairs": pairs, "mean": round(float(np.mean(defined)), 6) if defined else None}
+    mean = float(np.mean(defined)) if defined else float("nan")
+    n_eff = kish_n_eff(len(errors), mean) if errors else float("nan")
+    return {
+        "pairs": pairs,
+        "mean": None if np.isnan(mean) else round(mean, 6),
+        "n_eff": None if np.isnan(n_eff) else round(n_eff, 6),
+    }
 
 
 def jury_vs_humans(

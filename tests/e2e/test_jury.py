@@ -227,8 +227,9 @@ def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
         given = [r["label"] if r["status"] == "ok" else "(none)" for r in records]
         expected = cohen_kappa_score(list(truth.values()), given)
         assert vs["members"][name]["kappa"] == pytest.approx(expected, abs=1e-6)
-    shared = vs["error_correlation"]["pairs"]["a~b"]
-    assert shared > 0.8 if not beats else shared < 0
+    errors = vs["error_correlation"]
+    assert errors["pairs"]["a~b"] > 0.8 if not beats else errors["pairs"]["a~b"] < 0
+    assert errors["n_eff"] == pytest.approx(3 / (1 + 2 * errors["mean"]), abs=1e-5)
 
 
 def test_an_even_panel_tie_is_no_majority_whatever_the_order(
