@@ -332,3 +332,23 @@ def test_scores_combine_by_the_median_with_their_spread_where_the_kind_says_so(
         assert record["panel"]["spread"]["min"] == 0.25
         assert record["panel"]["spread"]["max"] == 1.0
         assert record["panel"]["outcome"] == "no_majority" and record["label"] is None
+
+
+def test_a_fatal_juror_error_stops_the_run_and_a_bad_input_sends_nothing(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+) -> None:
+    servers = start_jurors(server_factory, correlated(truth), NAMES)
+    cases = write_cases(tmp_path / "cases.jsonl", truth)
+    bad = tmp_path / "bad.jsonl"
+    lines = cases.read_text("utf-8").splitlines()
+    bad.write_text("\n".join([*lines[:3], lines[1]]) + "\n", "utf-8")  # a duplicate id
+    jury = write_jury(tmp_path / "jury.yaml", servers)
+    assert grade(tmp_path, jury, bad, tmp_path / "bad-out") == 2
+    assert sum(s.stats.requests for s in servers.values()) == 0
+    assert not (tmp_path / "bad-out" / "jurors").exists()
+
+    locked = server_factory(api_key="sk-other", model="juror-d-2024-01-01")
+    jury = write_jury(tmp_path / "fatal.yaml", {"a": servers["a"], "d": locked})
+    assert grade(tmp_path, jury, cases, tmp_path / "fatal") == 1
+    assert locked.stats.requests_by_path["/v1/chat/completions"] >= 1  # refused: 401
+    assert not (tmp_path / "fatal" / "policy.jsonl").exists()
