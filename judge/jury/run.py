@@ -13,6 +13,7 @@ their finished cases is asked again) and rebuilds the panel's.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -30,8 +31,8 @@ from judge.engine.grader import Grader
 from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.records import scan_records
 from judge.engine.summary import summarise
-from judge.errors import UsageError
-from judge.jury.config import Jury, juror_config
+from judge.errors import ApiError, UsageError
+from judge.jury.config import Juror, Jury, juror_config
 from judge.jury.humans import against_humans
 from judge.jury.records import PanelRecord, panel_identity, panel_record
 from judge.rubric import Rubric
@@ -118,7 +119,13 @@ async def grade_panel(
         for path in paths:
             path.unlink(missing_ok=True)
 
-    async def one(grader: Grader, path: Path) -> dict[str, Any]:
+    async def one(grader: Grader, path: Path, juror: Juror) -> dict[str, Any]:
+        try:
+            return await _grade_juror(grader, path)
+        except ApiError as exc:
+            raise _naming(exc, juror) from exc
+
+    async def _grade_juror(grader: Grader, path: Path) -> dict[str, Any]:
         return await grade_file(
             grader,
             input_path,
@@ -128,7 +135,9 @@ async def grade_panel(
             prices=prices,
         )
 
-    summaries = await _all([one(g, p) for g, p in zip(panel.graders, paths, strict=True)])
+    summaries = await _all(
+        [one(g, p, j) for g, p, j in zip(panel.graders, paths, panel.jury.jurors, strict=True)]
+    )
     output = out_dir / f"{panel.rubric.id}.jsonl"
     await asyncio.to_thread(_write_panel, panel, paths, output)
     summary = await asyncio.to_thread(_summarise_panel, panel, paths, output, prices, n_boot)
@@ -147,6 +156,14 @@ async def grade_panel(
         )
         summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
     return summary
+
+
+def _naming(exc: ApiError, juror: Juror) -> ApiError:
+    """The same error, its message saying which juror (and which key variable) it was."""
+    named = copy.copy(exc)
+    key = f"; its key is ${juror.api_key_env}" if juror.api_key_env else ""
+    named.args = (f"juror {juror.name!r} ({juror.model}{key}): {exc}",)
+    return named
 
 
 async def _all(jobs: list[Any]) -> list[dict[str, Any]]:

@@ -335,7 +335,7 @@ def test_scores_combine_by_the_median_with_their_spread_where_the_kind_says_so(
 
 
 def test_a_fatal_juror_error_stops_the_run_and_a_bad_input_sends_nothing(
-    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+    tmp_path: Path, server_factory: Make, truth: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     servers = start_jurors(server_factory, correlated(truth), NAMES)
     cases = write_cases(tmp_path / "cases.jsonl", truth)
@@ -352,3 +352,6 @@ def test_a_fatal_juror_error_stops_the_run_and_a_bad_input_sends_nothing(
     assert grade(tmp_path, jury, cases, tmp_path / "fatal") == 1
     assert locked.stats.requests_by_path["/v1/chat/completions"] >= 1  # refused: 401
     assert not (tmp_path / "fatal" / "policy.jsonl").exists()
+    assert (
+        "juror 'd' (juror-d-2024-01-01; its key is $JUROR_KEY): HTTP 401" in capsys.readouterr().err
+    )
