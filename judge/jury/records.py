@@ -75,11 +75,13 @@ def _decision(result: Tally, combines: str) -> tuple[Status, str | None, float |
     if result.outcome == "short":
         failures = {f["status"] for f in result.failed}
         return ("api_error" if failures == {"api_error"} else "parse_error"), None, None
+    if result.outcome == "abstained":  # most of the panel abstained: so does the panel
+        return "abstained", None, None
     if combines == "score":
         if result.score is None:
             return "abstained", None, None
         return "ok", result.label, result.score
-    if result.outcome in ("no_majority", "abstained"):
+    if result.outcome == "no_majority":
         return "abstained", None, None
     return "ok", result.label, result.score
 
