@@ -119,6 +119,15 @@ def rows(name: str, result: dict[str, Any]) -> list[str]:
         f"{versus['mcnemar']['p_value']:.3g}: **{versus['verdict']}** | errors' r "
         f"{vs['error_correlation']['mean']:+.3f}, n_eff {vs['error_correlation']['n_eff']:.2f} |"
     )
+    learned = vs["learned_weights"]
+    k = learned["kappa_on_test"]
+    verdicts = (learned["learned_vs_vote"]["verdict"], learned["learned_vs_best"]["verdict"])
+    out.append(
+        f"| {name} | learned weights (Dawid-Skene, dev {learned['dev']}, test "
+        f"{learned['test']}) | | | | test kappa {k['learned']:.3f} (vote {k['vote']:.3f}, best "
+        f"juror {k[learned['best_juror_on_test']]:.3f}): vs vote **{verdicts[0]}**, vs best "
+        f"**{verdicts[1]}** | |"
+    )
     return out
 
 

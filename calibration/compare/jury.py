@@ -10,6 +10,8 @@ kappa) exactly as `judge gate` compares a candidate with a baseline
 (:func:`calibration.compare.judges.compare_judges`: the paired bootstrap of the kappa
 difference and McNemar's exact test), and the correlation of the jurors' errors says
 whether they fail on the same cases (the reason a panel may not beat its best member).
+Learned weights (Dawid-Skene confusions from a dev half of the labelled cases) are judged
+on the other half against the vote and the best juror (`learned_weights`).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement.coefficients import gwet_ac1
+from calibration.agreement.metrics import confusion, kappa_from_confusion
 from calibration.agreement.panel import kish_n_eff
 from calibration.compare.judges import compare_judges
+from calibration.estimates.dawid_skene import class_prior, juror_confusions, posterior_labels
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 
-__all__ = ["NO_LABEL", "error_correlation", "jury_vs_humans"]
+__all__ = ["NO_LABEL", "error_correlation", "jury_vs_humans", "learned_weights"]
 
 NO_LABEL = "(none)"
 
@@ -109,7 +113,83 @@ def jury_vs_humans(
             "verdict": versus["verdict"],
         },
         "error_correlation": error_correlation(human, {n: members[n] for n in jurors}),
+        "learned_weights": learned_weights(
+            ids, human, jurors, panel, labels=labels, n_bootstrap=n_bootstrap, seed=seed
+        ),
         "missing_label": NO_LABEL,
+    }
+
+
+def learned_weights(
+    ids: Sequence[str],
+    human: Sequence[str],
+    jurors: Mapping[str, Sequence[str | None]],
+    panel: Sequence[str | None],
+    *,
+    labels: Sequence[str],
+    n_bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> dict[str, Any] | None:
+    """Dawid-Skene weights learned on a seeded half of the labelled cases (the dev split:
+    each juror's confusion and the class prior, calibration.estimates.dawid_skene), judged
+    on the other half (the test split) against the panel's vote and every juror: kappa of
+    each on the test cases, and the learned panel against the vote and against the best
+    juror on the test split (paired bootstrap and McNemar). ``None`` under 20 cases."""
+    n = len(ids)
+    if n < 20:
+        return None
+    order = np.random.default_rng(seed).permutation(n)
+    dev, test = sorted(order[: n // 2]), sorted(order[n // 2 :])
+    pick = lambda values, rows: [values[i] for i in rows]  # noqa: E731
+    confusions = juror_confusions(
+        pick(human, dev), {j: pick(v, dev) for j, v in jurors.items()}, labels=labels
+    )
+    prior = class_prior(pick(human, dev), labels=labels)
+    test_jurors = {j: pick(v, test) for j, v in jurors.items()}
+    learned = posterior_labels(test_jurors, confusions, prior, labels=labels)
+    order_labels = [*labels, NO_LABEL]
+    h, test_ids = pick(human, test), pick(ids, test)
+    columns = {j: _filled(v) for j, v in test_jurors.items()}
+    columns["vote"] = _filled(pick(panel, test))
+    columns["learned"] = _filled(learned)
+
+    def versus(baseline: str) -> dict[str, Any]:
+        result = compare_judges(
+            test_ids,
+            h,
+            columns[baseline],
+            columns["learned"],
+            labels=order_labels,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+            alpha=alpha,
+        )
+        return {
+            "kappa_difference": _round(result["difference"]["kappa"]),
+            "kappa_difference_ci95": _pair(result["difference"]["kappa_ci95"]),
+            "mcnemar_p": result["mcnemar"]["p_value"],
+            "verdict": result["verdict"],
+        }
+
+    kappas = {
+        name: _round(kappa_from_confusion(confusion(h, v, labels=order_labels)))
+        for name, v in columns.items()
+    }
+    best = max(jurors, key=lambda j: (_finite(kappas[j]), -list(jurors).index(j)))
+    return {
+        "dev": len(dev),
+        "test": len(test),
+        "seed": seed,
+        "confusions": {
+            j: {"labels": list(labels), "matrix": np.round(m, 6).tolist()}
+            for j, m in confusions.items()
+        },
+        "prior": np.round(prior, 6).tolist(),
+        "kappa_on_test": kappas,
+        "best_juror_on_test": best,
+        "learned_vs_vote": versus("vote"),
+        "learned_vs_best": versus(best),
     }
 
 

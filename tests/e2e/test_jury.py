@@ -227,6 +227,9 @@ def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
         given = [r["label"] if r["status"] == "ok" else "(none)" for r in records]
         expected = cohen_kappa_score(list(truth.values()), given)
         assert vs["members"][name]["kappa"] == pytest.approx(expected, abs=1e-6)
+    learned = vs["learned_weights"]  # Dawid-Skene on a dev half, judged on the other
+    assert (learned["dev"], learned["test"]) == (N // 2, N // 2)
+    assert set(learned["confusions"]) == set(NAMES)
     errors = vs["error_correlation"]
     assert errors["pairs"]["a~b"] > 0.8 if not beats else errors["pairs"]["a~b"] < 0
     assert errors["n_eff"] == pytest.approx(3 / (1 + 2 * errors["mean"]), abs=1e-5)
