@@ -195,6 +195,19 @@ def test_the_summary_measures_the_panel_as_the_libraries_do(
     assert set(summary["jury"]["jurors"]) == set(NAMES)
     assert summary["jury"]["jurors"]["c"]["status"]["parse_error"] == N // 10
 
+    # `judge calibrate` reads the panel's records (and each juror's) as any records file
+    human = tmp_path / "human.csv"
+    human.write_text("id,label\n" + "".join(f"{i},{t}\n" for i, t in truth.items()), "utf-8")
+    for name, path in [("panel", out / "policy.jsonl"), ("c", out / "jurors" / "c.jsonl")]:
+        report = tmp_path / f"cal-{name}"
+        assert main(["calibrate", str(path), str(human), "-o", str(report)], env={}) == 0
+        result = json.loads((report / "calibration.json").read_text("utf-8"))
+        decided = [r for r in read_jsonl(path) if r["status"] == "ok"]
+        expected = cohen_kappa_score(
+            [truth[r["id"]] for r in decided], [r["label"] for r in decided]
+        )
+        assert result["kappa"] == pytest.approx(expected, abs=1e-9)
+
 
 @pytest.mark.parametrize(("plant", "beats"), [(correlated, False), (independent, True)])
 def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
