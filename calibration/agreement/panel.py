@@ -28,7 +28,7 @@ def kish_n_eff(k: int, rho_bar: float) -> float:
     perfectly correlated (one vote, asked ``k`` times); above ``k`` for negative ``rho_bar``.
     Undefined (``nan``) when ``rho_bar`` is.
 
-    Reference: Kish (1965), *Survey Sampling*, Wiley, sec. 5.4 (design effect
+    Reference: Kish (1965), *Survey Sampling*, Wiley, ch. 5 (the design effect
     ``1 + (m - 1) rho``); applied to LLM juries in arXiv 2605.29800.
     """
     if k < 1:
