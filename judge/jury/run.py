@@ -28,8 +28,9 @@ from judge.api import make_backend, open_cache
 from judge.config import JudgeConfig
 from judge.engine.files import Selection, grade_file
 from judge.engine.grader import Grader
+from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
-from judge.engine.records import scan_records
+from judge.engine.records import check_resumable, scan_records
 from judge.engine.summary import summarise
 from judge.errors import ApiError, UsageError
 from judge.jury.config import Juror, Jury, juror_config
@@ -118,6 +119,8 @@ async def grade_panel(
     if overwrite:
         for path in paths:
             path.unlink(missing_ok=True)
+    for grader, path in zip(panel.graders, paths, strict=True):  # all before any is asked
+        await asyncio.to_thread(_check_resumable, grader, path)
 
     async def one(grader: Grader, path: Path, juror: Juror) -> dict[str, Any]:
         try:
@@ -156,6 +159,16 @@ async def grade_panel(
         )
         summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
     return summary
+
+
+def _check_resumable(grader: Grader, path: Path) -> None:
+    check_resumable(
+        path,
+        rubric_sha256=grader.rubric.sha256,
+        rubric_ref=grader.rubric.ref,
+        judge_id=grader.judge_id,
+        judge=describe_identity(grader.identity),
+    )
 
 
 def _naming(exc: ApiError, juror: Juror) -> ApiError:

@@ -371,3 +371,19 @@ def test_a_fatal_juror_error_stops_the_run_and_a_bad_input_sends_nothing(
     assert (
         "juror 'd' (juror-d-2024-01-01; its key is $JUROR_KEY): HTTP 401" in capsys.readouterr().err
     )
+
+
+def test_a_juror_changed_between_runs_is_refused_before_any_juror_is_asked(
+    tmp_path: Path, server_factory: Make, truth: dict[str, str]
+) -> None:
+    servers = start_jurors(server_factory, correlated(truth), NAMES)
+    cases, out = write_cases(tmp_path / "cases.jsonl", truth), tmp_path / "out"
+    assert grade(tmp_path, write_jury(tmp_path / "jury.yaml", servers), cases, out) == 0
+    for server in servers.values():
+        server.reset_stats()
+    spec = yaml.safe_load((tmp_path / "jury.yaml").read_text("utf-8"))
+    spec["jurors"][2]["sampling"] = {"temperature": 0.7, "seed": 1}  # c is another judge now
+    (tmp_path / "changed.yaml").write_text(yaml.safe_dump(spec), "utf-8")
+    (out / "jurors" / "a.jsonl").unlink()  # a has every case to grade again
+    assert grade(tmp_path, tmp_path / "changed.yaml", cases, out) == 2
+    assert sum(s.stats.requests for s in servers.values()) == 0
