@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
-from calibration.io.rows import read_rows
+from calibration.io.rows import read_label_rows
 
 __all__ = [
     "JoinedLabels",
@@ -117,7 +117,7 @@ def read_labels(path: str | Path, *, field: str = "label") -> LabelSet:
     empty or null. A record whose ``status`` is ``abstained`` counts as the label
     ``abstained`` (for the ``label`` field), so abstentions are compared, not dropped.
     """
-    return _collect(Path(path), read_rows(path), field)
+    return _collect(Path(path), read_label_rows(path), field)
 
 
 def labels_from_rows(

@@ -34,16 +34,20 @@ from typing import Any, Literal
 from calibration.errors import CalibrationInputError
 
 __all__ = [
+    "FORMULA_STARTS",
     "MAX_DEPTH",
     "MAX_LINE_BYTES",
     "NOT_JSONL",
     "TOO_DEEP",
     "csv_header",
+    "escape_cell",
     "is_csv",
     "iter_rows",
     "nested_too_deep",
+    "read_label_rows",
     "read_rows",
     "row_format",
+    "unescape_cell",
 ]
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -244,3 +248,36 @@ def read_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield line, row
     except OSError as exc:
         raise CalibrationInputError(f"cannot read the file: {exc.strerror}", path=file) from exc
+
+
+# ---- label CSVs and spreadsheets ----------------------------------------------------------
+
+#: A cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_cell(text: str) -> str:
+    """``text`` safe to open in a spreadsheet: a leading ``'`` before a formula start (and
+    before a ``'`` that already precedes one, so :func:`unescape_cell` is its exact
+    inverse). ``-1`` is written ``'-1``; ``refund-014`` as it is."""
+    if text.startswith(FORMULA_STARTS) or unescape_cell(text) != text:
+        return "'" + text
+    return text
+
+
+def unescape_cell(text: str) -> str:
+    """The inverse of :func:`escape_cell`: drop a leading ``'`` that precedes a formula
+    start or another ``'``; any other cell is returned as it is."""
+    if text.startswith("'") and text[1:].startswith((*FORMULA_STARTS, "'")):
+        return text[1:]
+    return text
+
+
+def read_label_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`read_rows` of a label file: a CSV's cells are unescaped (:func:`unescape_cell`),
+    so the labels `judge label export` wrote read back exactly."""
+    csv_file = is_csv(path)
+    for line, row in read_rows(path):
+        if csv_file:
+            row = {k: unescape_cell(v) if isinstance(v, str) else v for k, v in row.items()}
+        yield line, row

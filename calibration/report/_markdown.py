@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = ["render_markdown"]
@@ -251,7 +252,7 @@ def _explained(r: dict[str, Any]) -> list[str]:
                 row["description"] + (f" (per {row['unit']})" if row["unit"] else ""),
                 row["odds_ratio"],
                 _ci(row["ci95"]),
-                row["p_value"],
+                format_p(row["p_value"]),
             ]
             for row in rows
         ]
@@ -294,3 +295,10 @@ def render_markdown(result: dict[str, Any]) -> str:
     ):
         lines += section(result)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def format_p(value: Any, *, missing: str = "—") -> str:
+    """A p-value for a reader: `< 0.001` below that (never `0.000`), else 3 decimals."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return missing
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"

@@ -69,7 +69,26 @@ def _observed(request: CalibrateRequest) -> dict[str, Any]:
         "kappa": kappa if math.isfinite(kappa) else None,
         "human_rate": binary["human_pass_rate"],
         "judge_rate": binary["judge_pass_rate"],
+        "all_n": result.get("n"),
+        "all_kappa": result.get("kappa"),
+        "labels": result.get("labels"),
     }
+
+
+def _plan_basis(seen: dict[str, Any]) -> str | None:
+    """Say so when the plan's kappa is not the one `judge calibrate` prints: the plan counts
+    pass/fail pairs only, leaving out cases either side marked abstained (or any third
+    class)."""
+    if seen["all_n"] == seen["n"] or seen["kappa"] is None:
+        return None
+    full = seen["all_kappa"]
+    shown = "undefined" if full is None else f"{full:.3f}"
+    return (
+        f"The plan's kappa {seen['kappa']:.3f} is of the {seen['n']} pass/fail pairs; "
+        f"`judge calibrate` reports kappa {shown} over all {seen['all_n']} matched cases "
+        f"(labels {', '.join(map(str, seen['labels'] or []))}): "
+        f"{seen['all_n'] - seen['n']} abstained or third-class cases are left out here."
+    )
 
 
 def _pick(flag: float | None, *fallbacks: float | None) -> float:
@@ -91,6 +110,9 @@ def run_plan(request: CalibrateRequest) -> int:
         if seen:
             now = predicted_width(seen["n"], kappa, human_rate=human, judge_rate=judge)
             print(f"The {seen['n']} labelled cases you have give an interval about {now:.3f} wide.")
+            note = _plan_basis(seen)
+            if note:
+                print(note)
     except (CalibrationInputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -190,7 +190,8 @@ def print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
-    columns = get_kind(summary["kind"]).columns
+    kind = get_kind(summary["kind"])
+    columns = kind.headings(summary)
     for heading in ["slice", "cases", "status", *columns.values()]:
         table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
     rows = [("all", summary), *summary.get("by_slice", {}).items()]
@@ -200,6 +201,8 @@ def print_summary(summary: dict[str, Any]) -> None:
         table.add_row(name, str(stats["cases"]), status, *cells)
     console = Console(file=sys.stdout, width=max(110, shutil.get_terminal_size().columns))
     console.print(table)
+    for line in [*kind.summary_notes(summary), *rules_judge_notes(summary)]:
+        console.print(line, highlight=False)
     cost = summary.get("estimated_cost_usd")
     tokens = summary["tokens"]
     console.print(
@@ -207,7 +210,24 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
+    from judge.engine.resume import run_line  # the engine loads only when a run prints
+
+    resumed = run_line(summary)
+    if resumed:
+        print(resumed, flush=True)
     print_estimates(summary)
+
+
+def rules_judge_notes(summary: dict[str, Any]) -> list[str]:
+    """Why every case abstained, when the offline rules judge graded a kind it cannot."""
+    models = summary.get("judge_models") or {}
+    status = summary.get("status") or {}
+    if set(models) == {"rules"} and status and set(status) == {"abstained"}:
+        return [
+            f"every case abstained: the offline rules judge cannot grade a "
+            f"{summary['kind']!r} rubric; use a model judge (--model)"
+        ]
+    return []
 
 
 def _fmt(value: Any) -> str:

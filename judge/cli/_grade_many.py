@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
+from calibration.io.rows import row_format
 from judge.api import open_graders
 from judge.cli._common import (
     announce_judge,
@@ -29,7 +30,7 @@ from judge.cli._common import (
     show_progress,
 )
 from judge.cli._diagnosis import print_diagnosis
-from judge.cli._outputs import Output, check_outputs
+from judge.cli._outputs import Output, check_outputs, require_inputs
 from judge.cli._run import finish_pass, prices_from_args, selection_from_args
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
@@ -180,6 +181,7 @@ def _outputs(args: GradeRequest, rubrics: Sequence[Rubric]) -> dict[str, Path]:
     if stdin and args.output is None:
         raise UsageError("reading cases from stdin (-) needs -o OUT/: the folder a rerun resumes")
     folder = args.output or Path(f"{Path(args.input).stem}.graded")
+    require_inputs([] if stdin else [Path(args.input)])
     if folder.exists() and not folder.is_dir():
         raise UsageError(
             f"-o {folder} is a file; with several rubrics -o names a folder that gets one "
@@ -209,10 +211,17 @@ class input_file:  # noqa: N801 (used as a context manager, like open)
         return path
 
     def _spool(self) -> Path:
-        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
-        with tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False) as handle:
+        with tempfile.NamedTemporaryFile(prefix="stdin-", delete=False) as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
-        self._tmp = Path(handle.name)
+        spooled = Path(handle.name)
+        fmt = self.fmt or row_format(spooled)  # no --input-format: by the first character
+        if self.fmt is None and fmt == "csv":
+            print(
+                "judge: <stdin> read as CSV (it does not start with '{'); pass "
+                "--input-format jsonl or csv to say which",
+                file=sys.stderr,
+            )
+        self._tmp = spooled.rename(spooled.with_suffix(f".{fmt}"))
         return self._tmp
 
     def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:

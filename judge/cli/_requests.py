@@ -211,6 +211,7 @@ class LabelRequest:
     records: Path | None
     db: Path | None
     output: Path | None
+    overwrite: bool
     host: str
     port: int
     sample: int | None

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from calibration.errors import CalibrationInputError
-from calibration.io.labels import read_rows
+from calibration.io.rows import read_label_rows
 from calibration.pairs.teaching_cases import AlignmentSet, alignment_set
 from judge.cli._common import EXIT_OK, add_rubrics_dir_option, rubric_library, user_rubric_dirs
 from judge.cli._flag_types import non_negative_int, test_split
@@ -207,7 +207,7 @@ def _check_records(records: Path, rubric: Rubric) -> str | None:
     """The records must be the judge's with this rubric (a plain id,label file passes);
     returns the model that graded them (None: the rules judge, or not said)."""
     try:
-        first = next((row for _, row in read_rows(records)), None)
+        first = next((row for _, row in read_label_rows(records)), None)
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
     graded = first.get("rubric") if first else None
@@ -218,6 +218,13 @@ def _check_records(records: Path, rubric: Rubric) -> str | None:
         )
     judge = first.get("judge") if first else None
     model = judge.get("model") if isinstance(judge, dict) else None
+    if model == RULES_MODEL:
+        print(
+            f"judge align: warning: --records {records} are the offline rules judge's, which "
+            "reads no examples: the aligned rubric grades exactly as before on it (a gate then "
+            "passes with a difference of 0); align the records of the model judge you use",
+            file=sys.stderr,
+        )
     return str(model) if model and model != RULES_MODEL else None
 
 

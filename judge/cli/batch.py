@@ -14,6 +14,7 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
@@ -45,11 +46,11 @@ from judge.cli._run import (
     run_conditions,
     selection_from_args,
 )
-from judge.config import JudgeConfig, default_cache_dir
+from judge.config import JudgeConfig, default_cache_dir, endpoint_of
 from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection
 from judge.engine.pricing import prices_for
-from judge.errors import UsageError
+from judge.errors import ApiConnectionError, JudgeError, ModelNotFoundError, UsageError
 from judge.rubric import Rubric, load_rubric
 
 
@@ -157,7 +158,7 @@ async def _import(
             cache=cache,
             overwrite=request.overwrite,
             progress=show_progress(env),
-            prices=prices_from_args(request, config),
+            prices=prices_from_args(request, config, batch=True),  # the Batch API bills half
         )
     finally:
         if cache is not None:
@@ -272,7 +273,7 @@ def batch_command(request: BatchRequest, env: Mapping[str, str]) -> int:
     config = _config(request, env, manifest)
     if request.action == "status":
         ids = manifest.batch_ids if manifest else [request.batch_id]
-        for batch in asyncio.run(batch_states(config, ids)):
+        for batch in asyncio.run(_states(config, ids)):
             print(describe(batch))
         return EXIT_OK
     if manifest is None:
@@ -288,6 +289,21 @@ def batch_command(request: BatchRequest, env: Mapping[str, str]) -> int:
         return EXIT_OK
     _finish(report, output, request.summary)
     return finish_run(report.summary, output)
+
+
+async def _states(config: JudgeConfig, ids: list[str]) -> list[Any]:
+    """The batches' states; an unknown id or an endpoint that cannot be reached is said in
+    batch terms, naming the endpoint (the grading messages speak of --model)."""
+    where = endpoint_of(config.base_url)
+    try:
+        return list(await batch_states(config, ids))
+    except ModelNotFoundError:
+        raise UsageError(
+            f"the Batch API at {where} knows no batch {', '.join(ids)}: check the id "
+            "(judge grade --batch-api prints it) and --base-url"
+        ) from None
+    except ApiConnectionError as exc:
+        raise JudgeError(f"could not reach the Batch API at {where}: {exc}") from None
 
 
 def _config(

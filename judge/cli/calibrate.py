@@ -14,6 +14,7 @@ from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import CalibrateRequest, request_from
+from judge.engine.outlock import hold
 from judge.report.calibrate import write_calibration_report
 
 
@@ -32,6 +33,7 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
 def run_calibrate(args: argparse.Namespace) -> int:
     """`judge calibrate`, writing the HTML report from the result calibration returns."""
     request = request_from(CalibrateRequest, args)
+    hold(request.output, "-o")  # one run per report folder, like every output
     if request.html:
         inputs = [Path(p) for p in (request.judge_labels, request.human_labels, request.cases) if p]
         check_outputs([Output("--html", request.html, "html")], inputs, overwrite=False)

@@ -17,6 +17,7 @@ import uvicorn
 
 from judge.cli._common import add_rubrics_dir_option, rubric_library
 from judge.cli._help import LABEL_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import LabelRequest, request_from
 from judge.errors import UsageError
 from judge.label.app import ANNOTATOR, LabelSession, create_label_app
@@ -41,8 +42,17 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INPUT", help="cases (JSONL or CSV), or `export`")
     p.add_argument("--rubric", help="ID or ID@VERSION: its label set is offered")
     p.add_argument("--records", type=Path, help="graded records of INPUT: stratify the sample")
-    p.add_argument("--db", type=Path, help="label store (default: INPUT.RUBRIC.labels.sqlite)")
+    p.add_argument(
+        "--db",
+        type=Path,
+        help="label store (default: STEM.RUBRIC.labels.sqlite in the current folder, STEM being INPUT's name without its suffix)",
+    )
     p.add_argument("-o", "--output", type=Path, help="export: the labels CSV to write")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="export: replace -o even when it is not a labels CSV this command wrote",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (8765; 0 = any free port)")
     p.add_argument("--sample", type=int, help="label a sample of N cases (default: every case)")
@@ -69,9 +79,18 @@ def label_command(request: LabelRequest, env: Mapping[str, str]) -> int:
 def _run_export(request: LabelRequest) -> int:
     if request.db is None or request.output is None:
         raise UsageError("judge label export needs --db FILE and -o labels.csv")
+    output = Output("-o", request.output, "labels")
+    check_outputs(
+        [output], [request.db], side_files=_sidecars(request.db), overwrite=request.overwrite
+    )
     count = export_labels(request.db, request.output)
     print(f"wrote {count} labels to {request.output}", file=sys.stderr)
     return 0
+
+
+def _sidecars(db: Path) -> list[Path]:
+    """The SQLite files beside a label store: its write-ahead log and shared memory."""
+    return [db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
 
 
 def _check(request: LabelRequest) -> None:
@@ -91,14 +110,17 @@ def _run_server(request: LabelRequest, env: Mapping[str, str]) -> int:
         raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
     assert request.rubric is not None  # _check says --rubric is required
     rubric = load_rubric(request.rubric, rubric_library(request, env))
+    choices = label_choices(rubric)  # before the store: an unlabelled kind creates nothing
     source = Path(request.input)
     plan = LabelPlan(source, rubric, request.records, request.sample, request.seed, request.overlap)
     db = request.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
+    inputs = [source, *([request.records] if request.records else [])]
+    check_outputs([Output("--db", db, "label-store")], inputs, overwrite=None)
     store = open_label_store(db, plan)
     token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     session = LabelSession(
         rubric,
-        label_choices(rubric),
+        choices,
         store,
         Queues(store, request.seed),
         request.seed,

@@ -47,7 +47,9 @@ from judge.probes import (
     run_probe,
     write_outputs,
 )
+from judge.probes.families import FAMILY_NAMES, judge_family
 from judge.probes.position import check_ids, position_result, read_recorded_verdicts
+from judge.probes.self_preference import case_families, match_problem
 from judge.probes.verbosity import PADDINGS
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
@@ -58,7 +60,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         "probe",
         help="measure a judge's biases (position, verbosity, ...)",
         description="Run one bias probe on a judge; write OUT.json and a short OUT.md. "
-        "Every rate comes with a Wilson 95%% interval.",
+        "Every rate comes with a Wilson 95% interval.",
         epilog=probe_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -73,7 +75,12 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--padding", action="append", choices=sorted(PADDINGS), help="verbosity (default: all)"
     )
-    p.add_argument("--judge-family", help="self-preference: the judge's model family")
+    p.add_argument(
+        "--judge-family",
+        help="self-preference: the judge's model family, one of "
+        f"{', '.join(FAMILY_NAMES)}, or a model name (gpt-4o -> openai); default: the "
+        "family of --model",
+    )
     p.add_argument("--human", type=Path, help="self-preference: human labels (id,label)")
     p.add_argument(
         "--overwrite", action="store_true", help="replace an -o file that is not a report"
@@ -203,6 +210,8 @@ def _judged(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
         judge_family=request.judge_family,
         human_labels=_human_labels(request.human) if request.human else None,
     )
+    if request.probe == "self-preference":
+        _check_families(request, cases, rubric, options)
     announce_judge(config)
     result = asyncio.run(_run(request.probe, config, rubric, cases, options))
     head = {
@@ -217,6 +226,22 @@ def _judged(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
         f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{request.input}`.",
     ]
     return result
+
+
+def _check_families(
+    request: ProbeRequest, cases: Sequence[Case], rubric: Rubric, options: ProbeOptions
+) -> None:
+    """Before anything is sent: a `--judge-family` that no case's generator belongs to is
+    refused (a typo, or a family the cases do not hold); cases that cannot compare the
+    family with another otherwise are said in one warning line (the probe still runs, its
+    report says the same, and its bias check is undefined)."""
+    own = judge_family(options.judge_family, options.judge_model)
+    problem = match_problem(cases, own, pairwise=rubric.behaviour.compares_two)
+    if problem is None:
+        return
+    if request.judge_family and own not in case_families(cases):
+        raise UsageError(f"--judge-family {request.judge_family}: {problem}")
+    print(f"judge: warning: self-preference: {problem}", file=sys.stderr)
 
 
 def _rubric(ref: str, request: ProbeRequest, env: Mapping[str, str]) -> Rubric:

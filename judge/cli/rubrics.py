@@ -28,6 +28,8 @@ def add_rubrics(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rubrics",
         help="list, show, verify, start or lock rubrics (built-in and your own)",
+        description="List the rubrics (built-in and your own folders'), show one, verify the "
+        "released files against rubrics.lock, start a new rubric file, or lock a folder.",
         epilog=RUBRICS_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -67,8 +69,10 @@ def rubrics_command(request: RubricsRequest, env: Mapping[str, str]) -> int:
     if request.action == "verify":
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
-        print("rubrics.lock: all released rubrics match" if not problems else "")
-        return EXIT_USAGE if problems else EXIT_OK
+        if problems:
+            return EXIT_USAGE
+        print("rubrics.lock: all released rubrics match")
+        return EXIT_OK
     rubrics = list(library.rubrics())
     wide = max([16, *(len(r.id) for r in rubrics)])  # columns as wide as the longest name
     kinds = max([13, *(len(r.kind) for r in rubrics)])

@@ -36,6 +36,8 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
         help="run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        description="Run the grading service: the same grader, probes and calibration over "
+        "HTTP, with durable jobs; loopback by default, a token required on any other address.",
         epilog=SERVE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

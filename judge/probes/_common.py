@@ -144,6 +144,13 @@ def fmt(value: Any, ci: Any = None) -> str:
     return text
 
 
+def fmt_p(value: Any) -> str:
+    """A p-value for Markdown: `< 0.001` below that (never `0.000`), else 3 decimals."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return "n/a"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
 # ---- inputs and outputs ----------------------------------------------------------------
 
 

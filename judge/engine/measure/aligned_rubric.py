@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from calibration.io.labels import read_rows
+from calibration.io.rows import read_label_rows
 from calibration.pairs.teaching_cases import AlignmentSet, pick_examples
 from judge.engine.inputs import iter_cases, validate_file
 from judge.errors import RubricError, UsageError
@@ -171,7 +171,7 @@ def write_test_labels(labels: Path, test_ids: Iterable[str], out: Path) -> int:
     """The human label rows of the test split, as JSONL (what `judge gate --labels` reads);
     returns how many rows."""
     keep = set(test_ids)
-    rows = [row for _, row in read_rows(labels) if str(row.get("id", "")).strip() in keep]
+    rows = [row for _, row in read_label_rows(labels) if str(row.get("id", "")).strip() in keep]
     out.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     out.write_text(text, "utf-8")

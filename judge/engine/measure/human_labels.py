@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
-from calibration.io.labels import GRADED_RECORD_FIELDS, as_number, normalise_label, read_rows
+from calibration.io.labels import GRADED_RECORD_FIELDS, as_number, normalise_label
+from calibration.io.rows import read_label_rows, unescape_cell
 from calibration.io.vocabulary import label_key
 from judge.errors import InputError
 from judge.rubric import Rubric
@@ -111,7 +112,7 @@ def read_human_labels(path: str | Path) -> HumanLabels:
     """Read a human-label file (CSV or JSONL); InputError listing every problem."""
     source = str(path)
     try:
-        numbered = list(read_rows(path))
+        numbered = list(read_label_rows(path))
     except CalibrationInputError as exc:
         raise InputError(source, [(exc.line, None, exc.reason)]) from None
     return _parse(numbered, source)
@@ -128,8 +129,13 @@ def human_labels_from_text(text: str, *, source: str) -> HumanLabels:
     if head.startswith("{"):
         return _parse(list(_jsonl(text, source)), source)
     reader = csv.DictReader(io.StringIO(text))
-    rows = [(reader.line_num, dict(row)) for row in reader]
+    rows = [(reader.line_num, _unescaped(row)) for row in reader]
     return _parse(rows, source)
+
+
+def _unescaped(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A CSV row with `judge label export`'s spreadsheet escapes undone."""
+    return {k: unescape_cell(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 def to_human_labels(value: HumanLabels | str | Path | Iterable[Mapping[str, Any]]) -> HumanLabels:
