@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.errors import UsageError
 from judge.report.grade import write_grade_report
+from judge.report.probe import write_probe_report
 
 if TYPE_CHECKING:
     from judge.cli._requests import GradeRequest, ProbeRequest
@@ -43,8 +44,5 @@ def probe_html(
 ) -> list[Path]:
     if not request.html:
         return []
-    # the probe's report reads the probes' statistics: never loaded by a grade
-    from judge.report.probe import write_probe_report
-
     cases = Path(request.input) if request.input else None
     return [write_probe_report(request.html, report, cases, records)]
