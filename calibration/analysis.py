@@ -23,6 +23,7 @@ from calibration.intervals import DEFAULT_RESAMPLES, bootstrap_ci, wilson_interv
 from calibration.labels import as_number, normalise_label
 from calibration.metrics import (
     Weights,
+    _weight_matrix,
     adjacent_agreement,
     balanced_accuracy,
     kappa_from_confusion,
@@ -30,6 +31,7 @@ from calibration.metrics import (
     per_class_scores,
 )
 from calibration.multirater import krippendorff_alpha_from_counts
+from calibration.small_sample import cohen_chance, fce_kappa_interval, kappa_type_interval
 
 __all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
 
@@ -72,6 +74,35 @@ def _matrix_ci(
         return of_matrix(np.bincount(hs * k + js, minlength=k * k).reshape(k, k))
 
     return bootstrap_ci(h, j, statistic, n_resamples=opts.n_bootstrap, seed=opts.seed)
+
+
+def _coefficient_ci(
+    out: dict[str, Any],
+    name: str,
+    boot: tuple[float, float] | None,
+    matrix: np.ndarray,
+    chance: float,
+    disagreement: np.ndarray | None = None,
+    large_sample: tuple[float, float] | None = None,
+) -> None:
+    """Set ``NAME_ci95`` (and its ``_method`` and ``_reason``): the bootstrap interval, or,
+    where it is degenerate, the exact agreement interval (:mod:`calibration.small_sample`)."""
+    if boot is None:  # no bootstrap asked for (--bootstrap 0)
+        out[f"{name}_ci95"] = None
+        return
+    interval = kappa_type_interval(
+        boot, matrix, chance, disagreement=disagreement, large_sample=large_sample
+    )
+    out[f"{name}_ci95"] = interval.ci
+    out[f"{name}_ci95_method"] = interval.method
+    out[f"{name}_ci95_reason"] = interval.reason
+
+
+def _ac1_chance(matrix: np.ndarray) -> float:
+    """Gwet's chance agreement ``Σ π_k (1 - π_k) / (q - 1)`` (see coefficients)."""
+    n, q = matrix.sum(), matrix.shape[0]
+    share = (matrix.sum(axis=0) + matrix.sum(axis=1)) / (2 * n)
+    return float((share * (1 - share)).sum() / (q - 1))
 
 
 def _pair_alpha(h: np.ndarray, j: np.ndarray, k: int) -> float:
@@ -125,11 +156,9 @@ def _categorical(
         "expected_agreement": float((matrix.sum(0) * matrix.sum(1)).sum() / n**2) if n else None,
         "kappa": kappa,
         "kappa_undefined_reason": None if np.isfinite(kappa) else _undefined_reason(matrix, order),
-        "kappa_ci95": _matrix_ci(h, j, k, opts, kappa_from_confusion)
-        if np.isfinite(kappa)
-        else None,
+        "kappa_ci95": None,
         "ac1": ac1,
-        "ac1_ci95": _matrix_ci(h, j, k, opts, ac1_from_confusion) if np.isfinite(ac1) else None,
+        "ac1_ci95": None,
         "krippendorff_alpha": _pair_alpha(h, j, k),
         "weights": opts.weights,
         "weighted_kappa": None,
@@ -139,13 +168,29 @@ def _categorical(
         "balanced_accuracy": balanced_accuracy(h, j, labels=range(k)),
     }
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
+    if np.isfinite(kappa):
+        boot = _matrix_ci(h, j, k, opts, kappa_from_confusion)
+        chance = cohen_chance(matrix, _weight_matrix(k, None))
+        _coefficient_ci(out, "kappa", boot, matrix, chance, large_sample=fce_kappa_interval(matrix))
+    if np.isfinite(ac1):
+        boot = _matrix_ci(h, j, k, opts, ac1_from_confusion)
+        _coefficient_ci(out, "ac1", boot, matrix, _ac1_chance(matrix))
     _class_rates(matrix, order, out["per_class"])
     if opts.weights:
         weighted = kappa_from_confusion(matrix, weights=opts.weights)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
-            out["weighted_kappa_ci95"] = _matrix_ci(
-                h, j, k, opts, partial(kappa_from_confusion, weights=opts.weights)
+            boot = _matrix_ci(h, j, k, opts, partial(kappa_from_confusion, weights=opts.weights))
+            w = _weight_matrix(k, opts.weights)
+            # Two classes: every weighting is unweighted kappa, the same large-sample interval.
+            _coefficient_ci(
+                out,
+                "weighted_kappa",
+                boot,
+                matrix,
+                cohen_chance(matrix, w),
+                w,
+                fce_kappa_interval(matrix),
             )
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label

@@ -19,7 +19,8 @@ from calibration.cli_gates import EXIT_GATE
 from calibration.cli_types import kappa_value, non_negative_int, rate
 from calibration.compare_judges import compare_judges
 from calibration.errors import CalibrationInputError
-from calibration.gate_inputs import read_gate_inputs
+from calibration.evidence import shortfall
+from calibration.gate_inputs import GateInputs, read_gate_inputs
 from calibration.gate_report import (
     GATE_METRIC_NAMES,
     gate_figures,
@@ -85,13 +86,24 @@ def _conditions(args: argparse.Namespace) -> list[Condition]:
     return conditions
 
 
-def _gate(result: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def _evidence(inputs: GateInputs, result: dict[str, Any], bar: float) -> str | None:
+    """Why the anchor labels are too few to back ``--min-kappa`` (the label plan per class,
+    :mod:`calibration.evidence`), or ``None`` when they are enough."""
+    kappa = result["candidate"]["kappa"]
+    return shortfall(inputs.human, inputs.candidate, inputs.labels, kappa, bar)
+
+
+def _gate(result: dict[str, Any], args: argparse.Namespace, inputs: GateInputs) -> dict[str, Any]:
     worse = result["verdict"] == "worse"
     checks = [f"candidate significantly worse -> {'failed' if worse else 'ok'}"]
     reasons = gate_undefined_reasons(result)
     evaluated = evaluate(_conditions(args), gate_figures(result), reasons=reasons)
     checks += [check.describe() for check in evaluated]
-    return {"failed": worse or any(c.fails for c in evaluated), "checks": checks}
+    short = None if args.min_kappa is None else _evidence(inputs, result, args.min_kappa)
+    if short is not None:
+        checks.append(f"enough labels for --min-kappa {args.min_kappa:g}: {short} -> failed")
+    failed = worse or any(c.fails for c in evaluated) or short is not None
+    return {"failed": failed, "checks": checks}
 
 
 def _write(result: dict[str, Any], args: argparse.Namespace) -> None:
@@ -121,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     )
     result["files"] = inputs.files
     result["left_out"] = inputs.left_out
-    result["gate"] = _gate(result, args)
+    result["gate"] = _gate(result, args, inputs)
     result = to_strict_json(result)
     _write(result, args)
     print("\n".join(terminal_lines(result)))

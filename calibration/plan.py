@@ -29,6 +29,7 @@ from calibration.metrics import kappa_from_confusion
 __all__ = [
     "LabelPlan",
     "cell_probabilities",
+    "exact_floor",
     "kappa_variance_per_case",
     "plan_sample_size",
     "predicted_width",
@@ -49,6 +50,7 @@ class LabelPlan:
     judge_rate: float
     confidence: float
     method: str = METHOD
+    floor: int | None = None  # set when the exact floor, not the formula, decided n
 
     @property
     def prevalence(self) -> float:
@@ -62,11 +64,17 @@ class LabelPlan:
             else f"people passing {self.human_rate:.3g} and the judge {self.judge_rate:.3g} "
             "of cases"
         )
-        return (
+        text = (
             f"{self.n} labelled cases give a {self.confidence:.0%} interval about "
             f"{self.width:g} wide (±{self.width / 2:g}) around kappa {self.kappa:.3g} at "
             f"{rates} ({self.method})."
         )
+        if self.floor is not None:
+            text += (
+                f" The formula alone asks for fewer; {self.floor} is the fewest whose "
+                "exact interval can be that narrow even at perfect agreement."
+            )
+        return text
 
 
 def cell_probabilities(kappa: float, human_rate: float, judge_rate: float) -> np.ndarray:
@@ -130,8 +138,31 @@ def plan_sample_size(
     h = prevalence if human_rate is None else human_rate
     j = prevalence if judge_rate is None else judge_rate
     variance = kappa_variance_per_case(kappa, h, j)
-    n = max(2, math.ceil((2 * normal_quantile(confidence)) ** 2 * variance / width**2))
-    return LabelPlan(n, kappa, width, h, j, confidence)
+    formula = math.ceil((2 * normal_quantile(confidence)) ** 2 * variance / width**2)
+    chance = h * j + (1 - h) * (1 - j)
+    floor = exact_floor(width, chance, confidence=confidence)
+    n = max(2, formula, floor)
+    return LabelPlan(n, kappa, width, h, j, confidence, floor=floor if floor >= formula else None)
+
+
+def exact_floor(width: float, chance: float, *, confidence: float = 0.95) -> int:
+    """The fewest labels whose kappa interval can be ``width`` wide at all: the smallest
+    ``n`` for which even perfect agreement (``n`` of ``n``) has an exact interval no wider.
+
+    The interval reported where the bootstrap collapses
+    (:func:`calibration.small_sample.agreement_coefficient_interval`) runs from
+    ``(L - p_e)/(1 - p_e)`` to 1, with ``L = ((1 - confidence)/2)^(1/n)`` the
+    Clopper-Pearson lower bound of ``n`` of ``n``; it is at most ``width`` wide when
+    ``n >= ln((1 - confidence)/2) / ln(1 - width·(1 - p_e))``. Near kappa 1 the
+    large-sample variance goes to 0 and the formula alone would plan 2 labels; no plan
+    goes below this floor (at ``p_e = 0.5`` and width 0.2: 35 labels).
+
+    Reference: Clopper and Pearson (1934), Biometrika 26(4).
+    """
+    reach = width * (1 - chance)
+    if reach >= 1:
+        return 2
+    return max(2, math.ceil(math.log((1 - confidence) / 2) / math.log(1 - reach)))
 
 
 def simulate_interval_width(
