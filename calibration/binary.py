@@ -80,7 +80,6 @@ def binary_rates(
         "corrected_pass_rate": corrected.rate,
         "corrected_pass_rate_ci95": corrected.ci95,
         "corrected_pass_rate_reason": corrected.reason,
-        "corrected_pass_rate_interval_note": corrected.interval_note,
         "corrected_pass_rate_method": (
             "Rogan-Gladen: judge pass rate over all judged cases, sensitivity and "
             "specificity from the labelled ones; two-phase score interval"

@@ -219,7 +219,6 @@ def _corrected(cases: Cases, classes: list[str], positive: str) -> dict[str, Any
         "estimate": rates["corrected_pass_rate"],
         "ci95": rates["corrected_pass_rate_ci95"],
         "reason": rates["corrected_pass_rate_reason"],
-        "interval_note": rates["corrected_pass_rate_interval_note"],
     }
 
 

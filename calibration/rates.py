@@ -82,8 +82,8 @@ def rogan_gladen_interval(
     which fails when ``Y`` is small. ``(nan, nan)`` when either class is missing from the
     labels, ``Y <= 0``, or no rate in [0, 1] passes the test (the judge's rate and its
     measured errors contradict each other at this confidence, as when ``Y`` is near 0);
-    :func:`corrected_pass_rate` then reports the labelled cases' own Wilson interval
-    instead of a point.
+    :func:`corrected_pass_rate` then reports the rate undefined, saying why, instead of
+    a point.
 
     Seeded simulations (tests/unit/test_calibration_rates.py) check that it covers the full-data
     human rate at least at its nominal rate.
@@ -131,7 +131,6 @@ class CorrectedRate:
     n_labelled: int
     apparent_rate: float
     reason: str | None
-    interval_note: str | None = None
 
 
 def corrected_pass_rate(
@@ -144,8 +143,9 @@ def corrected_pass_rate(
     With every judged case labelled (``m = N``) there is nothing to correct: the rate is
     the human rate with its Wilson interval, whatever the judge's Se and Sp (it is
     defined even when ``Se + Sp <= 1`` or one class is missing). Where the score interval
-    finds no rate in [0, 1] (``Y`` near 0), the interval is the labelled cases' Wilson
-    interval, wider and honest, and ``interval_note`` says so; never a point."""
+    finds no rate in [0, 1] (``Y`` near 0) the corrected rate is undefined and ``reason``
+    says why and gives the labelled cases' own rate with its Wilson interval: never a
+    point interval."""
     n_pos, n_neg = tp + fn, tn + fp
     m = n_pos + n_neg
     apparent = judged_positive / n_judged if n_judged else float("nan")
@@ -165,10 +165,13 @@ def corrected_pass_rate(
         return CorrectedRate(rate, None, *sizes, reason)
     ci = rogan_gladen_interval(judged_positive, n_judged, tp=tp, fn=fn, tn=tn, fp=fp)
     if not all(math.isfinite(b) for b in ci):
-        note = (
-            f"no rate in [0, 1] fits the judge's rate {apparent:.3f} with sensitivity "
-            f"{se:.3f} and specificity {sp:.3f} at 95% (their sum is close to 1): the "
-            f"interval is the {m} labelled cases' own (Wilson), not the correction's"
+        low, high = wilson_interval(n_pos, m)
+        reason = (
+            f"corrected rate undefined: no rate in [0, 1] fits the judge's rate "
+            f"{apparent:.3f} with sensitivity {se:.3f} and specificity {sp:.3f} at 95% "
+            f"(Se + Sp - 1 = {se + sp - 1:.3f}: its verdicts say almost nothing about the "
+            f"true rate); the {m} labelled cases alone give {n_pos / m:.3f} "
+            f"[{low:.3f}, {high:.3f}] (Wilson)"
         )
-        return CorrectedRate(rate, wilson_interval(n_pos, m), *sizes, None, note)
+        return CorrectedRate(float("nan"), None, *sizes, reason)
     return CorrectedRate(rate, ci, *sizes, None)
