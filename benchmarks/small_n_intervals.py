@@ -41,8 +41,8 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
 from calibration.analysis import AnalysisOptions, analyse  # noqa: E402
-from calibration.metrics import cohen_kappa  # noqa: E402
 from calibration.coefficients import gwet_ac1  # noqa: E402
+from calibration.metrics import cohen_kappa  # noqa: E402
 from calibration.ppi_summary import prediction_powered_summary  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "calibration"
@@ -98,9 +98,8 @@ def targets(data: LabelSet) -> dict[str, float]:
     kappa = cohen_kappa(data.human, data.judge)
     rate = float(np.mean([h == data.positive for h in data.human]))
     out = {"kappa": kappa, "weighted_kappa": kappa, "ac1": gwet_ac1(data.human, data.judge)}
-    return out | dict.fromkeys(("corrected", "human_rate", "ppi_rate", "ppi_mean"), rate) | {
-        "human_mean": rate
-    }
+    rates = ("corrected", "human_rate", "ppi_rate", "ppi_mean", "human_mean")
+    return out | dict.fromkeys(rates, rate)
 
 
 @dataclass

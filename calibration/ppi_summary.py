@@ -284,7 +284,10 @@ def _plain(
         return {"estimate": hits / len(values), "ci95": list(ci), "n": len(values)}
     est = classical_mean(values, confidence=confidence)
     own = labelled_interval(values, scale, confidence, rate=False)
-    guarded_ci, note = guarded(est.ci, own, len(values), scale) if est.ci else (None, None)
+    if est.ci is None:  # one value: no spread to estimate, the score interval alone
+        guarded_ci, note = own, (None if own is None else "one value: the score interval")
+    else:
+        guarded_ci, note = guarded(est.ci, own, len(values), scale)
     body: dict[str, Any] = {
         "estimate": est.estimate,
         "ci95": list(guarded_ci) if guarded_ci else None,

@@ -54,6 +54,8 @@ def print_estimates(summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from calibration.small_sample import SMALL_SAMPLE
+
     console = Console(file=sys.stdout, width=max(WIDTH, shutil.get_terminal_size().columns))
     ppi = summary.get("ppi")
     if not ppi:
@@ -78,21 +80,29 @@ def print_estimates(summary: dict[str, Any]) -> None:
         for name, stats in summary.get("by_slice", {}).items()
         if "ppi" in stats
     ]
+    rough = False
     for name, block in rows:
         for quantity in QUANTITIES:
             q = block.get(quantity)
             if q is None:
                 continue
+            mark = "*" if q.get("note") else ""
+            rough = rough or bool(mark)
             table.add_row(
                 name,
                 quantity.replace("_", " "),
-                f"{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
+                f"{mark}{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
                 _interval(q.get("judge_only")),
                 _interval(q.get("human_only")),
                 _interval(q),
                 _interval(q.get("corrected")) if "corrected" in q else "",
             )
     console.print(table)
+    if rough:
+        console.print(
+            f"* under {SMALL_SAMPLE} labels: every interval is rough, and PPI++'s is widened "
+            "to the labelled cases' own score interval; label more (judge calibrate --plan)"
+        )
 
 
 def _name(ppi: dict[str, Any]) -> str:
