@@ -111,9 +111,15 @@ def kappa_variance_per_case(kappa: float, human_rate: float, judge_rate: float) 
 def predicted_width(
     n: int, kappa: float, *, human_rate: float, judge_rate: float, confidence: float = 0.95
 ) -> float:
-    """Full width of the ``confidence`` interval of kappa that ``n`` labelled cases give."""
+    """Full width of the ``confidence`` interval of kappa that ``n`` labelled cases give:
+    the large-sample width, and never less than the exact interval's at perfect
+    agreement (``(1 - ((1 - confidence)/2)^(1/n)) / (1 - p_e)``, see :func:`exact_floor`),
+    so that a kappa near 1 is not promised an interval of width 0."""
     variance = kappa_variance_per_case(kappa, human_rate, judge_rate)
-    return 2 * normal_quantile(confidence) * math.sqrt(variance / n)
+    large_sample = 2 * normal_quantile(confidence) * math.sqrt(variance / n)
+    chance = human_rate * judge_rate + (1 - human_rate) * (1 - judge_rate)
+    exact = (1 - ((1 - confidence) / 2) ** (1 / n)) / (1 - chance)
+    return max(large_sample, min(2.0, exact))
 
 
 def plan_sample_size(

@@ -239,3 +239,13 @@ def test_gates_compare_the_unrounded_figure_not_the_six_decimals_shown():
     condition = parse_condition("pass_rate < 0.8", ["pass_rate"])
     (check,) = evaluate([condition], grade_metrics(summary))
     assert check.fails and check.value == pytest.approx(0.7999996, abs=1e-12)
+
+
+def test_plan_from_three_agreeing_labels_plans_more_than_it_has(tmp_path, capsys):
+    labels = ["faithful", "faithful", "unfaithful"]
+    j, h = _labels(tmp_path / "j.csv", labels), _labels(tmp_path / "h.csv", labels)
+    assert main(["calibrate", "--plan", str(j), str(h)]) == 0
+    out = capsys.readouterr().out
+    planned = int(out.split(" labelled cases give")[0])
+    assert planned == 40  # ln(0.025) / ln(1 - 0.2 (1 - 5/9)), rounded up
+    assert "about 0.000 wide" not in out  # 3 labels are not promised certainty
