@@ -18,7 +18,6 @@ intervals of a proportion under-cover at small n); Bhatia and Davis (2000).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -102,7 +101,3 @@ def guarded(
     if widened is None or (normal is not None and widened == clip(normal, scale)):
         return widened, None
     return widened, GUARD_NOTE.format(why=why)
-
-
-def finite_number(x: object) -> bool:
-    return isinstance(x, int | float) and math.isfinite(x)
