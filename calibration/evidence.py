@@ -5,7 +5,8 @@ A verdict such as ``gate_ready`` ("kappa's lower bound is above 0.6") or ``judge
 bound clears the bar, i.e. of width ``W = 2(κ̂ - bar)``. :func:`calibration.plan.plan_sample_size`
 says how many labelled cases give an interval that narrow at the observed kappa and pass
 rates (Fleiss, Cohen and Everitt 1969, floored by the exact interval so that a kappa near
-1 never plans 2 labels); of those, a share ``H`` (the human pass rate) are passes and
+1 never plans 2 labels, and by the one-sided exact interval ``[low, 1]`` of width
+``κ̂ - bar`` near kappa 1); of those, a share ``H`` (the human pass rate) are passes and
 ``1 - H`` fails. A claim is backed when the labels hold at least that many of each class;
 otherwise the verdict is not given and the shortfall is said in labels.
 """
@@ -81,11 +82,15 @@ def required_labels(
         )
     except ValueError:  # the kappa is impossible at the clamped rates: plan at shared rates
         plan = plan_sample_size(min(kappa, 0.999), width, prevalence=human_rate)
+    # Near kappa 1 the interval is one-sided, [low, 1]: its lower bound clears the bar
+    # only when the whole width is under kappa - bar (the exact floor at that width).
+    chance = human_rate * judge_rate + (1 - human_rate) * (1 - judge_rate)
+    needed = max(plan.n, exact_floor(kappa - bar, chance))
     per_class = {
-        c: max(1, math.ceil(plan.n * (human_rate if c == positive else 1 - human_rate)))
+        c: max(1, math.ceil(needed * (human_rate if c == positive else 1 - human_rate)))
         for c in counts
     }
-    return Evidence(bar, plan.n, per_class, dict(counts))
+    return Evidence(bar, needed, per_class, dict(counts))
 
 
 def shortfall(
@@ -105,7 +110,7 @@ def shortfall(
         return None if evidence is None or evidence.enough else evidence.describe()
     n = len(human)
     chance = sum((sum(h == c for h in human) / n) * (sum(j == c for j in judge) / n) for c in order)
-    floor = exact_floor(min(1.99, 2 * (kappa - bar)), chance)
+    floor = exact_floor(kappa - bar, chance)
     if n >= floor:
         return None
     return (

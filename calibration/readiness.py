@@ -100,11 +100,12 @@ def assess_readiness(result: dict[str, Any]) -> tuple[str, list[str]]:
     if missed and verdict == GATE_READY:
         verdict = ROUGH_SIGNAL
         missed.append("not a gate while a class is mostly missed")
-    if verdict == GATE_READY:
-        short = _short_of_evidence(result, value)
-        if short is not None:
-            verdict = ROUGH_SIGNAL
-            missed.append(f"{short}; not a gate until then")
+    short = _short_of_evidence(result, value) if value > GATE_ABOVE else None
+    if short is not None and verdict == GATE_READY:
+        verdict = ROUGH_SIGNAL
+        missed.append(f"{short}; not a gate until then")
+    elif short is not None:  # the estimate clears the bar, the labels cannot yet say so
+        missed.append(short)
     return verdict, [*reasons, *missed, *context]
 
 
