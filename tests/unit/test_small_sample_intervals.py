@@ -47,6 +47,9 @@ def test_three_agreeing_labels_are_not_gate_ready_and_fail_the_gate(tmp_path, ca
     assert low == pytest.approx((agreement_low - 5 / 9) / (4 / 9), abs=1e-9)
     assert "Clopper-Pearson" in result["kappa_ci95_method"]
     assert result["kappa_ci95_reason"]
+    # How many more labels: 19 perfect labels at these rates give an exact lower bound
+    # (0.025^(1/19) - 5/9) / (4/9) = 0.602, just above 0.6.
+    assert any("plan asks for 19" in r for r in result["readiness_reasons"])
 
 
 @pytest.mark.parametrize("n", [3, 5, 10, 20])
