@@ -16,8 +16,8 @@ other cases as unlabelled, and computes what ``judge calibrate`` and the PPI sum
   target: the human pass rate (the mean score of 0/1 labels) over every case.
 
 Reported per interval and n: coverage (share of the defined intervals that hold the
-target), the share undefined (the estimate itself undefined, e.g. kappa of a sample with
-one class, with its reason), the share of width 0, and the mean width. Seeded; ``--write``
+target), how many samples left it undefined (the estimate itself undefined, e.g. kappa of
+a sample with one class, with its reason), how many were of width 0, and the mean width. Seeded; ``--write``
 writes ``benchmarks/small_n_intervals.md``. The slow test
 ``tests/unit/test_small_n_coverage.py`` runs it with fewer repetitions.
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -251,6 +252,11 @@ def failures(results: dict[tuple[str, int], dict[str, Tally]]) -> list[str]:
     return bad
 
 
+def _pattern(reason: str) -> str:
+    """A reason with its figures replaced by ``#``: one line per kind of reason."""
+    return re.sub(r"\d+(?:\.\d+)?", "#", reason)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=400)
@@ -273,21 +279,22 @@ def main(argv: list[str] | None = None) -> int:
             f"python benchmarks/small_n_intervals.py --reps {args.reps} "
             f"--bootstrap {args.bootstrap} --seed {args.seed} --write"
         )
-        reasons = sorted({r for rs in undefined.values() for r in rs})
+        reasons = sorted({_pattern(r) for rs in undefined.values() for r in rs})
         text = "\n".join(
             [
                 "# Small-sample intervals: coverage and width per n",
                 "",
                 f"Command: `{command}` (took {elapsed:.0f} s). Each cell: coverage of the "
                 "full-data value over the defined intervals / mean width; how many were "
-                "zero-width; how many undefined (the estimate itself undefined).",
+                f"zero-width; how many of the {args.reps} samples left it undefined (the "
+                "estimate itself undefined, with its reason below).",
                 "",
                 body,
                 "",
                 "Bar (issue 19): coverage >= 0.93 at n >= 20, no interval of width 0 at any n.",
                 "Result: " + ("; ".join(bad) if bad else "met for every interval and n."),
                 "",
-                "Reasons given for undefined intervals:",
+                "Reasons given for undefined intervals (figures replaced by #):",
                 *[f"- {r}" for r in reasons],
                 "",
                 __doc__.split("\n\n", 2)[2].strip(),
