@@ -54,8 +54,6 @@ def print_estimates(summary: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from calibration.small_sample import SMALL_SAMPLE
-
     console = Console(file=sys.stdout, width=max(WIDTH, shutil.get_terminal_size().columns))
     ppi = summary.get("ppi")
     if not ppi:
@@ -63,6 +61,9 @@ def print_estimates(summary: dict[str, Any]) -> None:
     if ppi.get("reason"):
         console.print(f"human labels ({_name(ppi)}): no estimates: {ppi['reason']}")
         return
+    # only with labels: offline grading never loads the statistics
+    from calibration.small_sample import SMALL_SAMPLE
+
     counts = ppi["counts"]
     weighted = "; reweighted by inclusion probability" if ppi.get("weighted") else ""
     table = Table(
