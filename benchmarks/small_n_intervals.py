@@ -8,11 +8,11 @@ random sample of ``n`` cases (without replacement), gives the judge's verdicts o
 other cases as unlabelled, and computes what ``judge calibrate`` and the PPI summary print:
 
 - ``kappa``, ``ac1``, ``weighted_kappa`` (linear; with two classes it equals kappa) from
-  :func:`calibration.analysis.analyse`, target: the figure on every case of the set;
+  :func:`calibration.pairs.analysis.analyse`, target: the figure on every case of the set;
 - ``corrected`` (Rogan-Gladen pass rate) and ``human_rate`` (Wilson), target: the human
   pass rate over every case;
 - ``ppi_rate``, ``ppi_mean`` (PPI++ pass rate and mean score), ``human_mean`` (the
-  labelled mean score), from :func:`calibration.ppi_summary.prediction_powered_summary`,
+  labelled mean score), from :func:`calibration.estimates.prediction_powered.prediction_powered_summary`,
   target: the human pass rate (the mean score of 0/1 labels) over every case.
 
 Reported per interval and n: coverage (share of the defined intervals that hold the
@@ -41,10 +41,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
-from calibration.analysis import AnalysisOptions, analyse  # noqa: E402
-from calibration.coefficients import gwet_ac1  # noqa: E402
-from calibration.metrics import cohen_kappa  # noqa: E402
-from calibration.ppi_summary import prediction_powered_summary  # noqa: E402
+from calibration.agreement.coefficients import gwet_ac1  # noqa: E402
+from calibration.agreement.metrics import cohen_kappa  # noqa: E402
+from calibration.estimates.prediction_powered import prediction_powered_summary  # noqa: E402
+from calibration.pairs.analysis import AnalysisOptions, analyse  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "calibration"
 SIZES = (5, 10, 20, 50)

@@ -11,30 +11,40 @@ from __future__ import annotations
 
 import argparse
 import errno
-import ipaddress
 import logging
 import socket
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
-
-import uvicorn
 
 from judge.cli._help import SERVE_EXAMPLES
+from judge.cli._listen import MIN_TOKEN_CHARS, is_loopback, require_strong_token
+from judge.cli._logging import redact_logs
+from judge.cli._requests import ServeRequest, request_from
 from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
+from judge.web import serve
+
+__all__ = [
+    "MIN_TOKEN_CHARS",
+    "add_serve",
+    "bind",
+    "check_token",
+    "is_loopback",
+    "run_serve",
+    "serve_command",
+]
 
 log = logging.getLogger(__name__)
-
-MIN_TOKEN_CHARS = 16
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
         help="run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        description="Run the grading service: the same grader, probes and calibration over "
+        "HTTP, with durable jobs; loopback by default, a token required on any other address.",
         epilog=SERVE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -46,29 +56,10 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_serve)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_token(host: str, token: str | None) -> None:
     """Off loopback the service needs a token of at least MIN_TOKEN_CHARS characters."""
-    if is_loopback(host):
-        return
-    if token is None:
-        raise UsageError(
-            f"binding to {host} needs a bearer token: set JUDGE_SERVICE_TOKEN "
-            "or `token`/`token_env` in the configuration"
-        )
-    if len(token) < MIN_TOKEN_CHARS:
-        raise UsageError(
-            f"binding to {host} needs a bearer token of at least {MIN_TOKEN_CHARS} characters, "
-            f"got {len(token)} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe())'`)"
-        )
+    how = "set JUDGE_SERVICE_TOKEN or `token`/`token_env` in the configuration"
+    require_strong_token(host, token, how)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -92,25 +83,21 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def install_log_redaction(redact: Callable[[str], str]) -> None:
-    """Pass every log record made from now on, by any logger, through `redact`: its message
-    and its traceback are rendered at creation and only the redacted text is kept."""
-    make_record = logging.getLogRecordFactory()
-
-    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = make_record(*args, **kwargs)
-        record.msg, record.args = redact(record.getMessage()), None
-        if record.exc_info:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
-        return record
-
-    logging.setLogRecordFactory(redacted_record)
+    """Pass every log record made from now on, by any logger, through `redact`."""
+    redact_logs(redact)
 
 
 def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    config = load_service_config(args.config, env, data_dir=args.data_dir, cache_dir=args.cache_dir)
-    check_token(args.host, config.token.get_secret_value() if config.token else None)
-    sock = bind(args.host, args.port)
+    return serve_command(request_from(ServeRequest, args), env)
+
+
+def serve_command(request: ServeRequest, env: Mapping[str, str]) -> int:
+    """`judge serve`, from its request."""
+    config = load_service_config(
+        request.config, env, data_dir=request.data_dir, cache_dir=request.cache_dir
+    )
+    check_token(request.host, config.token.get_secret_value() if config.token else None)
+    sock = bind(request.host, request.port)
     install_log_redaction(Redactor(config.secrets()))
     try:
         app = create_app(config)
@@ -121,19 +108,10 @@ def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     names = ", ".join(config.judge_names())
     auth = "bearer token required" if config.token is not None else "no token (loopback only)"
     print(
-        f"judge serve: http://{args.host}:{port} (docs at /docs); judges: {names}; "
+        f"judge serve: http://{request.host}:{port} (docs at /docs); judges: {names}; "
         f"{auth}; data: {config.data_dir}",
         file=sys.stderr,
         flush=True,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            timeout_keep_alive=5,
-            timeout_graceful_shutdown=10,
-            server_header=False,
-        )
-    )
-    server.run(sockets=[sock])
+    serve(app, sock, timeout_graceful_shutdown=10)
     return 0

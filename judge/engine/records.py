@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import ValidationError
+
+from judge.engine.atomic import replacing
 from judge.engine.identity import describe_record_judge
 from judge.errors import OutputConflictError
 from judge.schemas import GradedRecord
@@ -30,10 +33,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
         offset = 0
         for raw in handle:
             start, offset = offset, offset + len(raw)
-            data = None
-            if raw.endswith(b"\n"):  # else torn by a kill mid-write
-                with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                    data = json.loads(raw)
+            data = None  # a line torn by a kill mid-write is not JSON: None
+            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                data = json.loads(raw)
             ok = isinstance(data, dict) and isinstance(data.get("id"), str)
             yield start, data if ok else None
 
@@ -55,7 +57,9 @@ def finished_ids(path: Path, rubric_sha256: str) -> set[str]:
 
 
 def cut_torn_tail(path: Path) -> None:
-    """Drop a last line without its newline, left by a process killed mid-write."""
+    """Drop a last line without its newline, left by a process killed mid-write; a last
+    line that is a whole record (a file saved without its final newline) gets the newline
+    instead."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb+") as handle:
@@ -71,10 +75,24 @@ def cut_torn_tail(path: Path) -> None:
             chunk = handle.read(step)
             cut = chunk.rfind(b"\n")
             if cut >= 0:
-                handle.truncate(position - step + cut + 1)
-                return
+                start = position - step + cut + 1
+                break
             position -= step
-        handle.truncate(0)
+        else:
+            start = 0
+        handle.seek(start)
+        if _whole_record(handle.read()):
+            handle.write(b"\n")
+        else:
+            handle.truncate(start)
+
+
+def _whole_record(raw: bytes) -> bool:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and _is_record(data) and record_problem(data) is None
 
 
 class RecordWriter:
@@ -110,16 +128,12 @@ def finalize(path: Path, ids: Callable[[], Iterable[str]]) -> None:
     latest: dict[str, int] = {}
     for offset, data in scan_records(path):
         latest[data["id"]] = offset
-    tmp = path.with_name(path.name + ".tmp")
-    with path.open("rb") as source, tmp.open("wb") as target:
+    with path.open("rb") as source, replacing(path) as target:
         for case_id in ids():
             if case_id not in latest:
                 raise RuntimeError(f"{path}: no record for id {case_id!r}")
             source.seek(latest[case_id])
             target.write(source.readline())
-        target.flush()
-        os.fsync(target.fileno())
-    os.replace(tmp, path)
 
 
 def _in_order(path: Path, ids: Iterable[str]) -> bool:
@@ -149,6 +163,11 @@ def check_resumable(
         raise OutputConflictError(
             f"{path} exists and is not a records file (line {line} is not a graded record); "
             f"{WAYS_OUT}"
+        )
+    if conflict == "invalid":
+        raise OutputConflictError(
+            f"{path}:{line} (id {data.get('id')!r}) is not a valid graded record "
+            f"({data['problem']}); fix or delete that line, or {WAYS_OUT}"
         )
     where = f"{path} holds {count} record(s)"
     if conflict == "rubric":
@@ -182,6 +201,11 @@ def _first_conflict(
             if complete:
                 return "not_records", 1, number, {}
             continue
+        if not complete:
+            continue  # a torn record: the writer cuts it
+        invalid = record_problem(data)
+        if invalid is not None:
+            return "invalid", 1, number, {"id": data.get("id"), "problem": invalid}
         kind = _conflict(data, rubric_sha256, judge_id)
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1
@@ -204,8 +228,26 @@ def _is_record(data: dict[str, Any]) -> bool:
     return all(isinstance(data.get(k), str) for k in ("id", "rubric_sha256", "status"))
 
 
+def record_problem(data: dict[str, Any]) -> str | None:
+    """Why a parsed line is not a graded record this tool can read back (a hand-edited
+    score of the wrong type, say), as `field: message`; None when it is one."""
+    try:
+        GradedRecord.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(map(str, error["loc"])) or "record"
+        return f"{where}: {error['msg']}"
+    return None
+
+
+# What RecordWriter starts every line with: a last line without its newline is a record
+# torn by a kill only when it begins so (else it is someone's file, never cut).
+RECORD_START = b'{"id":'
+
+
 def _raw_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bool]]:
-    """(record or None, whether the line was complete) for every line of the file."""
+    """(record or None, whether the line was complete) for every line of the file; a last
+    line without its newline counts as incomplete only when it can be a torn record."""
     if not path.is_file():
         return
     with path.open("rb") as handle:
@@ -213,7 +255,16 @@ def _raw_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bool]]:
             data = None
             with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 data = json.loads(raw)
-            yield (data if isinstance(data, dict) else None), raw.endswith(b"\n")
+            complete = raw.endswith(b"\n") or not _torn_record(raw)
+            yield (data if isinstance(data, dict) else None), complete
+
+
+def _torn_record(raw: bytes) -> bool:
+    """Whether a line without its newline can be the start of a record RecordWriter wrote."""
+    head = raw[: len(RECORD_START)]
+    return (
+        RECORD_START.startswith(head) if len(head) < len(RECORD_START) else (head == RECORD_START)
+    )
 
 
 def is_records_file(path: Path) -> bool:

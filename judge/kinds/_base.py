@@ -89,7 +89,7 @@ def numbers_of(data: Any, names: Iterable[str]) -> dict[str, float]:
 class Rounded(float):
     """A summary figure: its value is rounded to 6 decimals (what summary.json shows and
     stores), and `unrounded` keeps the exact one, which gates compare
-    (`calibration.gates.evaluate`): a pass rate of 0.7999996 fails `pass_rate < 0.8`,
+    (`calibration.decisions.gates.evaluate`): a pass rate of 0.7999996 fails `pass_rate < 0.8`,
     though the summary shows 0.8."""
 
     unrounded: float
@@ -166,6 +166,11 @@ class Kind:
     #: the score at or above which a case's signal counts as high in the two-by-two
     #: diagnosis; a rubric file's `threshold` key wins where the kind's spec reads one
     signal_threshold: ClassVar[float] = 0.5
+    #: how a jury's verdicts on a case combine (judge.jury.vote): "label" when the label is
+    #: the verdict (a label without a majority leaves the case undecided: `no_majority`),
+    #: "score" when the score is (the mean or median of the votes decides; the label is
+    #: reported only where the rule finds one)
+    panel_combines: ClassVar[str] = "label"
 
     def threshold(self, rubric: Rubric) -> float:
         """The score at or above which this rubric's signal is high (`signal_threshold`,
@@ -257,6 +262,14 @@ class Kind:
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         """The labels a record can carry (calibration and labelling vocabulary)."""
+        return []
+
+    def headings(self, summary: dict[str, Any]) -> dict[str, str]:
+        """The summary table's columns: figure key -> heading (the class's `columns`)."""
+        return dict(self.columns)
+
+    def summary_notes(self, summary: dict[str, Any]) -> list[str]:
+        """Lines printed under the summary table: the figures its columns leave out."""
         return []
 
     def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
-from calibration.intervals import DEFAULT_RESAMPLES
+from calibration.inference.intervals import DEFAULT_RESAMPLES
 from judge.schemas import FIELD_NAME, MAX_IDS, NAME, RUBRIC_REF, GradedRecord, fold_aliases
 
 MAX_TEXT = 100_000
@@ -146,6 +146,13 @@ class JobState(BaseModel):
     error: str | None = None
     created_at: float
     updated_at: float
+
+
+class JobList(BaseModel):
+    """One page of jobs, newest first; `next` is the `before=` of the next page (null: last)."""
+
+    jobs: list[JobState]
+    next: str | None = None
 
 
 class ErrorDetail(BaseModel):

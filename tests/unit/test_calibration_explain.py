@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from calibration.covariates import build_design, read_cases
-from calibration.explain import errors_by_covariate
-from calibration.logistic import fit_logit, independent_columns
+from calibration.inference.logistic import fit_logit, independent_columns
+from calibration.pairs.covariates import build_design, read_cases
+from calibration.pairs.explain import errors_by_covariate
 from tests.calibration_sets import EXAMPLES, grade_examples_offline
 from tests.unit.test_calibration_inputs import exit_code
 
@@ -91,7 +91,11 @@ def test_a_planted_length_bias_is_named():
 def test_a_planted_slice_is_named():
     ids, human, judge, cases = _cases(400, 6, slice_effect=1.5)
     section = errors_by_covariate(ids, human, judge, cases)
-    assert section["summary"].startswith("disagreement is higher in slice 'risky': OR ")
+    assert section["summary"].startswith(
+        "disagreement is higher in slice 'risky' than in slice 'routine': OR "
+    )
+    row = next(r for r in section["covariates"] if r["name"] == "slice:risky")
+    assert row["reference"] == section["reference"] == "slice 'routine'"
 
 
 def test_no_planted_effect_says_so():

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from calibration import calibrate
-from calibration.analysis import AnalysisOptions, analyse
-from calibration.compare_judges import compare_judges
-from calibration.gates import evaluate, parse_condition
-from calibration.intervals import wilson_interval
-from calibration.plan import plan_sample_size
-from calibration.ppi_summary import prediction_powered_summary
-from calibration.rates import corrected_pass_rate
-from calibration.readiness import GATE_READY, ROUGH_SIGNAL, assess_readiness
+from calibration.compare.judges import compare_judges
+from calibration.decisions.gates import evaluate, parse_condition
+from calibration.decisions.plan import plan_sample_size
+from calibration.decisions.readiness import GATE_READY, ROUGH_SIGNAL, assess_readiness
+from calibration.estimates.prediction_powered import prediction_powered_summary
+from calibration.estimates.rates import corrected_pass_rate
+from calibration.inference.intervals import wilson_interval
+from calibration.pairs.analysis import AnalysisOptions, analyse
 from judge.cli import main
 
 
@@ -72,8 +72,8 @@ def test_a_judge_that_always_says_one_label_gets_an_interval_around_zero():
 
 
 def test_the_agreement_interval_holds_the_estimate_and_equals_clopper_pearson():
-    from calibration.intervals import clopper_pearson_interval
-    from calibration.small_sample import agreement_coefficient_interval
+    from calibration.agreement.small_sample import agreement_coefficient_interval
+    from calibration.inference.intervals import clopper_pearson_interval
 
     matrix = np.array([[3, 1], [2, 4]])
     chance = float((matrix.sum(1) * matrix.sum(0)).sum() / 100)
@@ -111,8 +111,8 @@ def test_gate_ready_needs_the_labels_the_plan_asks_for():
 
 
 def test_the_plan_never_asks_for_two_labels_near_kappa_one():
-    from calibration.intervals import clopper_pearson_interval
-    from calibration.plan import exact_floor
+    from calibration.decisions.plan import exact_floor
+    from calibration.inference.intervals import clopper_pearson_interval
 
     plan = plan_sample_size(0.99, 0.2)
     assert plan.n >= exact_floor(0.2, 0.5) == 36
@@ -198,7 +198,7 @@ def test_mean_score_intervals_stay_on_the_scale():
 
 
 def test_bounded_mean_interval_is_wilson_for_zero_one_values():
-    from calibration.small_sample import bounded_mean_interval
+    from calibration.agreement.small_sample import bounded_mean_interval
 
     assert bounded_mean_interval(0.0, 4, 0, 1) == pytest.approx(wilson_interval(0, 4))
     assert bounded_mean_interval(0.75, 4, 0, 1) == pytest.approx(wilson_interval(3, 4))
@@ -230,7 +230,7 @@ def test_every_case_labelled_gives_the_human_rate_even_when_se_plus_sp_is_one():
 def test_gates_compare_the_unrounded_figure_not_the_six_decimals_shown():
     import json
 
-    from judge.engine.gates import grade_metrics
+    from judge.engine.measure.run_gates import grade_metrics
     from judge.kinds._base import ratio
 
     summary = {
