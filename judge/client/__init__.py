@@ -12,9 +12,13 @@ from judge.client._chat import (
     completion_from,
     served_models,
 )
+from judge.client._http import httpx as _httpx
 from judge.client._retry import RetryWait, call, parse_retry_after, retrying, translate_error
 
+AsyncHttpClient = _httpx.AsyncClient  # what `http_client=` takes: the installed SDK's httpx
+
 __all__ = [
+    "AsyncHttpClient",
     "Batch",
     "BatchClient",
     "ChatClient",

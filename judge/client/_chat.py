@@ -9,18 +9,19 @@ API calls.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from judge import errors
+from judge.client._http import chat_clients, httpx, sync_client
 from judge.client._retry import api_key, async_sdk, redactor, retrying, translate_error
 from judge.config import JudgeConfig, endpoint_of
 from judge.schemas import Usage
@@ -28,7 +29,8 @@ from judge.schemas import Usage
 log = logging.getLogger(__name__)
 
 MODES = ("json_schema", "json_object", "prompt")
-POOL_SIZE = 8  # connections per HTTP pool
+# per request: no redirect even on a caller's own http_client (judge.client._http)
+_OPTIONS: dict[str, Any] = {"follow_redirects": False}
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided")
 
 Messages = list[dict[str, str]]
@@ -51,24 +53,22 @@ class Completion:
 class ChatClient:
     """An async chat client pinned to one model and one set of sampling parameters."""
 
-    def __init__(self, config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        transport: str = "auto",
+    ):
         if config.model is None:
             raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
         self.config = config
         self._redact = redactor(config)
-        # httpcore's pool rescans every connection for every queued request, so one pool of
-        # N connections costs O(N^2) per request; a few small pools, used in turn, keep the
-        # client's CPU per request flat as concurrency grows (benchmarks/RESULTS.md).
+        # the aiohttp pool, or a few small httpx pools used in turn (judge.client._http)
         if http_client is not None:
             clients = [http_client]
         else:
-            shards = -(-config.concurrency // POOL_SIZE)
-            size = -(-config.concurrency // shards)
-            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-            tls = httpx.create_ssl_context()  # one context: building each costs ~40 ms
-            clients = [
-                openai.DefaultAsyncHttpxClient(limits=limits, verify=tls) for _ in range(shards)
-            ]
+            clients = chat_clients(config.concurrency, transport=transport)
         self._sdks = [async_sdk(config, http_client=client) for client in clients]
         self._turn = itertools.cycle(self._sdks)
         self._told_unreachable = False
@@ -147,16 +147,16 @@ class ChatClient:
     async def _send(
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
     ) -> Completion:
-        body = self.request_body(messages, mode, schema_name, schema)
+        content = json.dumps(self.request_body(messages, mode, schema_name, schema)).encode()
         started = time.perf_counter()
         try:
             # `post` rather than `chat.completions.create`: the body is already exactly what
-            # the API takes, and reading the JSON ourselves skips the SDK's per-request
-            # parameter transform and model construction (~1 ms of CPU a request).
+            # the API takes (encoded once, here), and reading the JSON ourselves skips the
+            # SDK's per-request parameter transform and model construction.
             response = await next(self._turn).post(
-                "/chat/completions", body=body, cast_to=httpx.Response
+                "/chat/completions", content=content, cast_to=httpx.Response, options=_OPTIONS
             )
-            data = response.json()
+            data = json.loads(response.content)
         except openai.OpenAIError as exc:
             error = translate_error(exc, self._redact)
             if isinstance(error, errors.ApiConnectionError):
@@ -190,6 +190,7 @@ def served_models(config: JudgeConfig) -> list[str]:
         base_url=config.base_url,
         max_retries=0,
         timeout=min(config.timeout, 30.0),
+        http_client=sync_client(),
     )
     try:
         return sorted({model.id for model in sdk.models.list()})

@@ -1,0 +1,271 @@
+"""`--concurrency auto`: how many requests to keep in flight, learnt from the endpoint.
+
+AIMD, as TCP does it (Jacobson 1988; Chiu & Jain 1989, "Analysis of the increase and
+decrease algorithms for congestion avoidance"): the limit starts at `start`, doubles each
+round trip while nothing is refused and latency holds (slow start), then grows by one
+request per round trip (additive increase: +1/limit per success); a 429 or 503 halves it
+(multiplicative decrease), once per round trip, however many requests were refused in it.
+"Latency holds" means a success took at most `latency_slack` x the fastest latency seen:
+a slower endpoint is queueing, so the limit stops growing before it refuses.
+
+Beside the window, three rules pace when a request may start:
+
+- Retry-After is honoured globally: a refusal that says "wait 2 s" holds every request,
+  not just the one refused (`hold_until`).
+- The provider's rate-limit headers (`x-ratelimit-remaining-requests` / `-tokens` with
+  `x-ratelimit-reset-requests` / `-tokens`, as OpenAI sends them: "1s", "6m0s", "20ms")
+  spread what remains over the time to the reset, once fewer remain than are in flight;
+  none remaining holds until the reset.
+- `rpm` / `tpm` caps, for providers that send no headers: token buckets of a minute's
+  requests and tokens (a request's tokens are estimated from its body before it is sent).
+
+The controller's arithmetic is synchronous and takes the clock as an argument
+(`Pacing.ready_at`, `started`, `succeeded`, `refused`), so its logic is tested without
+timing; `Pacer` is the asyncio face the chat client uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["Bucket", "Pacer", "Pacing", "PacingStats", "parse_reset"]
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_reset(value: str | None) -> float | None:
+    """Seconds from a reset header: "1s", "6m0s", "20ms", "1h2m3.5s", or a bare number."""
+    if not value:
+        return None
+    text = value.strip().lower()
+    try:
+        return max(float(text), 0.0)
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(number) * _UNIT[unit] for number, unit in parts)
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class Bucket:
+    """A token bucket: `capacity` tokens, refilled at `rate` a second; `take` spends, and
+    `ready_at` says when `cost` tokens will be there (the caller waits until then)."""
+
+    capacity: float
+    rate: float
+    level: float = math.nan
+    stamp: float = 0.0
+
+    def _refill(self, now: float) -> None:
+        if math.isnan(self.level):
+            self.level, self.stamp = self.capacity, now
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def ready_at(self, now: float, cost: float = 1.0) -> float:
+        self._refill(now)
+        cost = min(cost, self.capacity)  # a request larger than the bucket waits for a full one
+        return now if self.level >= cost else now + (cost - self.level) / self.rate
+
+    def take(self, now: float, cost: float = 1.0) -> None:
+        self._refill(now)
+        self.level -= min(cost, self.capacity)
+
+
+@dataclass
+class PacingStats:
+    """What the summary says: the limit reached and the refusals met."""
+
+    peak_limit: int = 0
+    final_limit: int = 0
+    refused: int = 0  # 429s and 503s
+    requests: int = 0
+
+
+@dataclass
+class Pacing:
+    """The AIMD window and the pacing rules of the module docstring, clock passed in."""
+
+    start: int = 16
+    ceiling: int = 1024
+    latency_slack: float = 2.0
+    rpm: int | None = None
+    tpm: int | None = None
+    limit: float = 0.0
+    in_flight: int = 0
+    slow_start: bool = True
+    hold_until: float = 0.0
+    fastest: float = math.inf
+    last_decrease: float = -math.inf
+    grown_in_round: int = 0
+    stats: PacingStats = field(default_factory=PacingStats)
+    _spacing: float = 0.0
+    _last_start: float = -math.inf
+    _requests: Bucket | None = None
+    _tokens: Bucket | None = None
+
+    def __post_init__(self) -> None:
+        self.limit = float(min(max(self.start, 1), self.ceiling))
+        self.stats.peak_limit = self.stats.final_limit = int(self.limit)
+        if self.rpm:
+            self._requests = Bucket(capacity=max(self.rpm / 60.0, 1.0), rate=self.rpm / 60.0)
+        if self.tpm:
+            self._tokens = Bucket(capacity=self.tpm / 60.0, rate=self.tpm / 60.0)
+
+    @property
+    def window(self) -> int:
+        return max(1, int(self.limit))
+
+    def ready_at(self, now: float, tokens: float = 0.0) -> float | None:
+        """When a request of `tokens` may start: a time (now or later) if the window has
+        room, None when it is full (wait for a request to finish)."""
+        if self.in_flight >= self.window:
+            return None
+        when = max(now, self.hold_until, self._last_start + self._spacing)
+        if self._requests is not None:
+            when = max(when, self._requests.ready_at(now))
+        if self._tokens is not None and tokens:
+            when = max(when, self._tokens.ready_at(now, tokens))
+        return when
+
+    def started(self, now: float, tokens: float = 0.0) -> None:
+        self.in_flight += 1
+        self.stats.requests += 1
+        self._last_start = now
+        if self._requests is not None:
+            self._requests.take(now)
+        if self._tokens is not None and tokens:
+            self._tokens.take(now, tokens)
+
+    def succeeded(
+        self, now: float, latency: float, headers: Mapping[str, str] | None = None
+    ) -> None:
+        """A reply that was not refused: grow the window while latency holds."""
+        self.in_flight = max(0, self.in_flight - 1)
+        self.fastest = min(self.fastest, latency)
+        self._read_headers(now, headers)
+        if latency <= self.fastest * self.latency_slack:
+            # slow start: +1 per success doubles the window each round trip; after the
+            # first refusal, +1/limit per success adds one per round trip
+            self.limit += 1.0 if self.slow_start else 1.0 / self.limit
+        else:
+            self.slow_start = False  # latency grew: the endpoint queues; grow gently
+        self.limit = min(self.limit, float(self.ceiling))
+        self._note()
+
+    def refused(
+        self,
+        now: float,
+        sent_at: float,
+        retry_after: float | None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """A 429 or 503 for a request sent at `sent_at`: halve the window, once for all the
+        requests sent before the last decrease, and hold everyone for Retry-After."""
+        self.in_flight = max(0, self.in_flight - 1)
+        self.stats.refused += 1
+        self.slow_start = False
+        if sent_at >= self.last_decrease:
+            self.limit = max(1.0, self.limit / 2)
+            self.last_decrease = now
+        if retry_after is not None:
+            self.hold_until = max(self.hold_until, now + retry_after)
+        self._read_headers(now, headers)
+        self._note()
+
+    def failed(self) -> None:
+        """Any other end (an error that says nothing about load): free the slot."""
+        self.in_flight = max(0, self.in_flight - 1)
+
+    def _read_headers(self, now: float, headers: Mapping[str, str] | None) -> None:
+        if not headers:
+            return
+        self._spacing = 0.0
+        for kind in ("requests", "tokens"):
+            remaining = _int(headers.get(f"x-ratelimit-remaining-{kind}"))
+            reset = parse_reset(headers.get(f"x-ratelimit-reset-{kind}"))
+            if remaining is None or reset is None:
+                continue
+            if remaining <= 0:
+                self.hold_until = max(self.hold_until, now + reset)
+            elif kind == "requests" and remaining < self.window:
+                # fewer left than we would send: spread them over the time to the reset
+                self._spacing = max(self._spacing, reset / remaining)
+
+    def _note(self) -> None:
+        self.stats.final_limit = self.window
+        self.stats.peak_limit = max(self.stats.peak_limit, self.window)
+
+
+class Pacer:
+    """The asyncio face of `Pacing`: `async with pacer.slot(tokens) as slot:` waits for
+    room, then `slot.refused(retry_after, headers)` or `slot.succeeded(headers)` says how
+    it went (a slot left without either counts as `failed`)."""
+
+    def __init__(self, pacing: Pacing, clock: Callable[[], float] = time.monotonic) -> None:
+        self.pacing = pacing
+        self.clock = clock
+        self._changed = asyncio.Condition()
+
+    @property
+    def stats(self) -> PacingStats:
+        return self.pacing.stats
+
+    def slot(self, tokens: float = 0.0) -> _Slot:
+        return _Slot(self, tokens)
+
+    async def _acquire(self, tokens: float) -> float:
+        async with self._changed:
+            while True:
+                now = self.clock()
+                when = self.pacing.ready_at(now, tokens)
+                if when is not None and when <= now:
+                    self.pacing.started(now, tokens)
+                    return now
+                timeout = None if when is None else when - now
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), timeout)
+
+    async def _release(self, report: Callable[[float], None]) -> None:
+        async with self._changed:
+            report(self.clock())
+            self._changed.notify_all()
+
+
+class _Slot:
+    def __init__(self, pacer: Pacer, tokens: float) -> None:
+        self._pacer, self._tokens = pacer, tokens
+        self._sent_at = 0.0
+        self._outcome: Callable[[float], None] | None = None
+
+    def succeeded(self, headers: Mapping[str, str] | None = None) -> None:
+        pacing, sent = self._pacer.pacing, self._sent_at
+        self._outcome = lambda now: pacing.succeeded(now, now - sent, headers)
+
+    def refused(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
+        pacing, sent = self._pacer.pacing, self._sent_at
+        self._outcome = lambda now: pacing.refused(now, sent, retry_after, headers)
+
+    async def __aenter__(self) -> _Slot:
+        self._sent_at = await self._pacer._acquire(self._tokens)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pacing = self._pacer.pacing
+        await self._pacer._release(self._outcome or (lambda now: pacing.failed()))
