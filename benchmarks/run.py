@@ -85,7 +85,7 @@ async def grade_once(
 
         cache = VerdictCache(config.cache_dir)
     try:
-        grader = Grader(backend, load_rubric(rubric), cache=cache, concurrency=config.concurrency)
+        grader = Grader(backend, load_rubric(rubric), cache=cache, concurrency=config.max_in_flight)
         return await grade_file(grader, source, output, overwrite=True, use_cache=config.use_cache)
     finally:
         await backend.aclose()

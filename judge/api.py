@@ -63,7 +63,7 @@ async def open_graders(
     backend = make_backend(config, http_client=http_client)
     cache = open_cache(config)
     try:
-        yield [Grader(backend, r, cache=cache, concurrency=config.concurrency) for r in rubrics]
+        yield [Grader(backend, r, cache=cache, concurrency=config.max_in_flight) for r in rubrics]
     finally:
         await backend.aclose()
         if cache is not None:
@@ -103,7 +103,7 @@ class Judge:
             self._backend,
             self.rubric(rubric),
             cache=self._cache,
-            concurrency=self.config.concurrency,
+            concurrency=self.config.max_in_flight,
         )
 
     async def aclose(self) -> None:

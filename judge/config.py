@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
+MAX_CONCURRENCY = 1024  # the ceiling of --concurrency, and where "auto" stops growing
 
 # A model name pinned to a snapshot carries a date (2024-08-06, 20240806, 0613) or a version
 # tag after a colon or an @ (ollama `llama3:8b-instruct-q4`, vertex `@001`).
@@ -44,7 +45,17 @@ class JudgeSettings(BaseModel):
     output_mode: OutputMode = "auto"
     timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=20)
-    concurrency: int = Field(default=16, ge=1, le=1024)
+    # "auto": learnt from the endpoint (AIMD on 429/503, its rate-limit headers:
+    # judge.client._pacing), up to MAX_CONCURRENCY; `rpm` / `tpm` cap requests and tokens
+    # a minute, for providers that send no rate-limit headers
+    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | Literal["auto"] = 16
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests ever in flight: the number, or MAX_CONCURRENCY for "auto"."""
+        return MAX_CONCURRENCY if self.concurrency == "auto" else self.concurrency
 
 
 class JudgeConfig(JudgeSettings):

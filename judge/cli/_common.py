@@ -19,7 +19,14 @@ from typing import Any, get_args
 from pydantic import SecretStr, ValidationError
 
 from judge.cli._labels import print_estimates
-from judge.config import JudgeConfig, JudgeSettings, OutputMode, default_cache_dir, endpoint_of
+from judge.config import (
+    MAX_CONCURRENCY,
+    JudgeConfig,
+    JudgeSettings,
+    OutputMode,
+    default_cache_dir,
+    endpoint_of,
+)
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
@@ -35,6 +42,19 @@ OFFLINE_NOTE = (
 _D = {name: field.default for name, field in JudgeSettings.model_fields.items()}
 
 
+def concurrency_option(text: str) -> int | str:
+    """`--concurrency`: a number of requests in flight, or `auto`."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a number nor auto") from None
+    if not 1 <= number <= MAX_CONCURRENCY:
+        raise argparse.ArgumentTypeError(f"{number} is not in 1..{MAX_CONCURRENCY}")
+    return number
+
+
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options that pick and tune the judge; shared by `grade` and `probe`."""
     group = parser.add_argument_group("judge")
@@ -43,9 +63,16 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
     group.add_argument(
         "--concurrency",
-        type=int,
+        type=concurrency_option,
         default=_D["concurrency"],
-        help="requests in flight (%(default)s)",
+        help="requests in flight (%(default)s), or auto: learnt from the endpoint's 429s and "
+        "rate-limit headers",
+    )
+    group.add_argument(
+        "--rpm", type=int, default=None, help="at most this many requests a minute (no cap)"
+    )
+    group.add_argument(
+        "--tpm", type=int, default=None, help="at most this many tokens a minute (no cap)"
     )
     group.add_argument(
         "--temperature",
@@ -117,6 +144,8 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeC
             max_retries=args.max_retries,
             output_mode=args.output_mode,
             concurrency=args.concurrency,
+            rpm=args.rpm,
+            tpm=args.tpm,
             cache_dir=args.cache_dir or default_cache_dir(env),
             use_cache=not args.no_cache,
         )
@@ -197,6 +226,23 @@ def print_summary(summary: dict[str, Any]) -> None:
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
     print_estimates(summary)
+
+
+def say_requests(backend: object) -> None:
+    """One line on stderr: requests sent, refused (429/503), the most in flight and, for
+    `--concurrency auto`, the window it reached (a model judge's; the rules judge sends none)."""
+    summary = getattr(backend, "request_summary", None)
+    if summary is None:
+        return
+    sent = summary()
+    line = (
+        f"requests: {sent['sent']} sent, {sent['refused']} refused (429/503); "
+        f"at most {sent['peak_in_flight']} in flight"
+    )
+    if "window" in sent:
+        window = sent["window"]
+        line += f" (--concurrency auto reached {window['peak']}, ended at {window['final']})"
+    print(line, file=sys.stderr)
 
 
 def _fmt(value: Any) -> str:

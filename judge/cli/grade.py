@@ -18,6 +18,7 @@ from judge.cli._common import (
     config_from_args,
     print_summary,
     rubric_library,
+    say_requests,
     show_progress,
 )
 from judge.cli._grade_many import (
@@ -159,7 +160,7 @@ async def _grade(
     labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     async with open_grader(config, rubric) as grader:
-        return await grade_file(
+        summary = await grade_file(
             grader,
             input_path,
             output,
@@ -170,3 +171,5 @@ async def _grade(
             prices=prices,
             human_labels=labels,
         )
+        say_requests(grader.backend)
+        return summary

@@ -22,18 +22,58 @@ from pydantic import ValidationError
 
 from judge import errors
 from judge.client._http import chat_clients, httpx, sync_client
-from judge.client._retry import api_key, async_sdk, redactor, retrying, translate_error
+from judge.client._pacing import Pacer, Pacing, Slot
+from judge.client._retry import (
+    api_key,
+    async_sdk,
+    parse_retry_after,
+    redactor,
+    retrying,
+    translate_error,
+)
 from judge.config import JudgeConfig, endpoint_of
 from judge.schemas import Usage
 
 log = logging.getLogger(__name__)
 
 MODES = ("json_schema", "json_object", "prompt")
-# per request: no redirect even on a caller's own http_client (judge.client._http)
-_OPTIONS: dict[str, Any] = {"follow_redirects": False}
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided")
 
 Messages = list[dict[str, str]]
+
+
+AUTO_START = 16  # where --concurrency auto starts (judge.client._pacing)
+
+
+@dataclass
+class RequestStats:
+    """Requests sent, refused (429/503), in flight now and at most."""
+
+    sent: int = 0
+    refused: int = 0
+    in_flight: int = 0
+    peak: int = 0
+
+    def started(self) -> None:
+        self.sent += 1
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def finished(self) -> None:
+        self.in_flight -= 1
+
+
+class _Unpaced:
+    """The slot of a request no pacer holds back: reports go nowhere."""
+
+    def succeeded(self, headers: Mapping[str, str] | None = None) -> None:
+        return None
+
+    def refused(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
+        return None
+
+
+AnySlot = _Unpaced | Slot
 
 
 @dataclass(frozen=True)
@@ -68,11 +108,24 @@ class ChatClient:
         if http_client is not None:
             clients = [http_client]
         else:
-            clients = chat_clients(config.concurrency, transport=transport)
+            clients = chat_clients(config.max_in_flight, transport=transport)
         self._sdks = [async_sdk(config, http_client=client) for client in clients]
         self._turn = itertools.cycle(self._sdks)
         self._told_unreachable = False
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
+        self.requests = RequestStats()
+        auto = config.concurrency == "auto"
+        self._pacer: Pacer | None = None
+        if auto or config.rpm or config.tpm:
+            start = AUTO_START if auto else config.max_in_flight
+            pacing = Pacing(
+                start=start,
+                ceiling=config.max_in_flight,
+                adaptive=auto,
+                rpm=config.rpm,
+                tpm=config.tpm,
+            )
+            self._pacer = Pacer(pacing)
 
     @property
     def output_mode(self) -> str:
@@ -148,15 +201,36 @@ class ChatClient:
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
     ) -> Completion:
         content = json.dumps(self.request_body(messages, mode, schema_name, schema)).encode()
+        if self._pacer is None:
+            return await self._post(content, mode, _Unpaced())
+        # what a provider counts against a token limit: the prompt (~4 bytes a token) and
+        # the completion it may have to make room for (max_tokens)
+        tokens = len(content) / 4 + self.config.max_tokens if self.config.tpm else 0.0
+        async with self._pacer.slot(tokens) as slot:
+            return await self._post(content, mode, slot)
+
+    async def _post(self, content: bytes, mode: str, slot: AnySlot) -> Completion:
+        sent = self.requests
+        sent.started()
         started = time.perf_counter()
         try:
             # `post` rather than `chat.completions.create`: the body is already exactly what
-            # the API takes (encoded once, here), and reading the JSON ourselves skips the
+            # the API takes (encoded once, above), and reading the JSON ourselves skips the
             # SDK's per-request parameter transform and model construction.
             response = await next(self._turn).post(
-                "/chat/completions", content=content, cast_to=httpx.Response, options=_OPTIONS
+                "/chat/completions",
+                content=content,
+                cast_to=httpx.Response,
+                options={"follow_redirects": False},  # even on a caller's own http_client
             )
+            slot.succeeded(response.headers)
             data = json.loads(response.content)
+        except openai.APIStatusError as exc:
+            if exc.status_code in (429, 503):
+                sent.refused += 1
+                headers = exc.response.headers
+                slot.refused(parse_retry_after(headers), headers)
+            raise translate_error(exc, self._redact) from None
         except openai.OpenAIError as exc:
             error = translate_error(exc, self._redact)
             if isinstance(error, errors.ApiConnectionError):
@@ -164,9 +238,27 @@ class ChatClient:
             raise error from None
         except ValueError as exc:  # a 200 whose body is not JSON
             raise errors.ServerError(f"unreadable reply body: {exc}") from None
+        finally:
+            sent.finished()
         if not isinstance(data, Mapping):
             raise errors.ServerError("the reply body is not a JSON object")
         return completion_from(data, mode, (time.perf_counter() - started) * 1000)
+
+    def request_summary(self) -> dict[str, Any]:
+        """What the summary says about the requests: sent, refused (429/503), the most in
+        flight, and for `--concurrency auto` the window it reached."""
+        out: dict[str, Any] = {
+            "concurrency": self.config.concurrency,
+            "sent": self.requests.sent,
+            "refused": self.requests.refused,
+            "peak_in_flight": self.requests.peak,
+        }
+        if self._pacer is not None and self.config.concurrency == "auto":
+            out["window"] = {
+                "peak": self._pacer.stats.peak_limit,
+                "final": self._pacer.stats.final_limit,
+            }
+        return out
 
     def _say_unreachable(self, error: errors.ApiError) -> None:
         # Retries of an unreachable endpoint take a while (backoff, every case); say what is

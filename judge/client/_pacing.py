@@ -104,6 +104,7 @@ class Pacing:
 
     start: int = 16
     ceiling: int = 1024
+    adaptive: bool = True  # False: a fixed window (`--concurrency N` with --rpm/--tpm)
     latency_slack: float = 2.0
     rpm: int | None = None
     tpm: int | None = None
@@ -113,9 +114,9 @@ class Pacing:
     hold_until: float = 0.0
     fastest: float = math.inf
     last_decrease: float = -math.inf
-    grown_in_round: int = 0
     stats: PacingStats = field(default_factory=PacingStats)
     _spacing: float = 0.0
+    _used_at: float = -math.inf
     _last_start: float = -math.inf
     _requests: Bucket | None = None
     _tokens: Bucket | None = None
@@ -146,6 +147,8 @@ class Pacing:
 
     def started(self, now: float, tokens: float = 0.0) -> None:
         self.in_flight += 1
+        if self.in_flight >= self.window / 2:
+            self._used_at = now  # the window is in use (at least half full)
         self.stats.requests += 1
         self._last_start = now
         if self._requests is not None:
@@ -156,17 +159,22 @@ class Pacing:
     def succeeded(
         self, now: float, latency: float, headers: Mapping[str, str] | None = None
     ) -> None:
-        """A reply that was not refused: grow the window while latency holds."""
+        """A reply that was not refused: grow the window while latency holds, if the
+        window was in use (at least half full) while this request was out: an idle
+        window proves nothing (RFC 7661's rule for TCP)."""
+        busy = self._used_at >= now - latency
         self.in_flight = max(0, self.in_flight - 1)
         self.fastest = min(self.fastest, latency)
         self._read_headers(now, headers)
-        if latency <= self.fastest * self.latency_slack:
+        if not self.adaptive:
+            return
+        if latency > self.fastest * self.latency_slack:
+            self.slow_start = False  # latency grew: the endpoint queues; grow gently
+        elif busy:
             # slow start: +1 per success doubles the window each round trip; after the
             # first refusal, +1/limit per success adds one per round trip
             self.limit += 1.0 if self.slow_start else 1.0 / self.limit
-        else:
-            self.slow_start = False  # latency grew: the endpoint queues; grow gently
-        self.limit = min(self.limit, float(self.ceiling))
+            self.limit = min(self.limit, float(self.ceiling))
         self._note()
 
     def refused(
@@ -180,13 +188,15 @@ class Pacing:
         requests sent before the last decrease, and hold everyone for Retry-After."""
         self.in_flight = max(0, self.in_flight - 1)
         self.stats.refused += 1
+        if retry_after is not None:
+            self.hold_until = max(self.hold_until, now + retry_after)
+        self._read_headers(now, headers)
+        if not self.adaptive:
+            return
         self.slow_start = False
         if sent_at >= self.last_decrease:
             self.limit = max(1.0, self.limit / 2)
             self.last_decrease = now
-        if retry_after is not None:
-            self.hold_until = max(self.hold_until, now + retry_after)
-        self._read_headers(now, headers)
         self._note()
 
     def failed(self) -> None:
@@ -202,11 +212,15 @@ class Pacing:
             reset = parse_reset(headers.get(f"x-ratelimit-reset-{kind}"))
             if remaining is None or reset is None:
                 continue
+            limit = _int(headers.get(f"x-ratelimit-limit-{kind}"))
+            # a bucket refills linearly: what is spent comes back over `reset` seconds
+            spent = (limit - remaining) if limit and limit > remaining else None
             if remaining <= 0:
-                self.hold_until = max(self.hold_until, now + reset)
+                self.hold_until = max(self.hold_until, now + (reset / spent if spent else reset))
             elif kind == "requests" and remaining < self.window:
-                # fewer left than we would send: spread them over the time to the reset
-                self._spacing = max(self._spacing, reset / remaining)
+                # fewer left than we would send: start no faster than they come back
+                gap = reset / spent if spent else reset / remaining
+                self._spacing = max(self._spacing, gap)
 
     def _note(self) -> None:
         self.stats.final_limit = self.window
@@ -227,8 +241,8 @@ class Pacer:
     def stats(self) -> PacingStats:
         return self.pacing.stats
 
-    def slot(self, tokens: float = 0.0) -> _Slot:
-        return _Slot(self, tokens)
+    def slot(self, tokens: float = 0.0) -> Slot:
+        return Slot(self, tokens)
 
     async def _acquire(self, tokens: float) -> float:
         async with self._changed:
@@ -248,7 +262,7 @@ class Pacer:
             self._changed.notify_all()
 
 
-class _Slot:
+class Slot:
     def __init__(self, pacer: Pacer, tokens: float) -> None:
         self._pacer, self._tokens = pacer, tokens
         self._sent_at = 0.0
@@ -262,7 +276,7 @@ class _Slot:
         pacing, sent = self._pacer.pacing, self._sent_at
         self._outcome = lambda now: pacing.refused(now, sent, retry_after, headers)
 
-    async def __aenter__(self) -> _Slot:
+    async def __aenter__(self) -> Slot:
         self._sent_at = await self._pacer._acquire(self._tokens)
         return self
 

@@ -35,6 +35,10 @@ class LLMJudge:
     async def aclose(self) -> None:
         await self.client.aclose()
 
+    def request_summary(self) -> dict[str, Any]:
+        """Requests sent and refused, the most in flight (`ChatClient.request_summary`)."""
+        return self.client.request_summary()
+
     def prepared(self, rubric: Rubric) -> PreparedRubric:
         """What is the same for every case of `rubric`, built on its first case."""
         ready = self._prepared.get(id(rubric))
