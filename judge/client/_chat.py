@@ -14,14 +14,14 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from judge import errors
-from judge.client._http import chat_clients, httpx, sync_client
+from judge.client._http import aiohttp_available, chat_clients, httpx, sync_client
 from judge.client._pacing import Pacer, Pacing, Slot
 from judge.client._retry import (
     api_key,
@@ -33,6 +33,9 @@ from judge.client._retry import (
 )
 from judge.config import JudgeConfig, endpoint_of
 from judge.schemas import Usage
+
+if TYPE_CHECKING:
+    from judge.client._direct import DirectChat
 
 log = logging.getLogger(__name__)
 
@@ -104,13 +107,24 @@ class ChatClient:
             raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
         self.config = config
         self._redact = redactor(config)
-        # the aiohttp pool, or a few small httpx pools used in turn (judge.client._http)
+        # straight on aiohttp (judge.client._direct) when it is installed and no client is
+        # given; else the SDK, on the aiohttp pool or a few small httpx pools used in turn
+        # (judge.client._http)
+        self._direct: DirectChat | None = None
         if http_client is not None:
             clients = [http_client]
+        elif transport == "direct" or (transport == "auto" and aiohttp_available()):
+            from judge.client._direct import DirectChat
+
+            clients = [None]
         else:
             clients = chat_clients(config.max_in_flight, transport=transport)
         self._sdks = [async_sdk(config, http_client=client) for client in clients]
         self._turn = itertools.cycle(self._sdks)
+        if clients == [None]:
+            self._direct = DirectChat(
+                self._sdks[0], concurrency=config.max_in_flight, timeout=config.timeout
+            )
         self._told_unreachable = False
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
         self.requests = RequestStats()
@@ -133,6 +147,8 @@ class ChatClient:
         return self._mode
 
     async def aclose(self) -> None:
+        if self._direct is not None:
+            await self._direct.aclose()
         for sdk in self._sdks:
             await sdk.close()
 
@@ -217,14 +233,18 @@ class ChatClient:
             # `post` rather than `chat.completions.create`: the body is already exactly what
             # the API takes (encoded once, above), and reading the JSON ourselves skips the
             # SDK's per-request parameter transform and model construction.
-            response = await next(self._turn).post(
-                "/chat/completions",
-                content=content,
-                cast_to=httpx.Response,
-                options={"follow_redirects": False},  # even on a caller's own http_client
-            )
-            slot.succeeded(response.headers)
-            data = json.loads(response.content)
+            if self._direct is not None:
+                headers, body = await self._direct.post(content)
+            else:
+                response = await next(self._turn).post(
+                    "/chat/completions",
+                    content=content,
+                    cast_to=httpx.Response,
+                    options={"follow_redirects": False},  # even on a caller's own http_client
+                )
+                headers, body = response.headers, response.content
+            slot.succeeded(headers)
+            data = json.loads(body)
         except openai.APIStatusError as exc:
             if exc.status_code in (429, 503):
                 sent.refused += 1

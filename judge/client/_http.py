@@ -128,6 +128,8 @@ def _cap_hooks(limit: int | None, *, sync: bool = False) -> dict[str, list[Any]]
 def aiohttp_available() -> bool:
     """Whether the SDK's aiohttp transport can be built (the `openai[aiohttp]` extra)."""
     try:
+        import aiohttp  # noqa: F401
+
         if SDK_MAJOR >= 3:
             import openai._vendor.httpx_aiohttp  # noqa: F401
         else:

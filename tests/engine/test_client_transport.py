@@ -20,8 +20,13 @@ from judge.schemas import Case
 from judge.testing import FakeOpenAIServer, Reply
 from tests.helpers import case
 
-TRANSPORTS = ["httpx", pytest.param("aiohttp", marks=pytest.mark.skipif(
-    not aiohttp_available(), reason="openai[aiohttp] is not installed"))]  # fmt: skip
+_AIOHTTP = pytest.mark.skipif(not aiohttp_available(), reason="needs openai[aiohttp]")
+# the SDK on httpx pools, the SDK on its aiohttp transport, and straight on aiohttp
+TRANSPORTS = [
+    "httpx",
+    pytest.param("aiohttp", marks=_AIOHTTP),
+    pytest.param("direct", marks=_AIOHTTP),
+]
 
 
 def config(server: FakeOpenAIServer, **more: object) -> JudgeConfig:
@@ -116,3 +121,18 @@ def test_models_are_capped_and_not_redirected(
     cfg = config(server, base_url=server.base_url.replace("/v1", "/nowhere"))
     with pytest.raises(errors.ApiError):
         served_models(cfg)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_key_is_sent_and_a_refusal_is_the_sdks_error(
+    server_factory: Callable[..., FakeOpenAIServer], transport: str
+) -> None:
+    server = server_factory(api_key="sk-right")
+    outcome = await evaluate(server, transport, api_key="sk-right")
+    assert outcome.status == "ok"
+    with pytest.raises(errors.AuthError, match="Incorrect API key provided"):
+        await evaluate(server, transport, api_key="sk-wrong")
+    server.script(Reply(status=500, headers={"retry-after": "0"}))
+    outcome = await evaluate(server, transport, api_key="sk-right", max_retries=0)
+    assert outcome.status == "api_error"
+    assert outcome.error == "HTTP 500: Error code: 500 - scripted HTTP 500"  # the same on all
