@@ -51,13 +51,14 @@ class DirectChat:
         )
         self._limit = limit
         self._session: aiohttp.ClientSession | None = None
+        self._proxy = proxy_for(self.url)
 
     def _open(self) -> aiohttp.ClientSession:
         # made on first use, inside the running loop; connections kept alive between requests
         connector = aiohttp.TCPConnector(limit=self._concurrency, limit_per_host=0)
-        self._session = aiohttp.ClientSession(
-            connector=connector, trust_env=True, auto_decompress=False
-        )
+        # trust_env off: it reads ~/.netrc in a thread for every request; the proxy is
+        # read from the environment once instead (proxy_for)
+        self._session = aiohttp.ClientSession(connector=connector, auto_decompress=False)
         return self._session
 
     async def aclose(self) -> None:
@@ -75,6 +76,7 @@ class DirectChat:
                 headers=self.headers,
                 allow_redirects=False,
                 timeout=self._timeout,
+                proxy=self._proxy,
             ) as response:
                 body = await self._read(response)
                 if 200 <= response.status < 300:
@@ -115,6 +117,19 @@ class DirectChat:
             request=self._request(),
         )
         return self._sdk._make_status_error_from_response(answer)
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, with
+    NO_PROXY), as httpx and the SDK would use it; None for none."""
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies_environment, proxy_bypass_environment
+
+    parts = urlsplit(url)
+    proxies = getproxies_environment()
+    if not proxies or proxy_bypass_environment(parts.hostname or "", proxies):
+        return None
+    return proxies.get(parts.scheme) or proxies.get("all")
 
 
 def _inflate(body: bytes, encoding: str, limit: int, request: Any) -> bytes:

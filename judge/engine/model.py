@@ -28,9 +28,12 @@ class LLMJudge:
         self.client = ChatClient(config, http_client=http_client)
         self.name = config.model or ""
         self._prepared: dict[int, PreparedRubric] = {}  # by id(); each holds its rubric
+        self._identity: dict[str, Any] | None = None
 
     def cache_identity(self) -> dict[str, Any]:
-        return model_identity(self.config)
+        if self._identity is None:  # the config is frozen: the same for every case
+            self._identity = model_identity(self.config)
+        return dict(self._identity)
 
     async def aclose(self) -> None:
         await self.client.aclose()
