@@ -128,6 +128,7 @@ class ChatClient:
         self._told_unreachable = False
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
         self.requests = RequestStats()
+        self._encoded: dict[tuple[str, str, int], tuple[str, dict[str, Any]]] = {}
         auto = config.concurrency == "auto"
         self._pacer: Pacer | None = None
         if auto or config.rpm or config.tpm:
@@ -216,7 +217,7 @@ class ChatClient:
     async def _send(
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
     ) -> Completion:
-        content = json.dumps(self.request_body(messages, mode, schema_name, schema)).encode()
+        content = self._encode(messages, mode, schema_name, schema)
         if self._pacer is None:
             return await self._post(content, mode, _Unpaced())
         # what a provider counts against a token limit: the prompt (~4 bytes a token) and
@@ -224,6 +225,20 @@ class ChatClient:
         tokens = len(content) / 4 + self.config.max_tokens if self.config.tpm else 0.0
         async with self._pacer.slot(tokens) as slot:
             return await self._post(content, mode, slot)
+
+    def _encode(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> bytes:
+        """`request_body` as JSON bytes: all but the messages (model, sampling, the schema)
+        encoded once per mode and schema, the messages per request."""
+        key = (mode, schema_name, id(schema))
+        fixed = self._encoded.get(key)
+        if fixed is None:
+            rest = self.request_body([], mode, schema_name, schema)
+            del rest["messages"]
+            # the schema is held with its text, so its id() is not reused while cached
+            fixed = self._encoded[key] = (json.dumps(rest)[1:], schema)
+        return ('{"messages": ' + json.dumps(messages) + ", " + fixed[0]).encode()
 
     async def _post(self, content: bytes, mode: str, slot: AnySlot) -> Completion:
         sent = self.requests

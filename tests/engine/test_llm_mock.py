@@ -224,3 +224,28 @@ async def test_zero_claims_is_abstained() -> None:
     route = MockEndpoint(chat_reply({"claims": []}))
     outcome = await evaluate("faithfulness", case(answer="I don't know."), route)
     assert outcome.status == "abstained"
+
+
+async def test_the_sent_body_is_request_body_whatever_is_encoded_once() -> None:
+    """The fixed parts (model, sampling, schema) are encoded once per mode and schema; what
+    goes on the wire is still exactly `request_body`, for each of two rubrics in turn."""
+    replies = [chat_reply(FAITHFUL_VERDICT), chat_reply(RELEVANCE_VERDICT)]
+    route = MockEndpoint(*replies, chat_reply(FAITHFUL_VERDICT))
+    judge = LLMJudge(config(), http_client=route.client())
+    try:
+        for name, data in (
+            ("faithfulness", case()),
+            ("relevance", case()),
+            ("faithfulness", case("c2")),
+        ):
+            rubric = load_rubric(name)
+            await judge.evaluate(rubric, Case.model_validate(data))
+            ready = judge.prepared(rubric)
+            messages = ready.render(Case.model_validate(data), "json_schema")
+            expected = judge.client.request_body(
+                messages, "json_schema", ready.schema_name, ready.schema
+            )
+            assert route.sent() == expected
+            assert messages == rubric.render(Case.model_validate(data))  # = Rubric.render
+    finally:
+        await judge.aclose()
