@@ -111,20 +111,20 @@ class ChatClient:
         # given; else the SDK, on the aiohttp pool or a few small httpx pools used in turn
         # (judge.client._http)
         self._direct: DirectChat | None = None
+        direct = transport == "direct" or (transport == "auto" and aiohttp_available())
         if http_client is not None:
-            clients = [http_client]
-        elif transport == "direct" or (transport == "auto" and aiohttp_available()):
+            self._sdks = [async_sdk(config, http_client=http_client)]
+        elif direct:
             from judge.client._direct import DirectChat
 
-            clients = [None]
-        else:
-            clients = chat_clients(config.max_in_flight, transport=transport)
-        self._sdks = [async_sdk(config, http_client=client) for client in clients]
-        self._turn = itertools.cycle(self._sdks)
-        if clients == [None]:
+            self._sdks = [async_sdk(config)]  # builds the errors; sends nothing
             self._direct = DirectChat(
                 self._sdks[0], concurrency=config.max_in_flight, timeout=config.timeout
             )
+        else:
+            clients = chat_clients(config.max_in_flight, transport=transport)
+            self._sdks = [async_sdk(config, http_client=client) for client in clients]
+        self._turn = itertools.cycle(self._sdks)
         self._told_unreachable = False
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
         self.requests = RequestStats()

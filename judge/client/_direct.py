@@ -123,11 +123,11 @@ def proxy_for(url: str) -> str | None:
     """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, with
     NO_PROXY), as httpx and the SDK would use it; None for none."""
     from urllib.parse import urlsplit
-    from urllib.request import getproxies_environment, proxy_bypass_environment
+    from urllib.request import getproxies_environment, proxy_bypass
 
     parts = urlsplit(url)
     proxies = getproxies_environment()
-    if not proxies or proxy_bypass_environment(parts.hostname or "", proxies):
+    if not proxies or proxy_bypass(parts.hostname or ""):
         return None
     return proxies.get(parts.scheme) or proxies.get("all")
 

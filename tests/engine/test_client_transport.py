@@ -136,3 +136,19 @@ async def test_the_key_is_sent_and_a_refusal_is_the_sdks_error(
     outcome = await evaluate(server, transport, api_key="sk-right", max_retries=0)
     assert outcome.status == "api_error"
     assert outcome.error == "HTTP 500: Error code: 500 - scripted HTTP 500"  # the same on all
+
+
+def test_the_direct_path_takes_its_proxy_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from judge.client._direct import proxy_for
+
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    assert proxy_for("https://api.openai.com/v1/chat/completions") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.test:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert proxy_for("https://api.openai.com/v1/chat/completions") == "http://proxy.test:3128"
+    assert proxy_for("http://127.0.0.1:8000/v1/chat/completions") is None
+    assert proxy_for("http://judge.test/v1/chat/completions") is None  # no HTTP_PROXY
