@@ -212,18 +212,22 @@ def profile_project(work: Path, latency: float, concurrency: int, n: int, cpu: i
     return text[start:] if start >= 0 else text
 
 
-def pacing_row(work: Path, rate: float, latency: float, n: int, cpu: int) -> list[str]:
-    """`--concurrency auto` against a server allowing `rate` requests a second."""
+def pacing_row(
+    work: Path, rate: float, latency: float, n: int, cpu: int, concurrency: int | str = "auto"
+) -> list[str]:
+    """`--concurrency auto` (or a fixed number) against a server allowing `rate` requests
+    a second."""
     source = write_cases(work / "paced.jsonl", n)
     extra = ["--rate-limit", f"{rate:g}"]
     with ServerProcess(latency=latency, cpu=cpu, extra=extra) as server:
-        config = config_for(server.base_url, "auto")
+        config = config_for(server.base_url, concurrency)
         server.reset()
         backend = LLMJudge(config)
 
         async def run() -> int:
             try:
-                grader = Grader(backend, load_rubric("faithfulness"), concurrency=1024)
+                rubric = load_rubric("faithfulness")
+                grader = Grader(backend, rubric, concurrency=config.max_in_flight)
                 summary = await grade_file(
                     grader, source, work / "paced.jsonl.out", overwrite=True, use_cache=False
                 )

@@ -27,10 +27,10 @@ timing; `Pacer` is the asyncio face the chat client uses.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -230,12 +230,16 @@ class Pacing:
 class Pacer:
     """The asyncio face of `Pacing`: `async with pacer.slot(tokens) as slot:` waits for
     room, then `slot.refused(retry_after, headers)` or `slot.succeeded(headers)` says how
-    it went (a slot left without either counts as `failed`)."""
+    it went (a slot left without either counts as `failed`). Waiters queue in order; only
+    the head is looked at, when a request ends or the head's start time comes (one timer),
+    so a thousand waiting cases cost nothing while they wait."""
 
     def __init__(self, pacing: Pacing, clock: Callable[[], float] = time.monotonic) -> None:
         self.pacing = pacing
         self.clock = clock
-        self._changed = asyncio.Condition()
+        self._queue: deque[tuple[asyncio.Future[float], float]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
 
     @property
     def stats(self) -> PacingStats:
@@ -245,21 +249,51 @@ class Pacer:
         return Slot(self, tokens)
 
     async def _acquire(self, tokens: float) -> float:
-        async with self._changed:
-            while True:
-                now = self.clock()
-                when = self.pacing.ready_at(now, tokens)
-                if when is not None and when <= now:
-                    self.pacing.started(now, tokens)
-                    return now
-                timeout = None if when is None else when - now
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), timeout)
+        started: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self._queue.append((started, tokens))
+        self._start_ready()
+        try:
+            return await started
+        except asyncio.CancelledError:
+            if started.done() and not started.cancelled():  # started, then cancelled
+                self._release(lambda now: self.pacing.failed())
+            raise
 
-    async def _release(self, report: Callable[[float], None]) -> None:
-        async with self._changed:
-            report(self.clock())
-            self._changed.notify_all()
+    def _release(self, report: Callable[[float], None]) -> None:
+        report(self.clock())
+        self._start_ready()
+
+    def _start_ready(self) -> None:
+        """Start the waiters at the head whose time has come; a timer for the next one."""
+        while self._queue:
+            started, tokens = self._queue[0]
+            if started.done():  # cancelled while waiting
+                self._queue.popleft()
+                continue
+            now = self.clock()
+            when = self.pacing.ready_at(now, tokens)
+            if when is None:
+                return  # the window is full: the next release looks again
+            if when > now:
+                self._wake_at(when)
+                return
+            self._queue.popleft()
+            self.pacing.started(now, tokens)
+            started.set_result(now)
+
+    def _wake_at(self, when: float) -> None:
+        if self._timer is not None and self._timer_at <= when:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        delay = max(0.0, when - self.clock())
+        self._timer_at = when
+        self._timer = loop.call_later(delay, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer, self._timer_at = None, math.inf
+        self._start_ready()
 
 
 class Slot:
@@ -282,4 +316,4 @@ class Slot:
 
     async def __aexit__(self, *exc: object) -> None:
         pacing = self._pacer.pacing
-        await self._pacer._release(self._outcome or (lambda now: pacing.failed()))
+        self._pacer._release(self._outcome or (lambda now: pacing.failed()))

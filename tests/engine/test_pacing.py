@@ -233,3 +233,17 @@ def test_service_yaml_takes_concurrency_auto_and_caps(tmp_path: Path) -> None:
     config = load_service_config(path, {}).judge_config("local")
     assert config.concurrency == "auto" and config.max_in_flight == 1024
     assert (config.rpm, config.tpm) == (600, 90000)
+
+
+async def test_the_pacer_waits_for_hold_and_survives_cancelled_waiters() -> None:
+    pacer = Pacer(Pacing(start=1, adaptive=False))
+    async with pacer.slot() as slot:
+        waiting = asyncio.create_task(pacer.slot().__aenter__())
+        await asyncio.sleep(0)
+        waiting.cancel()  # a case cancelled while it waits for room
+        slot.refused(retry_after=0.0)
+    await asyncio.gather(waiting, return_exceptions=True)
+    assert pacer.pacing.in_flight == 0
+    async with pacer.slot() as again:  # the window is free again
+        again.succeeded()
+    assert pacer.pacing.in_flight == 0 and pacer.stats.requests == 2
