@@ -135,7 +135,9 @@ async def test_the_key_is_sent_and_a_refusal_is_the_sdks_error(
     server.script(Reply(status=500, headers={"retry-after": "0"}))
     outcome = await evaluate(server, transport, api_key="sk-right", max_retries=0)
     assert outcome.status == "api_error"
-    assert outcome.error == "HTTP 500: Error code: 500 - scripted HTTP 500"  # the same on all
+    # the SDK's own wording on every path (3.x says the message, 2.x the whole body)
+    assert (outcome.error or "").startswith("HTTP 500: Error code: 500 - ")
+    assert "scripted HTTP 500" in (outcome.error or "")
 
 
 def test_the_direct_path_takes_its_proxy_from_the_environment(
