@@ -14,13 +14,18 @@ capped at MAX_REPLY_BYTES as it streams in, proxies from the environment, one po
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import openai
 
 from judge.client._http import MAX_REPLY_BYTES, ReplyTooLarge, httpx
+from judge.config import without_userinfo
+
+log = logging.getLogger("judge.client")
 
 __all__ = ["DirectChat"]
 
@@ -40,7 +45,10 @@ class DirectChat:
         self.url = str(sdk.base_url).rstrip("/") + "/chat/completions"
         headers = {k: v for k, v in sdk.default_headers.items() if isinstance(v, str)}
         headers.update({"Accept-Encoding": "identity", "Content-Type": "application/json"})
-        headers["Authorization"] = f"Bearer {sdk.api_key}"
+        if urlsplit(self.url).password is None:
+            headers["Authorization"] = f"Bearer {sdk.api_key}"
+        # else, as httpx does, the URL's user and password are sent as basic auth instead
+        self._shown = without_userinfo(self.url)  # what a log may say
         headers.pop("X-Stainless-Retry-Count", None)
         self.headers = headers
         self._concurrency = concurrency
@@ -79,6 +87,7 @@ class DirectChat:
                 proxy=self._proxy,
             ) as response:
                 body = await self._read(response)
+                log.debug("HTTP Request: POST %s %d", self._shown, response.status)
                 if 200 <= response.status < 300:
                     return response.headers, body
                 raise self._status_error(response, body)
@@ -122,7 +131,6 @@ class DirectChat:
 def proxy_for(url: str) -> str | None:
     """The proxy the environment names for `url` (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, with
     NO_PROXY), as httpx and the SDK would use it; None for none."""
-    from urllib.parse import urlsplit
     from urllib.request import getproxies_environment, proxy_bypass
 
     parts = urlsplit(url)

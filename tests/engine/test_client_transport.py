@@ -154,3 +154,14 @@ def test_the_direct_path_takes_its_proxy_from_the_environment(
     assert proxy_for("https://api.openai.com/v1/chat/completions") == "http://proxy.test:3128"
     assert proxy_for("http://127.0.0.1:8000/v1/chat/completions") is None
     assert proxy_for("http://judge.test/v1/chat/completions") is None  # no HTTP_PROXY
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_password_in_the_base_url_is_basic_auth_as_httpx_does(
+    server_factory: Callable[..., FakeOpenAIServer], transport: str
+) -> None:
+    """Before the fix the direct path sent both (aiohttp refuses) and said 'unreadable'."""
+    server = server_factory()
+    url = server.base_url.replace("http://", "http://judgeuser:pw-77@")
+    outcome = await evaluate(server, transport, base_url=url)
+    assert outcome.status == "ok"
