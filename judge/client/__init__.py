@@ -1,5 +1,6 @@
-"""The only package that talks HTTP to a judge endpoint, through the `openai` SDK: chat
-completions (`ChatClient`), the model list (`served_models`) and the Batch API's control
+"""The only package that talks HTTP to a judge endpoint, with the `openai` SDK's types and
+errors (chat requests straight on aiohttp where it is installed): chat completions
+(`ChatClient`), the model list (`served_models`) and the Batch API's control
 plane (`BatchClient`). One retry policy and one error translation for all of them
 (`judge.client._retry`): SDK exceptions become `judge.errors` types here and nowhere else.
 """

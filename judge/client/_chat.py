@@ -1,4 +1,7 @@
-"""Chat completions through the `openai` SDK, pinned to one model and its settings.
+"""Chat completions, pinned to one model and its settings: straight on aiohttp
+(`judge.client._direct`) when it is installed and no `http_client` is given, else through
+the `openai` SDK; the SDK's errors either way. `--concurrency auto` and the --rpm/--tpm
+caps pace the requests here (`judge.client._pacing`).
 
 It asks for structured output with the verdict's JSON schema and steps down to JSON mode,
 then to the schema in the prompt, when a server refuses `response_format` (only in `auto`

@@ -3,11 +3,12 @@ no redirects, and a cap on the size of a reply.
 
 - openai 3.x runs on `httpx2`, 2.x on `httpx`: `httpx` below is whichever the SDK uses,
   so one client module serves both (`SDK_MAJOR` says which).
-- Chat completions go through the SDK's aiohttp transport (`openai.DefaultAioHttpClient`,
-  the `openai[aiohttp]` extra) when it is installed: one connection pool of
-  `concurrency` connections, whose cost per request stays flat as concurrency grows.
-  Without aiohttp, a few small httpx pools used in turn (httpcore rescans every
-  connection for every queued request, O(N^2) in one big pool; benchmarks/RESULTS.md).
+- Chat completions go straight on aiohttp when it is installed (`judge.client._direct`,
+  the `openai[aiohttp]` extra); `chat_clients` gives the SDK's clients otherwise, or when
+  asked: its aiohttp transport (`openai.DefaultAioHttpClient`: one pool of `concurrency`
+  connections, whose cost per request stays flat as concurrency grows) or a few small
+  httpx pools used in turn (httpcore rescans every connection for every queued request,
+  O(N^2) in one big pool; benchmarks/CLIENT.md).
 - Redirects are never followed: a 3xx is an error (`judge.client._retry.translate_error`),
   so the prompt goes to the configured endpoint and nowhere else.
 - A reply body larger than `MAX_REPLY_BYTES` is refused as it streams in (or at once from
