@@ -167,3 +167,21 @@ async def test_a_password_in_the_base_url_is_basic_auth_as_httpx_does(
     url = server.base_url.replace("http://", "http://judgeuser:pw-77@")
     outcome = await evaluate(server, transport, base_url=url)
     assert outcome.status == "ok"
+
+
+def test_an_encoded_reply_is_inflated_no_further_than_the_cap() -> None:
+    """A gzip bomb (20 MiB of zeros in ~20 kB) is refused, not inflated whole."""
+    import gzip
+
+    from judge.client._direct import _inflate
+    from judge.client._http import ReplyTooLarge
+
+    def request() -> httpx.Request:
+        return httpx.Request("POST", "http://judge.test/v1/chat/completions")
+
+    small = gzip.compress(b'{"choices": []}')
+    assert _inflate(small, "gzip", 1024, request) == b'{"choices": []}'
+    bomb = gzip.compress(b"\0" * (20 * 1024 * 1024))
+    assert len(bomb) < 64 * 1024
+    with pytest.raises(ReplyTooLarge):
+        _inflate(bomb, "gzip", 16 * 1024 * 1024, request)
