@@ -117,7 +117,7 @@ class Pacing:
     stats: PacingStats = field(default_factory=PacingStats)
     _spacing: float = 0.0
     _used_at: float = -math.inf
-    _last_start: float = -math.inf
+    _due: float = -math.inf  # when the next paced start is due (GCRA's theoretical time)
     _requests: Bucket | None = None
     _tokens: Bucket | None = None
 
@@ -138,7 +138,11 @@ class Pacing:
         room, None when it is full (wait for a request to finish)."""
         if self.in_flight >= self.window:
             return None
-        when = max(now, self.hold_until, self._last_start + self._spacing)
+        # one interval of slack: a start the event loop made late does not delay the next
+        # (the virtual scheduling of ITU-T I.371's GCRA), so the rate holds on average
+        when = max(now, self.hold_until)
+        if self._spacing > 0:
+            when = max(when, self._due - self._spacing)
         if self._requests is not None:
             when = max(when, self._requests.ready_at(now))
         if self._tokens is not None and tokens:
@@ -150,7 +154,7 @@ class Pacing:
         if self.in_flight >= self.window / 2:
             self._used_at = now  # the window is in use (at least half full)
         self.stats.requests += 1
-        self._last_start = now
+        self._due = max(self._due, now) + self._spacing
         if self._requests is not None:
             self._requests.take(now)
         if self._tokens is not None and tokens:

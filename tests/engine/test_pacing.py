@@ -113,11 +113,20 @@ def test_remaining_requests_are_spread_over_the_reset() -> None:
         "x-ratelimit-reset-requests": "0.8s",
     }
     pacing.succeeded(0.1, 0.1, headers)
-    pacing.started(0.1)
-    # 8 spent come back in 0.8 s: one each 0.1 s, so starts are 0.1 s apart
-    assert pacing.ready_at(0.1) == pytest.approx(0.2)
-    pacing.succeeded(0.3, 0.2, {**headers, "x-ratelimit-remaining-requests": "50"})
-    assert pacing.ready_at(0.3) == 0.3  # plenty left: no spacing
+    # 8 spent come back in 0.8 s: one each 0.1 s, so starts are 0.1 s apart on average,
+    # with one interval of slack (a start the event loop made late does not delay the next)
+    starts = []
+    now = 0.1
+    for _ in range(5):
+        now = pacing.ready_at(now) or now
+        pacing.started(now)
+        starts.append(round(now, 6))
+    assert starts == [0.1, 0.1, 0.2, 0.3, 0.4]
+    assert pacing.ready_at(0.45) == pytest.approx(0.5)
+    pacing.started(0.55)  # the event loop ran it 50 ms late
+    assert pacing.ready_at(0.55) == pytest.approx(0.6)  # the next is not pushed to 0.65
+    pacing.succeeded(0.5, 0.2, {**headers, "x-ratelimit-remaining-requests": "50"})
+    assert pacing.ready_at(0.5) == 0.5  # plenty left: no spacing
 
 
 def test_none_remaining_holds_until_one_comes_back() -> None:
