@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
+from pydantic_core import PydanticCustomError
 
 # What the openai SDK talks to when no base URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -31,6 +32,21 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "llm-judge"
 
 
+def _in_range(value: int | str) -> int | str:
+    """`concurrency`: "auto", or 1..MAX_CONCURRENCY (one error, said as pydantic says it)."""
+    if value == "auto" or not isinstance(value, int):
+        return value
+    if value < 1:
+        raise PydanticCustomError(
+            "greater_than_equal", "Input should be greater than or equal to {ge}", {"ge": 1}
+        )
+    if value > MAX_CONCURRENCY:
+        raise PydanticCustomError(
+            "less_than_equal", "Input should be less than or equal to {le}", {"le": MAX_CONCURRENCY}
+        )
+    return value
+
+
 class JudgeSettings(BaseModel):
     """The model and how it is asked: what a named judge in a service config also holds."""
 
@@ -48,7 +64,7 @@ class JudgeSettings(BaseModel):
     # "auto": learnt from the endpoint (AIMD on 429/503, its rate-limit headers:
     # judge.client._pacing), up to MAX_CONCURRENCY; `rpm` / `tpm` cap requests and tokens
     # a minute, for providers that send no rate-limit headers
-    concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] | Literal["auto"] = 16
+    concurrency: Annotated[int | Literal["auto"], AfterValidator(_in_range)] = 16
     rpm: int | None = Field(default=None, ge=1)
     tpm: int | None = Field(default=None, ge=1)
 

@@ -211,7 +211,7 @@ def test_concurrency_auto_and_caps_are_config_and_cli_options(
     with pytest.raises(SystemExit) as refused:
         main([*args[:-1], "many"], env=env)
     assert refused.value.code == 2
-    assert "'many' is neither a number nor auto" in capsys.readouterr().err
+    assert "invalid int value: 'many' (a number, or auto)" in capsys.readouterr().err
 
 
 async def test_a_429_through_the_client_halves_the_window_and_is_counted() -> None:
