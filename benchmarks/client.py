@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         profile_n = max(512, int(2048 * args.scale))
         profile = profile_project(work, 1.0, 512, profile_n, server_cpu)
         print("running: --concurrency auto against a rate limit ...", file=sys.stderr, flush=True)
-        paced_n = max(200, int(10 * args.rate * args.scale))
+        paced_n = max(1000, int(20 * args.rate * args.scale))  # >= 20 s at 50/s
         paced = pacing_row(work, args.rate, 0.2, paced_n, server_cpu)
     command = "python -m benchmarks.client" + "".join(
         f" {a}" for a in map(shlex.quote, argv if argv is not None else sys.argv[1:])
