@@ -3,8 +3,8 @@
 Pure math on label files from any judge; this package never imports the grading engine.
 
 The names below are imported on first use (PEP 562 `__getattr__`), as in `judge`: the
-engine reads rows (`calibration.rows`), gates (`calibration.gates`) and strict JSON
-(`calibration.jsonout`) from here without loading scipy or scikit-learn, and
+engine reads rows (`calibration.io.rows`), gates (`calibration.decisions.gates`) and strict JSON
+(`calibration.io.jsonout`) from here without loading scipy or scikit-learn, and
 `from calibration import calibrate` works as usual. Type checkers read the imports under
 TYPE_CHECKING.
 """
@@ -15,19 +15,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from calibration.coefficients import ac1_from_confusion, gwet_ac1
-    from calibration.correlation import correlations, grouped_correlations
-    from calibration.errors import CalibrationInputError
-    from calibration.intervals import (
-        binomial_test_p,
-        bootstrap_ci,
-        bootstrap_indices_ci,
-        normal_interval,
-        wilson_interval,
-    )
-    from calibration.labels import JoinedLabels, LabelSet, join_labels, read_labels
-    from calibration.means import mean_interval, welch_interval, welch_p_value, wilcoxon_p_value
-    from calibration.metrics import (
+    from calibration.agreement.coefficients import ac1_from_confusion, gwet_ac1
+    from calibration.agreement.correlation import correlations, grouped_correlations
+    from calibration.agreement.metrics import (
         adjacent_agreement,
         balanced_accuracy,
         cohen_kappa,
@@ -38,28 +28,55 @@ if TYPE_CHECKING:
         observed_agreement,
         per_class_scores,
     )
-    from calibration.multirater import fleiss_kappa, fleiss_kappa_from_counts, krippendorff_alpha
-    from calibration.plan import LabelPlan, plan_sample_size, predicted_width
-    from calibration.ppi import MeanEstimate, ppi_mean, ppi_mean_sampled
-    from calibration.ppi_summary import prediction_powered_files, prediction_powered_summary
-    from calibration.rates import corrected_pass_rate, rogan_gladen, rogan_gladen_interval
-    from calibration.readiness import assess_readiness
-    from calibration.report import calibrate, write_report
+    from calibration.agreement.multirater import (
+        fleiss_kappa,
+        fleiss_kappa_from_counts,
+        krippendorff_alpha,
+    )
+    from calibration.decisions.plan import LabelPlan, plan_sample_size, predicted_width
+    from calibration.decisions.readiness import assess_readiness
+    from calibration.errors import CalibrationInputError
+    from calibration.estimates.ppi import MeanEstimate, ppi_mean, ppi_mean_sampled
+    from calibration.estimates.prediction_powered import (
+        prediction_powered_files,
+        prediction_powered_summary,
+    )
+    from calibration.estimates.rates import corrected_pass_rate, rogan_gladen, rogan_gladen_interval
+    from calibration.inference.intervals import (
+        binomial_test_p,
+        bootstrap_ci,
+        bootstrap_indices_ci,
+        normal_interval,
+        wilson_interval,
+    )
+    from calibration.inference.means import (
+        mean_interval,
+        welch_interval,
+        welch_p_value,
+        wilcoxon_p_value,
+    )
+    from calibration.io.labels import JoinedLabels, LabelSet, join_labels, read_labels
+    from calibration.report.result import calibrate, write_report
 
 _HOMES = {
-    "calibration.coefficients": ("ac1_from_confusion", "gwet_ac1"),
-    "calibration.correlation": ("correlations", "grouped_correlations"),
+    "calibration.agreement.coefficients": ("ac1_from_confusion", "gwet_ac1"),
+    "calibration.agreement.correlation": ("correlations", "grouped_correlations"),
     "calibration.errors": ("CalibrationInputError",),
-    "calibration.intervals": (
+    "calibration.inference.intervals": (
         "binomial_test_p",
         "bootstrap_ci",
         "bootstrap_indices_ci",
         "normal_interval",
         "wilson_interval",
     ),
-    "calibration.means": ("mean_interval", "welch_interval", "welch_p_value", "wilcoxon_p_value"),
-    "calibration.labels": ("JoinedLabels", "LabelSet", "join_labels", "read_labels"),
-    "calibration.metrics": (
+    "calibration.inference.means": (
+        "mean_interval",
+        "welch_interval",
+        "welch_p_value",
+        "wilcoxon_p_value",
+    ),
+    "calibration.io.labels": ("JoinedLabels", "LabelSet", "join_labels", "read_labels"),
+    "calibration.agreement.metrics": (
         "adjacent_agreement",
         "balanced_accuracy",
         "cohen_kappa",
@@ -70,13 +87,20 @@ _HOMES = {
         "observed_agreement",
         "per_class_scores",
     ),
-    "calibration.multirater": ("fleiss_kappa", "fleiss_kappa_from_counts", "krippendorff_alpha"),
-    "calibration.plan": ("LabelPlan", "plan_sample_size", "predicted_width"),
-    "calibration.ppi": ("MeanEstimate", "ppi_mean", "ppi_mean_sampled"),
-    "calibration.ppi_summary": ("prediction_powered_files", "prediction_powered_summary"),
-    "calibration.rates": ("corrected_pass_rate", "rogan_gladen", "rogan_gladen_interval"),
-    "calibration.readiness": ("assess_readiness",),
-    "calibration.report": ("calibrate", "write_report"),
+    "calibration.agreement.multirater": (
+        "fleiss_kappa",
+        "fleiss_kappa_from_counts",
+        "krippendorff_alpha",
+    ),
+    "calibration.decisions.plan": ("LabelPlan", "plan_sample_size", "predicted_width"),
+    "calibration.estimates.ppi": ("MeanEstimate", "ppi_mean", "ppi_mean_sampled"),
+    "calibration.estimates.prediction_powered": (
+        "prediction_powered_files",
+        "prediction_powered_summary",
+    ),
+    "calibration.estimates.rates": ("corrected_pass_rate", "rogan_gladen", "rogan_gladen_interval"),
+    "calibration.decisions.readiness": ("assess_readiness",),
+    "calibration.report.result": ("calibrate", "write_report"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

@@ -21,7 +21,7 @@ from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
     from judge.client import AsyncHttpClient
-    from judge.engine.human_labels import HumanLabels
+    from judge.engine.measure.human_labels import HumanLabels
 
 T = TypeVar("T")
 CaseLike = Case | Mapping[str, Any]
@@ -143,7 +143,7 @@ class Judge:
         options.setdefault("selection", Selection())
         if human_labels is not None:
             # label files are read by calibration's readers, loaded only when labels are given
-            from judge.engine.human_labels import to_human_labels
+            from judge.engine.measure.human_labels import to_human_labels
 
             options["human_labels"] = to_human_labels(human_labels)
         return await grade_file(self.grader(rubric), Path(input_path), Path(output_path), **options)

@@ -4,7 +4,6 @@ input, rubric and its hash, the judge settings that shape the output). Never a k
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from judge.config import JudgeConfig
+from judge.engine.atomic import replace_text
 from judge.engine.files import Selection
 from judge.errors import UsageError
 
@@ -37,9 +37,7 @@ class BatchManifest(BaseModel):
 
     def save(self) -> None:
         path = manifest_path(Path(self.output))
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", "utf-8")
-        os.replace(tmp, path)
+        replace_text(path, self.model_dump_json(indent=2) + "\n")
 
     def config(
         self, *, api_key: SecretStr | None, base_url: str | None = None, **edge: Any

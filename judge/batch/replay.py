@@ -124,6 +124,7 @@ class ResultIndex:
         self.lines = 0
         self.duplicates = 0
         self.unreadable: list[str] = []
+        self.models: dict[str, str] = {}  # model a successful line names -> its first line
         for number, path in enumerate(self.paths):
             if not path.is_file():
                 raise UsageError(f"results file {path} does not exist")
@@ -138,14 +139,17 @@ class ResultIndex:
                     continue
                 try:
                     data = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    data = None
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                    data = None  # RecursionError: nested too deeply to be a result line
                 cid = result_custom_id(data)
                 if cid is None:
                     self.unreadable.append(f"{path}:{line_no}")
                     continue
                 self.lines += 1
                 ok = is_success(data)
+                model = result_model(data) if ok else None
+                if model is not None:
+                    self.models.setdefault(model, f"{path}:{line_no}")
                 seen = self._where.get(cid)
                 if seen is not None:
                     self.duplicates += 1
@@ -246,6 +250,36 @@ class ImportReport:
         return out
 
 
+def result_model(data: dict[str, Any]) -> str | None:
+    """The model a successful result line says answered it (`response.body.model`)."""
+    model = data["response"]["body"].get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def same_model(answered: str, configured: str) -> bool:
+    """Whether a reply's model is the configured one: the same name, or a dated snapshot
+    of it (`gpt-4o` is answered as `gpt-4o-2024-08-06`), case and a provider prefix aside."""
+    a, c = (name.strip().lower().rsplit("/", 1)[-1] for name in (answered, configured))
+    return a == c or a.startswith(c + "-")
+
+
+def check_models(index: ResultIndex, config: JudgeConfig) -> None:
+    """UsageError when a results file was answered by another model than the one this
+    import records as the judge: its verdicts would carry the wrong provenance (and be
+    cached under the wrong judge)."""
+    if config.model is None:
+        return
+    others = {m: where for m, where in index.models.items() if not same_model(m, config.model)}
+    if others:
+        model, where = next(iter(others.items()))
+        more = f" (and {len(others) - 1} other model(s))" if len(others) > 1 else ""
+        raise UsageError(
+            f"{where}: the results were answered by model {model!r}{more}, not by --model "
+            f"{config.model!r}; import them with --model {model}, or give the results of "
+            f"{config.model}"
+        )
+
+
 async def import_results(
     rubric: Rubric,
     config: JudgeConfig,
@@ -263,6 +297,7 @@ async def import_results(
     """Turn results files into the records file, through `grade_file`: cases in input
     order, cache first, resume, one record per selected case."""
     index = ResultIndex(result_paths)
+    check_models(index, config)
     backend = ReplayBackend(config, index, missing)
     grader = Grader(backend, rubric, cache=cache, concurrency=64)
     try:

@@ -12,9 +12,9 @@ import argparse
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from pydantic import SecretStr, ValidationError
 
@@ -29,6 +29,9 @@ from judge.config import (
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
+
+if TYPE_CHECKING:
+    from judge.cli._requests import JudgeOptions
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
 MAX_LISTED_MODELS = 20
@@ -127,8 +130,9 @@ def api_key_from(env: Mapping[str, str]) -> SecretStr | None:
     return SecretStr(key) if key else None
 
 
-def config_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> JudgeConfig:
-    """Build the frozen config from flags, falling back to the environment read at the edge."""
+def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
+    """Build the frozen config from the judge options (a request's `judge`), falling back to
+    the environment read at the edge."""
     model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
     try:
         config = JudgeConfig(
@@ -183,13 +187,20 @@ def add_rubrics_dir_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def user_rubric_dirs(args: argparse.Namespace, env: Mapping[str, str]) -> list[Path]:
+class RubricFolders(Protocol):
+    """A request that takes `--rubrics-dir` (grade, probe, align, compare, ...)."""
+
+    @property
+    def rubrics_dir(self) -> Sequence[Path]: ...
+
+
+def user_rubric_dirs(args: RubricFolders, env: Mapping[str, str]) -> list[Path]:
     """The user's rubric folders: `--rubrics-dir` ones, then `$JUDGE_RUBRICS_DIR`'s."""
     listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
-    return [*(getattr(args, "rubrics_dir", None) or []), *listed]
+    return [*args.rubrics_dir, *listed]
 
 
-def rubric_library(args: argparse.Namespace, env: Mapping[str, str]) -> RubricLibrary:
+def rubric_library(args: RubricFolders, env: Mapping[str, str]) -> RubricLibrary:
     """The built-in rubrics and the user's folders (read at the edge, once)."""
     return RubricLibrary(user_rubric_dirs(args, env))
 
@@ -207,7 +218,8 @@ def print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
-    columns = get_kind(summary["kind"]).columns
+    kind = get_kind(summary["kind"])
+    columns = kind.headings(summary)
     for heading in ["slice", "cases", "status", *columns.values()]:
         table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
     rows = [("all", summary), *summary.get("by_slice", {}).items()]
@@ -217,6 +229,8 @@ def print_summary(summary: dict[str, Any]) -> None:
         table.add_row(name, str(stats["cases"]), status, *cells)
     console = Console(file=sys.stdout, width=max(110, shutil.get_terminal_size().columns))
     console.print(table)
+    for line in [*kind.summary_notes(summary), *rules_judge_notes(summary)]:
+        console.print(line, highlight=False)
     cost = summary.get("estimated_cost_usd")
     tokens = summary["tokens"]
     console.print(
@@ -224,6 +238,11 @@ def print_summary(summary: dict[str, Any]) -> None:
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
+    from judge.engine.resume import run_line  # the engine loads only when a run prints
+
+    resumed = run_line(summary)
+    if resumed:
+        print(resumed, flush=True)
     print_estimates(summary)
 
 
@@ -242,6 +261,18 @@ def say_requests(backend: object) -> None:
         window = sent["window"]
         line += f" (--concurrency auto reached {window['peak']}, ended at {window['final']})"
     print(line, file=sys.stderr)
+
+
+def rules_judge_notes(summary: dict[str, Any]) -> list[str]:
+    """Why every case abstained, when the offline rules judge graded a kind it cannot."""
+    models = summary.get("judge_models") or {}
+    status = summary.get("status") or {}
+    if set(models) == {"rules"} and status and set(status) == {"abstained"}:
+        return [
+            f"every case abstained: the offline rules judge cannot grade a "
+            f"{summary['kind']!r} rubric; use a model judge (--model)"
+        ]
+    return []
 
 
 def _fmt(value: Any) -> str:

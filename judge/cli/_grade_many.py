@@ -17,9 +17,10 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from calibration.jsonout import write_strict_json
+from calibration.io.jsonout import write_strict_json
+from calibration.io.rows import row_format
 from judge.api import open_graders
 from judge.cli._common import (
     announce_judge,
@@ -30,14 +31,17 @@ from judge.cli._common import (
     show_progress,
 )
 from judge.cli._diagnosis import print_diagnosis
-from judge.cli._outputs import Output, check_outputs
+from judge.cli._outputs import Output, check_outputs, require_inputs
 from judge.cli._run import finish_pass, prices_from_args, selection_from_args
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
-from judge.engine.gates import grade_metric_names, pass_conditions, pass_metrics
 from judge.engine.inputs import derived_ids_note
+from judge.engine.measure.run_gates import grade_metric_names, pass_conditions, pass_metrics
 from judge.errors import InputError, UsageError
 from judge.rubric import Rubric, load_rubric
+
+if TYPE_CHECKING:
+    from judge.cli._requests import GradeRequest
 
 SINGLE_ONLY = ("batch_api", "export_batch", "import_batch", "html", "human_labels")
 
@@ -55,7 +59,7 @@ def add_diagnosis_options(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def check_diagnosis_options(args: argparse.Namespace, rubrics: Sequence[Rubric]) -> None:
+def check_diagnosis_options(args: GradeRequest, rubrics: Sequence[Rubric]) -> None:
     """A threshold must be on 0..1 and have a rubric of its signal in the pass."""
     sources = signal_sources(rubrics)
     for signal in SIGNALS:
@@ -81,7 +85,7 @@ def rubric_refs(text: str) -> list[str]:
     return refs
 
 
-def run_grade_many(args: argparse.Namespace, env: Mapping[str, str], refs: list[str]) -> int:
+def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) -> int:
     for name in SINGLE_ONLY:
         if getattr(args, name, None):
             flag = "--" + name.replace("_", "-")
@@ -97,7 +101,7 @@ def run_grade_many(args: argparse.Namespace, env: Mapping[str, str], refs: list[
     sources = signal_sources(rubrics, thresholds)
     conditions = pass_conditions(args.fail_if, _gate_names(rubrics, sources))
     files = _outputs(args, rubrics)
-    config = config_from_args(args, env)
+    config = config_from_args(args.judge, env)
     with input_file(args.input, args.input_format) as input_path:
         announce_judge(config)
         prices = prices_from_args(args, config)
@@ -174,12 +178,13 @@ def _gate_names(
     return names
 
 
-def _outputs(args: argparse.Namespace, rubrics: Sequence[Rubric]) -> dict[str, Path]:
+def _outputs(args: GradeRequest, rubrics: Sequence[Rubric]) -> dict[str, Path]:
     """OUT/<rubric id>.jsonl for each rubric, checked before anything is read or sent."""
     stdin = args.input == "-"
     if stdin and args.output is None:
         raise UsageError("reading cases from stdin (-) needs -o OUT/: the folder a rerun resumes")
     folder = args.output or Path(f"{Path(args.input).stem}.graded")
+    require_inputs([] if stdin else [Path(args.input)])
     if folder.exists() and not folder.is_dir():
         raise UsageError(
             f"-o {folder} is a file; with several rubrics -o names a folder that gets one "
@@ -209,10 +214,17 @@ class input_file:  # noqa: N801 (used as a context manager, like open)
         return path
 
     def _spool(self) -> Path:
-        suffix = ".csv" if self.fmt == "csv" else ".jsonl"
-        with tempfile.NamedTemporaryFile(prefix="stdin-", suffix=suffix, delete=False) as handle:
+        with tempfile.NamedTemporaryFile(prefix="stdin-", delete=False) as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
-        self._tmp = Path(handle.name)
+        spooled = Path(handle.name)
+        fmt = self.fmt or row_format(spooled)  # no --input-format: by the first character
+        if self.fmt is None and fmt == "csv":
+            print(
+                "judge: <stdin> read as CSV (it does not start with '{'); pass "
+                "--input-format jsonl or csv to say which",
+                file=sys.stderr,
+            )
+        self._tmp = spooled.rename(spooled.with_suffix(f".{fmt}"))
         return self._tmp
 
     def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:

@@ -55,10 +55,10 @@ With no --model (and no $JUDGE_MODEL) the offline rules judge grades, with no ne
 LABEL_EXAMPLES = """\
 examples:
   judge label examples/cases.jsonl --rubric faithfulness --annotator ana
-                                       open the printed URL; keys 1-9 label, S skip, U undo
+                                       open the printed URL; keys 1-9 label, S skip, U undo (a label or skip)
   judge label examples/cases.jsonl --rubric faithfulness --records graded.jsonl --sample 20
                                        a stratified sample over the judge's labels (still blind)
-  judge label export --db examples/cases.faithfulness.labels.sqlite -o labels.csv
+  judge label export --db cases.faithfulness.labels.sqlite -o labels.csv
                                        the CSV judge calibrate reads (id,label,annotator,...)
 """
 

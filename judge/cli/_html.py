@@ -8,11 +8,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.errors import UsageError
 from judge.report.grade import write_grade_report
 from judge.report.probe import write_probe_report
+
+if TYPE_CHECKING:
+    from judge.cli._requests import GradeRequest, ProbeRequest
 
 HTML_HELP = "also write a self-contained HTML report (opens offline) here"
 
@@ -21,8 +24,8 @@ def add_html_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", type=Path, metavar="REPORT.html", help=HTML_HELP)
 
 
-def check_grade_html(args: argparse.Namespace) -> None:
-    if args.html and (args.batch_api or args.export_batch or args.import_batch):
+def check_grade_html(request: GradeRequest) -> None:
+    if request.html and (request.batch_api or request.export_batch or request.import_batch):
         raise UsageError(
             "--html works with online grading: once the batch records are written, run "
             "`judge grade INPUT -o RECORDS --html REPORT.html` (records already graded are "
@@ -30,18 +33,16 @@ def check_grade_html(args: argparse.Namespace) -> None:
         )
 
 
-def grade_html(
-    args: argparse.Namespace, summary: dict[str, Any], records: Path, cases: Path
-) -> None:
-    if args.html:
-        write_grade_report(args.html, summary, records, cases)
-        print(f"report: {args.html}", file=sys.stderr)
+def grade_html(html: Path | None, summary: dict[str, Any], records: Path, cases: Path) -> None:
+    if html:
+        write_grade_report(html, summary, records, cases)
+        print(f"report: {html}", file=sys.stderr)
 
 
 def probe_html(
-    args: argparse.Namespace, report: dict[str, Any], records: Sequence[Any] | None
+    request: ProbeRequest, report: dict[str, Any], records: Sequence[Any] | None
 ) -> list[Path]:
-    if not args.html:
+    if not request.html:
         return []
-    cases = Path(args.input) if args.input else None
-    return [write_probe_report(args.html, report, cases, records)]
+    cases = Path(request.input) if request.input else None
+    return [write_probe_report(request.html, report, cases, records)]

@@ -1,5 +1,5 @@
 """`--human-labels FILE` on `judge grade`: the option, reading the file, and the table of
-prediction-powered estimates printed under the summary (judge.engine.estimates)."""
+prediction-powered estimates printed under the summary (judge.engine.measure.estimates)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judge.engine.human_labels import HumanLabels
+    from judge.cli._requests import GradeRequest
+    from judge.engine.measure.human_labels import HumanLabels
 
 QUANTITIES = ("pass_rate", "mean_score", "mean_label")
 WIDTH = 124  # the widest row: slice, figure, labelled and four "0.66 [0.48,0.83]" cells
@@ -30,21 +31,20 @@ def add_human_labels_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def human_labels_option(args: argparse.Namespace) -> HumanLabels | None:
+def human_labels_option(request: GradeRequest) -> HumanLabels | None:
     """The checked labels of `--human-labels`, or None; InputError (exit 2) listing every
     problem of a file that is not a label file."""
-    if getattr(args, "human_labels", None) is None:
+    if request.human_labels is None:
         return None
     # calibration's readers load only when labels are given: offline grading starts light
-    from judge.engine.human_labels import read_human_labels
+    from judge.engine.measure.human_labels import read_human_labels
 
-    return read_human_labels(args.human_labels)
+    return read_human_labels(request.human_labels)
 
 
-def human_labels_inputs(args: argparse.Namespace) -> list[Path]:
+def human_labels_inputs(request: GradeRequest) -> list[Path]:
     """The labels file as an input no output may overwrite."""
-    path = getattr(args, "human_labels", None)
-    return [path] if path is not None else []
+    return [request.human_labels] if request.human_labels is not None else []
 
 
 def print_estimates(summary: dict[str, Any]) -> None:

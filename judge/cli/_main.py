@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from judge.cli._common import EXIT_FATAL, EXIT_USAGE
 from judge.cli._help import DESCRIPTION, EPILOG
 from judge.cli._parser import LazyCommands, VersionAction
+from judge.config import endpoint_of
+from judge.engine.outlock import holding_locks
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
@@ -96,20 +98,46 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # bare `judge`: the commands, not only "COMMAND is required"
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.run(args, env))
+        with holding_locks():  # every output a command checks stays locked until it ends
+            code = int(args.run(args, env))
+        sys.stdout.flush()  # a closed pipe fails here, inside the handlers, not at exit
+        return code
     except (InputError, RubricError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ApiError as exc:
-        print(f"error: the judge endpoint failed, nothing more was sent: {exc}", file=sys.stderr)
+        where = endpoint_of(getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL"))
+        print(
+            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}",
+            file=sys.stderr,
+        )
         return EXIT_FATAL
     except JudgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FATAL
+    except BrokenPipeError:  # `judge rubrics show ... | head`: the reader has gone
+        _quiet_stdout()
+        print("judge: the output was closed before it ended (broken pipe)", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: records written so far are kept; run again to resume", file=sys.stderr)
         return 130
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is not a real file (a test's capture): nothing will flush there
+    finally:
+        os.close(devnull)

@@ -12,14 +12,14 @@ import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from calibration.gates import Condition, evaluate
+from calibration.decisions.gates import Condition, evaluate
 from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK
 from judge.cli._outputs import Output
 from judge.config import JudgeConfig
 from judge.engine.files import Selection
-from judge.engine.gates import (
+from judge.engine.measure.run_gates import (
     check_conditions,
     failure_line,
     grade_metric_names,
@@ -29,6 +29,9 @@ from judge.engine.gates import (
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError
 from judge.rubric import Rubric
+
+if TYPE_CHECKING:
+    from judge.cli._requests import GradeRequest
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 
@@ -53,7 +56,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_run_options(args: argparse.Namespace) -> None:
+def check_run_options(args: GradeRequest) -> None:
     """Ranges no parser type can say; UsageError before anything is read or sent."""
     for name in ("limit", "sample"):
         value = getattr(args, name)
@@ -74,23 +77,23 @@ def check_run_options(args: argparse.Namespace) -> None:
         )
 
 
-def run_conditions(args: argparse.Namespace, rubric: Rubric) -> list[Condition]:
+def run_conditions(args: GradeRequest, rubric: Rubric) -> list[Condition]:
     """Every `--fail-if`, checked against the summary names of the rubric's kind (and,
     with `--human-labels`, the `ppi.*` estimates)."""
     valid = grade_metric_names(rubric)
     if getattr(args, "human_labels", None) is not None:
         # the statistics stack loads only when labels are given: offline grading starts light
-        from judge.engine.estimates import estimate_metric_names
+        from judge.engine.measure.estimates import estimate_metric_names
 
         valid |= estimate_metric_names(rubric)
     return check_conditions(args.fail_if, valid, what=f"a {rubric.kind} summary")
 
 
-def grade_outputs(args: argparse.Namespace, records: Path) -> list[Output]:
+def grade_outputs(args: GradeRequest, records: Path) -> list[Output]:
     outputs = [Output("-o", records, "records")]
     if args.summary:
         outputs.append(Output("--summary", args.summary, "summary"))
-    if getattr(args, "html", None):  # batch shares these outputs and has no --html
+    if args.html:  # the batch forms share these outputs, with html None
         outputs.append(Output("--html", args.html, "html"))
     return outputs
 
@@ -139,14 +142,14 @@ def finish_pass(
     return EXIT_GATE if any(check.fails for check in checks) else EXIT_OK
 
 
-def selection_from_args(args: argparse.Namespace) -> Selection:
+def selection_from_args(args: GradeRequest) -> Selection:
     """`--limit N`, or `--sample N` seeded by `--sample-seed` (never by the judge's `--seed`:
     the sample and the judge's sampling are separate choices)."""
     return Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
 
 
 def prices_from_args(
-    args: argparse.Namespace, config: JudgeConfig, *, batch: bool = False
+    args: GradeRequest, config: JudgeConfig, *, batch: bool = False
 ) -> tuple[float, float] | None:
     """USD per million (prompt, completion) tokens: `--price-input/--price-output` (both,
     checked up front) as given, else `judge.engine.pricing.prices_for`."""

@@ -1,6 +1,6 @@
 """`judge align`: write the next version of a rubric with few-shot examples from labelled
 disagreements on the dev split; argument parsing and printing only (the picking is in
-calibration.align, the writing in judge.engine.align). Loaded only when `align` is chosen.
+calibration.pairs.teaching_cases, the writing in judge.engine.measure.aligned_rubric). Loaded only when `align` is chosen.
 
 Adoption is left to `judge gate` on the test split: the command writes the test split's
 labels and prints the `judge grade` and `judge gate` commands to run next.
@@ -15,14 +15,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from calibration.align import AlignmentSet, alignment_set
-from calibration.cli_types import non_negative_int, test_split
 from calibration.errors import CalibrationInputError
-from calibration.labels import read_rows
+from calibration.io.rows import read_label_rows
+from calibration.pairs.teaching_cases import AlignmentSet, alignment_set
 from judge.cli._common import EXIT_OK, add_rubrics_dir_option, rubric_library, user_rubric_dirs
+from judge.cli._flag_types import non_negative_int, test_split
 from judge.cli._help import ALIGN_EXAMPLES
 from judge.cli._outputs import same_file
-from judge.engine.align import (
+from judge.cli._requests import AlignRequest, request_from
+from judge.engine.measure.aligned_rubric import (
     aligned_target,
     aligned_text,
     choose_examples,
@@ -141,16 +142,21 @@ def _dev_ids(path: Path) -> list[str]:
 
 
 def run_align(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    user_dirs = user_rubric_dirs(args, env)
+    return align_command(request_from(AlignRequest, args), env)
+
+
+def align_command(request: AlignRequest, env: Mapping[str, str]) -> int:
+    """`judge align`, from its request."""
+    user_dirs = user_rubric_dirs(request, env)
     if user_dirs and not user_dirs[0].exists():
         user_dirs[0].mkdir(parents=True)  # the folder the aligned rubric is written into
-    library = rubric_library(args, env)
-    rubric = load_rubric(args.rubric, library)
+    library = rubric_library(request, env)
+    rubric = load_rubric(request.rubric, library)
     target = aligned_target(rubric, library, user_dirs)
-    test_labels = args.test_labels or Path(f"{args.labels.stem}.test.jsonl")
-    _check_test_labels(test_labels, args)
-    model = _check_records(args.records, rubric)
-    aligned = _alignment(args)
+    test_labels = request.test_labels or Path(f"{request.labels.stem}.test.jsonl")
+    _check_test_labels(test_labels, request)
+    model = _check_records(request.records, rubric)
+    aligned = _alignment(request)
     disagreements = aligned.disagreements()
     if not disagreements:
         print(
@@ -159,35 +165,41 @@ def run_align(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             file=sys.stderr,
         )
         return EXIT_OK
-    examples = choose_examples(rubric, aligned, args.cases, n=args.examples, seed=args.seed)
-    provenance = _provenance(rubric, args, aligned, len(examples), len(disagreements))
+    examples = choose_examples(
+        rubric, aligned, request.cases, n=request.examples, seed=request.seed
+    )
+    provenance = _provenance(rubric, request, aligned, len(examples), len(disagreements))
     written = write_aligned(aligned_text(rubric, target, examples, provenance), target)
-    rows = write_test_labels(args.labels, (aligned.ids[i] for i in aligned.test), test_labels)
+    rows = write_test_labels(request.labels, (aligned.ids[i] for i in aligned.test), test_labels)
     print(
         f"wrote {target.path} ({written.ref}, not locked): {len(examples)} examples from "
         f"{len(disagreements)} disagreements on the dev split; {aligned.how}"
     )
     print(f"examples: {', '.join(e.id for e in examples)}")
     print(f"the test split's labels ({rows} rows): {test_labels}")
-    _next_steps(args, written, target.folder, test_labels, model)
+    _next_steps(request, written, target.folder, test_labels, model)
     return EXIT_OK
 
 
-def _alignment(args: argparse.Namespace) -> AlignmentSet:
-    dev = _dev_ids(args.dev_ids) if args.dev_ids else None
+def _alignment(request: AlignRequest) -> AlignmentSet:
+    dev = _dev_ids(request.dev_ids) if request.dev_ids else None
     try:
         return alignment_set(
-            args.records, args.labels, test_fraction=args.split, seed=args.seed, dev_ids=dev
+            request.records,
+            request.labels,
+            test_fraction=request.split,
+            seed=request.seed,
+            dev_ids=dev,
         )
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
 
 
-def _check_test_labels(path: Path, args: argparse.Namespace) -> None:
-    for source in (args.labels, args.records, args.cases):
+def _check_test_labels(path: Path, request: AlignRequest) -> None:
+    for source in (request.labels, request.records, request.cases):
         if same_file(path, source):
             raise UsageError(f"--test-labels {path} would overwrite the input {source}")
-    if path.exists() and not args.overwrite:
+    if path.exists() and not request.overwrite:
         raise UsageError(f"--test-labels {path} exists; pass --overwrite or choose another path")
 
 
@@ -195,7 +207,7 @@ def _check_records(records: Path, rubric: Rubric) -> str | None:
     """The records must be the judge's with this rubric (a plain id,label file passes);
     returns the model that graded them (None: the rules judge, or not said)."""
     try:
-        first = next((row for _, row in read_rows(records)), None)
+        first = next((row for _, row in read_label_rows(records)), None)
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
     graded = first.get("rubric") if first else None
@@ -206,16 +218,23 @@ def _check_records(records: Path, rubric: Rubric) -> str | None:
         )
     judge = first.get("judge") if first else None
     model = judge.get("model") if isinstance(judge, dict) else None
+    if model == RULES_MODEL:
+        print(
+            f"judge align: warning: --records {records} are the offline rules judge's, which "
+            "reads no examples: the aligned rubric grades exactly as before on it (a gate then "
+            "passes with a difference of 0); align the records of the model judge you use",
+            file=sys.stderr,
+        )
     return str(model) if model and model != RULES_MODEL else None
 
 
 def _provenance(
-    rubric: Rubric, args: argparse.Namespace, aligned: AlignmentSet, n: int, total: int
+    rubric: Rubric, request: AlignRequest, aligned: AlignmentSet, n: int, total: int
 ) -> str:
-    split = f"--split test={args.split:g}" if args.split else f"--dev-ids {args.dev_ids}"
+    split = f"--split test={request.split:g}" if request.split else f"--dev-ids {request.dev_ids}"
     return (
         f"Written by `judge align` from {rubric.ref} (sha256 {rubric.short_hash}) with\n"
-        f"labels {args.labels.name}, records {args.records.name}, {split} --seed {args.seed}:\n"
+        f"labels {request.labels.name}, records {request.records.name}, {split} --seed {request.seed}:\n"
         f"{n} examples from {total} labelled disagreements on the dev split; {aligned.how}.\n"
         "Not locked: review it, grade with it and adopt it only if `judge gate` passes on\n"
         "the test split; then lock it (judge rubrics lock)."
@@ -223,20 +242,20 @@ def _provenance(
 
 
 def _next_steps(
-    args: argparse.Namespace, rubric: Rubric, folder: Path, labels: Path, model: str | None
+    request: AlignRequest, rubric: Rubric, folder: Path, labels: Path, model: str | None
 ) -> None:
     q = shlex.quote
-    candidate = Path(f"{args.records.stem}.{rubric.id}-v{rubric.version}.jsonl")
+    candidate = Path(f"{request.records.stem}.{rubric.id}-v{rubric.version}.jsonl")
     print(
         "next: grade with it (with the judge options RECORDS were graded with), gate it on "
         "the test split, lock it if the gate passes:"
     )
     print(
-        f"  judge grade {q(str(args.cases))} --rubric {rubric.ref} --rubrics-dir {q(str(folder))} "
+        f"  judge grade {q(str(request.cases))} --rubric {rubric.ref} --rubrics-dir {q(str(folder))} "
         f"-o {q(str(candidate))}" + (f" --model {q(model)}" if model else "")
     )
     print(
-        f"  judge gate --baseline {q(str(args.records))} --candidate {q(str(candidate))} "
+        f"  judge gate --baseline {q(str(request.records))} --candidate {q(str(candidate))} "
         f"--labels {q(str(labels))}"
     )
     print(f"  judge rubrics lock --rubrics-dir {q(str(folder))}")

@@ -14,8 +14,9 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from calibration.jsonout import write_strict_json
+from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
 from judge.batch.api import (
     Polling,
@@ -36,6 +37,7 @@ from judge.cli._common import (
 )
 from judge.cli._help import BATCH_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
+from judge.cli._requests import BatchRequest, GradeRequest, request_from
 from judge.cli._run import (
     EXIT_OK,
     finish_run,
@@ -44,11 +46,11 @@ from judge.cli._run import (
     run_conditions,
     selection_from_args,
 )
-from judge.config import JudgeConfig, default_cache_dir
+from judge.config import JudgeConfig, default_cache_dir, endpoint_of
 from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection
 from judge.engine.pricing import prices_for
-from judge.errors import UsageError
+from judge.errors import ApiConnectionError, JudgeError, ModelNotFoundError, UsageError
 from judge.rubric import Rubric, load_rubric
 
 
@@ -68,40 +70,40 @@ def polling_from(env: Mapping[str, str], interval: float | None = None) -> Polli
 # ---- judge grade --batch-api | --export-batch | --import-batch -------------------------
 
 
-def run_grade_batch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+def run_grade_batch(request: GradeRequest, env: Mapping[str, str]) -> int:
     """`judge grade` with one of the batch flags (dispatched from judge.cli._common._run_grade,
     which checked the option ranges)."""
-    if args.input == "-":
+    if request.input == "-":
         raise UsageError("batch grading reads INPUT more than once: give a file, not -")
-    rubric = load_rubric(args.rubric, rubric_library(args, env))
-    conditions = run_conditions(args, rubric)
-    input_path = Path(args.input)
-    output = args.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
-    inputs = [input_path, *(Path(p) for p in args.import_batch or ())]
-    if args.export_batch:
-        outputs = [Output("--export-batch", Path(args.export_batch), "requests")]
+    rubric = load_rubric(request.rubric, rubric_library(request, env))
+    conditions = run_conditions(request, rubric)
+    input_path = Path(request.input)
+    output = request.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
+    inputs = [input_path, *(Path(p) for p in request.import_batch or ())]
+    if request.export_batch:
+        outputs = [Output("--export-batch", Path(request.export_batch), "requests")]
     else:
-        outputs = grade_outputs(args, output)
-    check_outputs(outputs, inputs, overwrite=args.overwrite)
-    config = config_from_args(args, env)
-    if config.offline and not args.import_batch:
+        outputs = grade_outputs(request, output)
+    check_outputs(outputs, inputs, overwrite=request.overwrite)
+    config = config_from_args(request.judge, env)
+    if config.offline and not request.import_batch:
         raise UsageError("batch grading needs a model: pass --model (or set $JUDGE_MODEL)")
-    selection = selection_from_args(args)
-    if args.export_batch:
-        return _export(rubric, config, input_path, Path(args.export_batch), selection)
+    selection = selection_from_args(request)
+    if request.export_batch:
+        return _export(rubric, config, input_path, Path(request.export_batch), selection)
     report: ImportReport | None
-    if args.import_batch:
-        results = [Path(p) for p in args.import_batch]
-        report = asyncio.run(_import(rubric, config, input_path, results, output, args, env))
+    if request.import_batch:
+        results = [Path(p) for p in request.import_batch]
+        report = asyncio.run(_import(rubric, config, input_path, results, output, request, env))
     else:
-        report = asyncio.run(_batch_api(rubric, config, input_path, output, args, env))
+        report = asyncio.run(_batch_api(rubric, config, input_path, output, request, env))
     if report is None:  # still running: `judge batch fetch` finishes the run
         if conditions:
             say("--fail-if is not applied: the batches are still running, no records to gate yet")
         return EXIT_OK
-    _finish(report, output, args.summary)
+    _finish(report, output, request.summary)
     return finish_run(
-        report.summary, output, max_error_rate=args.max_error_rate, conditions=conditions
+        report.summary, output, max_error_rate=request.max_error_rate, conditions=conditions
     )
 
 
@@ -140,7 +142,7 @@ async def _import(
     input_path: Path,
     results: list[Path],
     output: Path,
-    args: argparse.Namespace,
+    request: GradeRequest,
     env: Mapping[str, str],
 ) -> ImportReport:
 
@@ -152,11 +154,11 @@ async def _import(
             input_path,
             results,
             output,
-            selection=selection_from_args(args),
+            selection=selection_from_args(request),
             cache=cache,
-            overwrite=args.overwrite,
+            overwrite=request.overwrite,
             progress=show_progress(env),
-            prices=prices_from_args(args, config),
+            prices=prices_from_args(request, config, batch=True),  # the Batch API bills half
         )
     finally:
         if cache is not None:
@@ -168,7 +170,7 @@ async def _batch_api(
     config: JudgeConfig,
     input_path: Path,
     output: Path,
-    args: argparse.Namespace,
+    request: GradeRequest,
     env: Mapping[str, str],
 ) -> ImportReport | None:
 
@@ -179,13 +181,13 @@ async def _batch_api(
             config,
             input_path,
             output,
-            selection=selection_from_args(args),
+            selection=selection_from_args(request),
             cache=cache,
-            overwrite=args.overwrite,
+            overwrite=request.overwrite,
             notify=say,
         )
         print(" ".join(manifest.batch_ids) or "(no batch: nothing to send)", flush=True)
-        prices = prices_from_args(args, config, batch=True)
+        prices = prices_from_args(request, config, batch=True)
         return await _collect(manifest, rubric, config, cache, env, prices)
     finally:
         if cache is not None:
@@ -259,56 +261,79 @@ def add_batch_command(sub: argparse._SubParsersAction) -> None:
 
 
 def run_batch_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    manifest = load_manifest(args.output) if args.output else None
-    if manifest is not None and args.batch_id not in manifest.batch_ids:
-        raise UsageError(f"{manifest_path(args.output)} does not list batch {args.batch_id}")
-    config = _config(args, env, manifest)
-    if args.action == "status":
-        ids = manifest.batch_ids if manifest else [args.batch_id]
-        for batch in asyncio.run(batch_states(config, ids)):
+    return batch_command(request_from(BatchRequest, args), env)
+
+
+def batch_command(request: BatchRequest, env: Mapping[str, str]) -> int:
+    """`judge batch status | fetch`, from its request."""
+    manifest = load_manifest(request.output) if request.output else None
+    if manifest is not None and request.batch_id not in manifest.batch_ids:
+        assert request.output is not None  # a manifest is read from -o
+        raise UsageError(f"{manifest_path(request.output)} does not list batch {request.batch_id}")
+    config = _config(request, env, manifest)
+    if request.action == "status":
+        ids = manifest.batch_ids if manifest else [request.batch_id]
+        for batch in asyncio.run(_states(config, ids)):
             print(describe(batch))
         return EXIT_OK
     if manifest is None:
         raise UsageError("judge batch fetch needs -o OUT, the records file the run writes")
-    rubric = load_rubric(manifest.rubric, rubric_library(args, env))
+    rubric = load_rubric(manifest.rubric, rubric_library(request, env))
     output = Path(manifest.output)
     outputs = [Output("-o", output, "records")]
-    if args.summary:
-        outputs.append(Output("--summary", args.summary, "summary"))
+    if request.summary:
+        outputs.append(Output("--summary", request.summary, "summary"))
     check_outputs(outputs, [Path(manifest.input)], overwrite=False)
-    report = asyncio.run(_fetch(manifest, rubric, config, args, env))
+    report = asyncio.run(_fetch(manifest, rubric, config, request, env))
     if report is None:
         return EXIT_OK
-    _finish(report, output, args.summary)
+    _finish(report, output, request.summary)
     return finish_run(report.summary, output)
 
 
+async def _states(config: JudgeConfig, ids: list[str]) -> list[Any]:
+    """The batches' states; an unknown id or an endpoint that cannot be reached is said in
+    batch terms, naming the endpoint (the grading messages speak of --model)."""
+    where = endpoint_of(config.base_url)
+    try:
+        return list(await batch_states(config, ids))
+    except ModelNotFoundError:
+        raise UsageError(
+            f"the Batch API at {where} knows no batch {', '.join(ids)}: check the id "
+            "(judge grade --batch-api prints it) and --base-url"
+        ) from None
+    except ApiConnectionError as exc:
+        raise JudgeError(f"could not reach the Batch API at {where}: {exc}") from None
+
+
 def _config(
-    args: argparse.Namespace, env: Mapping[str, str], manifest: BatchManifest | None
+    request: BatchRequest, env: Mapping[str, str], manifest: BatchManifest | None
 ) -> JudgeConfig:
     key = api_key_from(env)
-    base_url = args.base_url or (None if manifest else env.get("OPENAI_BASE_URL"))
+    base_url = request.base_url or (None if manifest else env.get("OPENAI_BASE_URL"))
     if manifest is None:
         return JudgeConfig(base_url=base_url, api_key=key)
-    cache_dir = args.cache_dir or default_cache_dir(env)
+    cache_dir = request.cache_dir or default_cache_dir(env)
     config = manifest.config(api_key=key, base_url=base_url, cache_dir=cache_dir)
-    return config.model_copy(update={"use_cache": config.use_cache and not args.no_cache})
+    return config.model_copy(update={"use_cache": config.use_cache and not request.no_cache})
 
 
 async def _fetch(
     manifest: BatchManifest,
     rubric: Rubric,
     config: JudgeConfig,
-    args: argparse.Namespace,
+    request: BatchRequest,
     env: Mapping[str, str],
 ) -> ImportReport | None:
     cache = open_cache(config)
     limits = dict(env)
-    if args.no_wait:
+    if request.no_wait:
         limits["JUDGE_BATCH_MAX_WAIT"] = "0"
     prices = prices_for(config, batch=True)
     try:
-        return await _collect(manifest, rubric, config, cache, limits, prices, args.poll_interval)
+        return await _collect(
+            manifest, rubric, config, cache, limits, prices, request.poll_interval
+        )
     finally:
         if cache is not None:
             cache.close()

@@ -1,6 +1,7 @@
-"""`judge calibrate`: agreement of a judge's labels with human labels. The statistics and
-their own options live in `calibration/` (which never imports the engine); this adds the
-HTML report and is loaded only when `calibrate` is chosen."""
+"""`judge calibrate`: agreement of a judge's labels with human labels. The statistics live
+in `calibration/` (which never imports the engine), the options and the printing in
+`judge.cli._calibrate`; this adds the HTML report and is loaded only when `calibrate` is
+chosen."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from calibration import cli as calibration_cli
+from judge.cli import _calibrate as calibration_cli
 from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
+from judge.cli._requests import CalibrateRequest, request_from
+from judge.engine.outlock import hold
 from judge.report.calibrate import write_calibration_report
 
 
@@ -29,11 +32,14 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """`judge calibrate`, writing the HTML report from the result calibration returns."""
-    if args.html:
-        inputs = [Path(p) for p in (args.judge_labels, args.human_labels, args.cases) if p]
-        check_outputs([Output("--html", args.html, "html")], inputs, overwrite=False)
+    request = request_from(CalibrateRequest, args)
+    hold(request.output, "-o")  # one run per report folder, like every output
+    if request.html:
+        inputs = [Path(p) for p in (request.judge_labels, request.human_labels, request.cases) if p]
+        check_outputs([Output("--html", request.html, "html")], inputs, overwrite=False)
 
     def on_result(result: dict[str, Any]) -> list[Path]:
-        return [write_calibration_report(args.html, result, args.cases)] if args.html else []
+        html = request.html
+        return [write_calibration_report(html, result, request.cases)] if html else []
 
-    return calibration_cli.run(args, on_result=on_result)
+    return calibration_cli.run(request, on_result=on_result)

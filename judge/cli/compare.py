@@ -1,6 +1,6 @@
 """`judge compare RUN_A RUN_B [RUN ...]`: systems graded with the same rubrics on the same
 cases, compared metric by metric (each later run against the first). Parsing and printing
-only: the runs are read by judge.report.runs, the statistics are calibration.compare_runs'.
+only: the runs are read by judge.report.runs, the statistics are calibration.compare.runs'.
 Loaded only when `compare` is chosen."""
 
 from __future__ import annotations
@@ -10,14 +10,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from calibration.compare_markdown import render_compare_markdown
-from calibration.gates import evaluate
-from calibration.intervals import DEFAULT_RESAMPLES
-from calibration.jsonout import write_strict_json
+from calibration.decisions.gates import evaluate
+from calibration.inference.intervals import DEFAULT_RESAMPLES
+from calibration.io.jsonout import write_strict_json
+from calibration.report.comparison import render_compare_markdown
 from judge.cli._common import EXIT_GATE, EXIT_OK, add_rubrics_dir_option, rubric_library
 from judge.cli._help import COMPARE_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
-from judge.engine.gates import check_conditions
+from judge.cli._requests import CompareRequest, request_from
+from judge.engine.measure.run_gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
 from judge.report.runs import read_run
@@ -77,31 +78,40 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
 
 
 def run_compare(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    if len(args.runs) < 2:
+    return compare_command(request_from(CompareRequest, args), env)
+
+
+def compare_command(request: CompareRequest, env: Mapping[str, str]) -> int:
+    """`judge compare`, from its request."""
+    if len(request.runs) < 2:
         raise UsageError("compare needs two runs or more (RUN_A RUN_B ...)")
-    if not 0.0 < args.alpha < 1.0:
-        raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
-    if args.resamples < 1:
-        raise UsageError(f"--resamples must be at least 1, got {args.resamples}")
+    if not 0.0 < request.alpha < 1.0:
+        raise UsageError(f"--alpha must be between 0 and 1, got {request.alpha}")
+    if request.resamples < 1:
+        raise UsageError(f"--resamples must be at least 1, got {request.resamples}")
     example = "faithfulness.score.diff < -0.05"
-    if args.json:
-        check_outputs([Output("--json", args.json, "compare")], args.runs, overwrite=False)
-    library = rubric_library(args, env)
-    runs = [read_run(path, library) for path in args.runs]
+    if request.json:
+        check_outputs([Output("--json", request.json, "compare")], request.runs, overwrite=False)
+    library = rubric_library(request, env)
+    runs = [read_run(path, library) for path in request.runs]
     result = compare_runs(
-        runs, alpha=args.alpha, n_resamples=args.resamples, seed=args.seed, only=args.metric
+        runs,
+        alpha=request.alpha,
+        n_resamples=request.resamples,
+        seed=request.seed,
+        only=request.metric,
     )
     if not result["tests"]:
         raise UsageError(
             "no metric both runs have"
-            + (f" matches --metric {' '.join(args.metric)}" if args.metric else "")
+            + (f" matches --metric {' '.join(request.metric)}" if request.metric else "")
             + "; compare runs graded with the same rubrics"
         )
     values = [gate_values(c) for c in result["comparisons"]]
     names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
-    conditions = check_conditions(args.fail_if, names, what="this comparison", example=example)
-    if args.json:
-        write_strict_json(args.json, result)
+    conditions = check_conditions(request.fail_if, names, what="this comparison", example=example)
+    if request.json:
+        write_strict_json(request.json, result)
     sys.stdout.write(render_compare_markdown(result))
     failed = False
     for comparison, figures in zip(result["comparisons"], values, strict=True):

@@ -7,10 +7,11 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from calibration.jsonout import write_strict_json
+from calibration.io.jsonout import write_strict_json
 from judge.api import open_grader
 from judge.cli._common import (
     add_judge_options,
@@ -32,6 +33,7 @@ from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
 from judge.cli._labels import add_human_labels_option, human_labels_inputs, human_labels_option
 from judge.cli._outputs import check_outputs
+from judge.cli._requests import GradeRequest, request_from
 from judge.cli._run import (
     add_run_options,
     check_run_options,
@@ -47,7 +49,7 @@ from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
-    from judge.engine.human_labels import HumanLabels
+    from judge.engine.measure.human_labels import HumanLabels
 
 DEFAULT_SAMPLE_SEED = 0
 
@@ -113,40 +115,47 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
 
 
 def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    check_grade_html(args)
-    check_run_options(args)
-    refs = rubric_refs(args.rubric)
+    return grade(request_from(GradeRequest, args), env)
+
+
+def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
+    """`judge grade`, from its request."""
+    check_grade_html(request)
+    check_run_options(request)
+    refs = rubric_refs(request.rubric)
     if len(refs) > 1:
-        return run_grade_many(args, env, refs)
-    check_diagnosis_options(args, [])
-    args.rubric = refs[0]
-    if args.batch_api or args.export_batch or args.import_batch:
+        return run_grade_many(request, env, refs)
+    check_diagnosis_options(request, [])
+    request = replace(request, rubric=refs[0])
+    if request.batch_api or request.export_batch or request.import_batch:
         # the batch paths load the SDK's types: only when asked for
         from judge.cli.batch import run_grade_batch
 
-        return run_grade_batch(args, env)
-    rubric = load_rubric(args.rubric, rubric_library(args, env))
-    conditions = run_conditions(args, rubric)
-    labels = human_labels_option(args)
-    stdin = args.input == "-"
-    if stdin and args.output is None:
+        return run_grade_batch(request, env)
+    rubric = load_rubric(request.rubric, rubric_library(request, env))
+    conditions = run_conditions(request, rubric)
+    labels = human_labels_option(request)
+    stdin = request.input == "-"
+    if stdin and request.output is None:
         raise UsageError(
             "reading cases from stdin (-) needs -o OUT.jsonl: the records file a rerun resumes"
         )
-    output = args.output or Path(f"{Path(args.input).stem}.{rubric.id}.jsonl")
-    inputs = ([] if stdin else [Path(args.input)]) + human_labels_inputs(args)
-    check_outputs(grade_outputs(args, output), inputs, overwrite=args.overwrite)
-    config = config_from_args(args, env)
-    with input_file(args.input, args.input_format) as input_path:
+    output = request.output or Path(f"{Path(request.input).stem}.{rubric.id}.jsonl")
+    inputs = ([] if stdin else [Path(request.input)]) + human_labels_inputs(request)
+    check_outputs(grade_outputs(request, output), inputs, overwrite=request.overwrite)
+    config = config_from_args(request.judge, env)
+    with input_file(request.input, request.input_format) as input_path:
         announce_judge(config)
-        prices = prices_from_args(args, config)
-        summary = asyncio.run(_grade(config, rubric, input_path, output, args, env, prices, labels))
-        grade_html(args, summary, output, input_path)
+        prices = prices_from_args(request, config)
+        summary = asyncio.run(
+            _grade(config, rubric, input_path, output, request, env, prices, labels)
+        )
+        grade_html(request.html, summary, output, input_path)
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
-    if args.summary:
-        write_strict_json(args.summary, summary)
-    return finish_run(summary, output, max_error_rate=args.max_error_rate, conditions=conditions)
+    if request.summary:
+        write_strict_json(request.summary, summary)
+    return finish_run(summary, output, max_error_rate=request.max_error_rate, conditions=conditions)
 
 
 async def _grade(
@@ -154,7 +163,7 @@ async def _grade(
     rubric: Rubric,
     input_path: Path,
     output: Path,
-    args: argparse.Namespace,
+    request: GradeRequest,
     env: Mapping[str, str],
     prices: tuple[float, float] | None,
     labels: HumanLabels | None = None,
@@ -164,8 +173,8 @@ async def _grade(
             grader,
             input_path,
             output,
-            selection=selection_from_args(args),
-            overwrite=args.overwrite,
+            selection=selection_from_args(request),
+            overwrite=request.overwrite,
             use_cache=config.use_cache,
             progress=show_progress(env),
             prices=prices,

@@ -17,6 +17,8 @@ import uvicorn
 
 from judge.cli._common import add_rubrics_dir_option, rubric_library
 from judge.cli._help import LABEL_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
+from judge.cli._requests import LabelRequest, request_from
 from judge.errors import UsageError
 from judge.label.app import ANNOTATOR, LabelSession, create_label_app
 from judge.label.choices import label_choices
@@ -40,8 +42,17 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", metavar="INPUT", help="cases (JSONL or CSV), or `export`")
     p.add_argument("--rubric", help="ID or ID@VERSION: its label set is offered")
     p.add_argument("--records", type=Path, help="graded records of INPUT: stratify the sample")
-    p.add_argument("--db", type=Path, help="label store (default: INPUT.RUBRIC.labels.sqlite)")
+    p.add_argument(
+        "--db",
+        type=Path,
+        help="label store (default: STEM.RUBRIC.labels.sqlite in the current folder, STEM being INPUT's name without its suffix)",
+    )
     p.add_argument("-o", "--output", type=Path, help="export: the labels CSV to write")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="export: replace -o even when it is not a labels CSV this command wrote",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="port (8765; 0 = any free port)")
     p.add_argument("--sample", type=int, help="label a sample of N cases (default: every case)")
@@ -55,50 +66,68 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
 
 
 def run_label(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    if args.input == "export":
-        return _run_export(args)
-    return _run_server(args, env)
+    return label_command(request_from(LabelRequest, args), env)
 
 
-def _run_export(args: argparse.Namespace) -> int:
-    if args.db is None or args.output is None:
+def label_command(request: LabelRequest, env: Mapping[str, str]) -> int:
+    """`judge label` and `judge label export`, from their request."""
+    if request.input == "export":
+        return _run_export(request)
+    return _run_server(request, env)
+
+
+def _run_export(request: LabelRequest) -> int:
+    if request.db is None or request.output is None:
         raise UsageError("judge label export needs --db FILE and -o labels.csv")
-    count = export_labels(args.db, args.output)
-    print(f"wrote {count} labels to {args.output}", file=sys.stderr)
+    output = Output("-o", request.output, "labels")
+    check_outputs(
+        [output], [request.db], side_files=_sidecars(request.db), overwrite=request.overwrite
+    )
+    count = export_labels(request.db, request.output)
+    print(f"wrote {count} labels to {request.output}", file=sys.stderr)
     return 0
 
 
-def _check(args: argparse.Namespace) -> None:
-    if not args.rubric:
+def _sidecars(db: Path) -> list[Path]:
+    """The SQLite files beside a label store: its write-ahead log and shared memory."""
+    return [db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
+
+
+def _check(request: LabelRequest) -> None:
+    if not request.rubric:
         raise UsageError("--rubric is required, e.g. --rubric faithfulness")
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be 0..65535, got {args.port}")
-    if args.sample is not None and args.sample < 1:
-        raise UsageError(f"--sample must be at least 1, got {args.sample}")
-    if not 0 <= args.overlap <= 1:
-        raise UsageError(f"--overlap must be between 0 and 1, got {args.overlap}")
+    if not 0 <= request.port <= 65535:
+        raise UsageError(f"--port must be 0..65535, got {request.port}")
+    if request.sample is not None and request.sample < 1:
+        raise UsageError(f"--sample must be at least 1, got {request.sample}")
+    if not 0 <= request.overlap <= 1:
+        raise UsageError(f"--overlap must be between 0 and 1, got {request.overlap}")
 
 
-def _run_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    _check(args)
-    if args.annotator is not None and not ANNOTATOR.match(args.annotator):
+def _run_server(request: LabelRequest, env: Mapping[str, str]) -> int:
+    _check(request)
+    if request.annotator is not None and not ANNOTATOR.match(request.annotator):
         raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
-    rubric = load_rubric(args.rubric, rubric_library(args, env))
-    source = Path(args.input)
-    plan = LabelPlan(source, rubric, args.records, args.sample, args.seed, args.overlap)
-    db = args.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
+    assert request.rubric is not None  # _check says --rubric is required
+    rubric = load_rubric(request.rubric, rubric_library(request, env))
+    choices = label_choices(rubric)  # before the store: an unlabelled kind creates nothing
+    source = Path(request.input)
+    plan = LabelPlan(source, rubric, request.records, request.sample, request.seed, request.overlap)
+    db = request.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
+    inputs = [source, *([request.records] if request.records else [])]
+    check_outputs([Output("--db", db, "label-store")], inputs, overwrite=None)
     store = open_label_store(db, plan)
     token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     session = LabelSession(
         rubric,
-        label_choices(rubric),
+        choices,
         store,
-        Queues(store, args.seed),
-        args.seed,
+        Queues(store, request.seed),
+        request.seed,
         token,
-        args.annotator,
+        request.annotator,
     )
-    sock = _bind(args.host, args.port)
+    sock = _bind(request.host, request.port)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from calibration.decisions.gates import Condition
 from calibration.errors import CalibrationInputError
-from calibration.gates import Condition
-from calibration.labels import read_labels
+from calibration.io.labels import read_labels
 from judge.api import open_grader
 from judge.cli._common import (
     EXIT_FATAL,
@@ -31,8 +31,9 @@ from judge.cli._common import (
 from judge.cli._help import probe_epilog
 from judge.cli._html import add_html_option, probe_html
 from judge.cli._outputs import Output, check_outputs
+from judge.cli._requests import ProbeRequest, request_from
 from judge.config import JudgeConfig
-from judge.engine.gates import check_conditions, probe_failure
+from judge.engine.measure.run_gates import check_conditions, probe_failure
 from judge.errors import UsageError
 from judge.probes import (
     PROBE_KINDS,
@@ -46,7 +47,9 @@ from judge.probes import (
     run_probe,
     write_outputs,
 )
+from judge.probes.families import FAMILY_NAMES, judge_family
 from judge.probes.position import check_ids, position_result, read_recorded_verdicts
+from judge.probes.self_preference import case_families, match_problem
 from judge.probes.verbosity import PADDINGS
 from judge.rubric import Rubric, load_rubric
 from judge.schemas import Case
@@ -57,7 +60,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         "probe",
         help="measure a judge's biases (position, verbosity, ...)",
         description="Run one bias probe on a judge; write OUT.json and a short OUT.md. "
-        "Every rate comes with a Wilson 95%% interval.",
+        "Every rate comes with a Wilson 95% interval.",
         epilog=probe_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -72,7 +75,12 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--padding", action="append", choices=sorted(PADDINGS), help="verbosity (default: all)"
     )
-    p.add_argument("--judge-family", help="self-preference: the judge's model family")
+    p.add_argument(
+        "--judge-family",
+        help="self-preference: the judge's model family, one of "
+        f"{', '.join(FAMILY_NAMES)}, or a model name (gpt-4o -> openai); default: the "
+        "family of --model",
+    )
     p.add_argument("--human", type=Path, help="self-preference: human labels (id,label)")
     p.add_argument(
         "--overwrite", action="store_true", help="replace an -o file that is not a report"
@@ -102,23 +110,28 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
 
 
 def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    conditions = _conditions(args)
-    output = args.output or Path(
-        f"{Path(args.input or args.verdicts or '').stem}.probe-{args.probe}.json"
+    return probe_command(request_from(ProbeRequest, args), env)
+
+
+def probe_command(request: ProbeRequest, env: Mapping[str, str]) -> int:
+    """`judge probe PROBE`, from its request."""
+    conditions = _conditions(request)
+    output = request.output or Path(
+        f"{Path(request.input or request.verdicts or '').stem}.probe-{request.probe}.json"
     )
-    check_outputs(_outputs(output, args.html), _inputs(args), overwrite=args.overwrite)
-    result = _recorded(args, env) if args.verdicts is not None else _judged(args, env)
+    check_outputs(_outputs(output, request.html), _inputs(request), overwrite=request.overwrite)
+    result = _recorded(request, env) if request.verdicts is not None else _judged(request, env)
     gate = run_gate(
         result,
         conditions=conditions,
-        biased=args.fail_if_biased,
-        tolerance=args.tolerance,
-        alpha=args.alpha,
+        biased=request.fail_if_biased,
+        tolerance=request.tolerance,
+        alpha=request.alpha,
     )
     result.report["gate"] = gate
     result.markdown += gate_markdown(gate)
     paths = write_outputs(result, output)
-    paths += probe_html(args, result.report, result.records)
+    paths += probe_html(request, result.report, result.records)
     print("\n".join(result.markdown))
     print("wrote: " + ", ".join(str(p) for p in paths), file=sys.stderr)
     failure = probe_failure(result.report)
@@ -139,78 +152,100 @@ def _outputs(report: Path, html: Path | None) -> list[Output]:
     return [*outputs, Output("--html", html, "html")] if html else outputs
 
 
-def _inputs(args: argparse.Namespace) -> list[Path]:
-    return [Path(p) for p in (args.input, args.verdicts, args.human) if p]
+def _inputs(request: ProbeRequest) -> list[Path]:
+    return [Path(p) for p in (request.input, request.verdicts, request.human) if p]
 
 
-def _conditions(args: argparse.Namespace) -> list[Condition]:
+def _conditions(request: ProbeRequest) -> list[Condition]:
     """Every gate condition, parsed and checked against the probe's names: a typo fails
     here, before anything is sent."""
-    texts = list(args.fail_if)
-    if args.max_flip_rate is not None:
-        if args.probe != "injection":
+    texts = list(request.fail_if)
+    if request.max_flip_rate is not None:
+        if request.probe != "injection":
             raise UsageError("--max-flip-rate applies to the injection probe only")
-        if not 0 <= args.max_flip_rate <= 1:
-            raise UsageError(f"--max-flip-rate must be between 0 and 1, got {args.max_flip_rate}")
-        texts.append(f"flip_rate > {args.max_flip_rate}")
-    valid = probe_metric_names(args.probe, paddings=args.padding or ())
-    what, example = f"the {args.probe} probe", "consistency_rate < 0.9"
+        if not 0 <= request.max_flip_rate <= 1:
+            raise UsageError(
+                f"--max-flip-rate must be between 0 and 1, got {request.max_flip_rate}"
+            )
+        texts.append(f"flip_rate > {request.max_flip_rate}")
+    valid = probe_metric_names(request.probe, paddings=request.padding or ())
+    what, example = f"the {request.probe} probe", "consistency_rate < 0.9"
     conditions = check_conditions(texts, valid, what=what, example=example)
-    if not 0 < args.alpha < 1:
-        raise UsageError(f"--alpha must be between 0 and 1, got {args.alpha}")
-    if args.tolerance < 0:
-        raise UsageError(f"--tolerance must be >= 0, got {args.tolerance}")
+    if not 0 < request.alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1, got {request.alpha}")
+    if request.tolerance < 0:
+        raise UsageError(f"--tolerance must be >= 0, got {request.tolerance}")
     return conditions
 
 
-def _recorded(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
-    if args.probe != "position":
+def _recorded(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
+    if request.probe != "position":
         raise UsageError("--verdicts works with the position probe only")
-    pairs = read_recorded_verdicts(args.verdicts)
-    if args.input:
-        rubric = _rubric(args.rubric or "pairwise", args, env)
-        check_ids(pairs, load_cases(Path(args.input), rubric), Path(args.verdicts))
-    return position_result(pairs, {"source": "recorded", "verdicts": str(args.verdicts)})
+    verdicts = request.verdicts
+    assert verdicts is not None  # probe_command calls this with --verdicts only
+    pairs = read_recorded_verdicts(verdicts)
+    if request.input:
+        rubric = _rubric(request.rubric or "pairwise", request, env)
+        check_ids(pairs, load_cases(Path(request.input), rubric), Path(verdicts))
+    return position_result(pairs, {"source": "recorded", "verdicts": str(verdicts)})
 
 
-def _judged(args: argparse.Namespace, env: Mapping[str, str]) -> ProbeResult:
-    if not args.input:
-        raise UsageError(f"judge probe {args.probe} needs INPUT (or --verdicts for position)")
-    if not args.rubric:
+def _judged(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
+    if not request.input:
+        raise UsageError(f"judge probe {request.probe} needs INPUT (or --verdicts for position)")
+    if not request.rubric:
         raise UsageError("--rubric is required, e.g. --rubric pairwise")
-    config = config_from_args(args, env)
-    rubric = _rubric(args.rubric, args, env)
-    if args.probe == "position" and not rubric.behaviour.compares_two:
+    config = config_from_args(request.judge, env)
+    rubric = _rubric(request.rubric, request, env)
+    if request.probe == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
-    problem = probe_problem(args.probe, rubric)
+    problem = probe_problem(request.probe, rubric)
     if problem:
         raise UsageError(problem)
-    cases = load_cases(Path(args.input), rubric)
+    cases = load_cases(Path(request.input), rubric)
     options = ProbeOptions(
-        repeats=args.repeats,
-        paddings=tuple(args.padding or ()),
+        repeats=request.repeats,
+        paddings=tuple(request.padding or ()),
         judge_model=config.model or "rules",
-        judge_family=args.judge_family,
-        human_labels=_human_labels(args.human) if args.human else None,
+        judge_family=request.judge_family,
+        human_labels=_human_labels(request.human) if request.human else None,
     )
+    if request.probe == "self-preference":
+        _check_families(request, cases, rubric, options)
     announce_judge(config)
-    result = asyncio.run(_run(args.probe, config, rubric, cases, options))
+    result = asyncio.run(_run(request.probe, config, rubric, cases, options))
     head = {
         "rubric": rubric.ref,
         "rubric_sha256": rubric.sha256,
         "judge": config.model or "rules",
-        "input": str(args.input),
+        "input": str(request.input),
     }
     result.report = {"probe": result.report.pop("probe"), **head, **result.report}
     result.markdown[1:1] = [
         "",
-        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{args.input}`.",
+        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{request.input}`.",
     ]
     return result
 
 
-def _rubric(ref: str, args: argparse.Namespace, env: Mapping[str, str]) -> Rubric:
-    return load_rubric(ref, rubric_library(args, env))
+def _check_families(
+    request: ProbeRequest, cases: Sequence[Case], rubric: Rubric, options: ProbeOptions
+) -> None:
+    """Before anything is sent: a `--judge-family` that no case's generator belongs to is
+    refused (a typo, or a family the cases do not hold); cases that cannot compare the
+    family with another otherwise are said in one warning line (the probe still runs, its
+    report says the same, and its bias check is undefined)."""
+    own = judge_family(options.judge_family, options.judge_model)
+    problem = match_problem(cases, own, pairwise=rubric.behaviour.compares_two)
+    if problem is None:
+        return
+    if request.judge_family and own not in case_families(cases):
+        raise UsageError(f"--judge-family {request.judge_family}: {problem}")
+    print(f"judge: warning: self-preference: {problem}", file=sys.stderr)
+
+
+def _rubric(ref: str, request: ProbeRequest, env: Mapping[str, str]) -> Rubric:
+    return load_rubric(ref, rubric_library(request, env))
 
 
 def _human_labels(path: Path) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from judge.cli._common import (
     user_rubric_dirs,
 )
 from judge.cli._help import RUBRICS_EXAMPLES
+from judge.cli._requests import RubricsRequest, request_from
 from judge.errors import UsageError
 from judge.kinds import get_kind, kind_names
 from judge.rubric import DEFAULT_RUBRICS_DIR, parse_ref, write_lock
@@ -27,6 +28,8 @@ def add_rubrics(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rubrics",
         help="list, show, verify, start or lock rubrics (built-in and your own)",
+        description="List the rubrics (built-in and your own folders'), show one, verify the "
+        "released files against rubrics.lock, start a new rubric file, or lock a folder.",
         epilog=RUBRICS_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -45,24 +48,31 @@ def add_rubrics(sub: argparse._SubParsersAction) -> None:
 
 
 def run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    if args.action == "new":
-        return _new(args, env)
-    if args.action == "lock":
-        return _lock(args, env)
-    library = rubric_library(args, env)
-    if args.action == "show":
-        if not args.ref:
+    return rubrics_command(request_from(RubricsRequest, args), env)
+
+
+def rubrics_command(request: RubricsRequest, env: Mapping[str, str]) -> int:
+    """`judge rubrics [show | new | lock | verify]`, from its request."""
+    if request.action == "new":
+        return _new(request, env)
+    if request.action == "lock":
+        return _lock(request, env)
+    library = rubric_library(request, env)
+    if request.action == "show":
+        if not request.ref:
             raise UsageError("judge rubrics show needs ID@VERSION, e.g. faithfulness@1")
-        rubric = library.load(args.ref)
+        rubric = library.load(request.ref)
         print(f"# {rubric.ref}  kind={rubric.kind}  sha256={rubric.sha256}\n# {rubric.path}")
         print(Path(rubric.path).read_text("utf-8"), end="")
         return EXIT_OK
     problems = library.verify()
-    if args.action == "verify":
+    if request.action == "verify":
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
-        print("rubrics.lock: all released rubrics match" if not problems else "")
-        return EXIT_USAGE if problems else EXIT_OK
+        if problems:
+            return EXIT_USAGE
+        print("rubrics.lock: all released rubrics match")
+        return EXIT_OK
     rubrics = list(library.rubrics())
     wide = max([16, *(len(r.id) for r in rubrics)])  # columns as wide as the longest name
     kinds = max([13, *(len(r.kind) for r in rubrics)])
@@ -79,8 +89,8 @@ def run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
-def _one_folder(args: argparse.Namespace, env: Mapping[str, str], action: str) -> Path:
-    folders = user_rubric_dirs(args, env)
+def _one_folder(request: RubricsRequest, env: Mapping[str, str], action: str) -> Path:
+    folders = user_rubric_dirs(request, env)
     if len(folders) != 1:
         raise UsageError(
             f"judge rubrics {action} needs one folder of your own: --rubrics-dir DIR "
@@ -89,15 +99,15 @@ def _one_folder(args: argparse.Namespace, env: Mapping[str, str], action: str) -
     return folders[0]
 
 
-def _new(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    if not args.ref or not args.kind:
+def _new(request: RubricsRequest, env: Mapping[str, str]) -> int:
+    if not request.ref or not request.kind:
         raise UsageError("judge rubrics new needs an ID and --kind, e.g. new tone --kind scale")
-    rubric_id, version = parse_ref(args.ref)
+    rubric_id, version = parse_ref(request.ref)
     if version is not None:
-        raise UsageError(f"judge rubrics new takes an id without a version, not {args.ref!r}")
-    folder = _one_folder(args, env, "new")
+        raise UsageError(f"judge rubrics new takes an id without a version, not {request.ref!r}")
+    folder = _one_folder(request, env, "new")
     folder.mkdir(parents=True, exist_ok=True)
-    owner = rubric_library(args, env).folder_of(rubric_id)
+    owner = rubric_library(request, env).folder_of(rubric_id)
     if owner is not None or (folder / rubric_id).exists():
         raise UsageError(
             f"rubric {rubric_id!r} exists already in {owner or folder}; pick another id, or "
@@ -105,7 +115,7 @@ def _new(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
     path = folder / rubric_id / "v1.yaml"
     path.parent.mkdir()
-    path.write_text(get_kind(args.kind).template(rubric_id), "utf-8")
+    path.write_text(get_kind(request.kind).template(rubric_id), "utf-8")
     print(
         f"wrote {path}: edit it, try it (judge grade ... --rubrics-dir {folder} "
         f"--rubric {rubric_id}), then release it with judge rubrics lock --rubrics-dir {folder}"
@@ -113,9 +123,9 @@ def _new(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     return EXIT_OK
 
 
-def _lock(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    folder = _one_folder(args, env, "lock")
-    rubric_library(args, env)  # ids are checked against the built-in rubrics first
+def _lock(request: RubricsRequest, env: Mapping[str, str]) -> int:
+    folder = _one_folder(request, env, "lock")
+    rubric_library(request, env)  # ids are checked against the built-in rubrics first
     added = write_lock(folder)
     print(
         f"{folder / 'rubrics.lock'}: " + (f"locked {', '.join(added)}" if added else "nothing new")

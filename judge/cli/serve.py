@@ -22,6 +22,7 @@ from typing import Any
 import uvicorn
 
 from judge.cli._help import SERVE_EXAMPLES
+from judge.cli._requests import ServeRequest, request_from
 from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
@@ -35,6 +36,8 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve",
         help="run the grading service (HTTP API, jobs, OpenAPI at /docs)",
+        description="Run the grading service: the same grader, probes and calibration over "
+        "HTTP, with durable jobs; loopback by default, a token required on any other address.",
         epilog=SERVE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -108,9 +111,16 @@ def install_log_redaction(redact: Callable[[str], str]) -> None:
 
 
 def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    config = load_service_config(args.config, env, data_dir=args.data_dir, cache_dir=args.cache_dir)
-    check_token(args.host, config.token.get_secret_value() if config.token else None)
-    sock = bind(args.host, args.port)
+    return serve_command(request_from(ServeRequest, args), env)
+
+
+def serve_command(request: ServeRequest, env: Mapping[str, str]) -> int:
+    """`judge serve`, from its request."""
+    config = load_service_config(
+        request.config, env, data_dir=request.data_dir, cache_dir=request.cache_dir
+    )
+    check_token(request.host, config.token.get_secret_value() if config.token else None)
+    sock = bind(request.host, request.port)
     install_log_redaction(Redactor(config.secrets()))
     try:
         app = create_app(config)
@@ -121,7 +131,7 @@ def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     names = ", ".join(config.judge_names())
     auth = "bearer token required" if config.token is not None else "no token (loopback only)"
     print(
-        f"judge serve: http://{args.host}:{port} (docs at /docs); judges: {names}; "
+        f"judge serve: http://{request.host}:{port} (docs at /docs); judges: {names}; "
         f"{auth}; data: {config.data_dir}",
         file=sys.stderr,
         flush=True,

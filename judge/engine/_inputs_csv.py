@@ -1,7 +1,7 @@
 """CSV answer sets: a row's text cells as case values, with list cells read safely (JSON
 arrays, Python list literals as pandas writes them, or `a|b|c` for slices and ids;
 `metadata` and `relevance` cells hold a JSON object). The rows themselves come from
-`calibration.rows`; used by `judge.engine.inputs`."""
+`calibration.io.rows`; used by `judge.engine.inputs`."""
 
 from __future__ import annotations
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import pickle
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,8 @@ import diskcache
 from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
+
+log = logging.getLogger(__name__)
 
 
 def cache_key(rubric: Rubric, identity: dict[str, Any], case: Case) -> str:
@@ -60,7 +64,13 @@ class VerdictCache:
             raise UsageError(f"cannot use the cache folder {directory}: {exc}") from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        value = self._store.get(key)
+        """The entry, or None: a miss, and so is an entry that cannot be read back (a
+        large value's file truncated or damaged), which is logged and graded again."""
+        try:
+            value = self._store.get(key)
+        except (OSError, EOFError, ValueError, pickle.UnpicklingError, sqlite3.Error) as exc:
+            log.warning("cache entry %s in %s is unreadable (%s): a miss", key, self.directory, exc)
+            return None
         return value if isinstance(value, dict) else None
 
     def set(self, key: str, value: dict[str, Any]) -> None:

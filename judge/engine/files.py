@@ -17,12 +17,13 @@ from judge.engine.grader import Grader, run_in_order
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.records import RecordWriter, check_resumable, finalize, finished_ids, scan_records
+from judge.engine.resume import RunTally, file_ids, kept_outside
 from judge.engine.summary import summarise
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
-    from judge.engine.human_labels import HumanLabels
+    from judge.engine.measure.human_labels import HumanLabels
 
 
 @dataclass(frozen=True)
@@ -107,14 +108,17 @@ async def grade_files(
     output is checked before anything is sent: it is resumed only when every record in it
     comes from that rubric file and that target's judge (else OutputConflictError, every
     file left as it was); records already `ok`/`abstained` are kept, the rest graded. Each
-    output ends with one record per selected case, in input order. The (case, rubric) jobs
+    output ends with one record per selected case, in input order, and keeps the records
+    of cases outside the selection (a narrower rerun loses nothing: judge.engine.resume);
+    each summary's `run` says what this run kept, graded and sent, with this run's own
+    tokens and cost (`tokens` is the whole file's). The (case, rubric) jobs
     share one concurrency budget (`concurrency`, default the first grader's): at most that
     many requests in flight across all rubrics. `progress` is True for a bar on the
     terminal, or a hook called with the number of records done so far. File passes run in
     a thread, so a server's event loop keeps answering meanwhile. A target's
     `human_labels` (of some of the cases) are checked against its rubric and the input
     with it, and add the prediction-powered estimates to its summary
-    (judge.engine.estimates).
+    (judge.engine.measure.estimates).
     """
     refs = [t.grader.rubric.ref for t in targets]
     if not targets or len({t.grader.rubric.id for t in targets}) < len(targets):
@@ -133,6 +137,10 @@ async def grade_files(
     for target in targets:  # all checked before anything is written
         await asyncio.to_thread(_check_target, target)
     done = [await asyncio.to_thread(_finished, t) for t in targets]
+    kept = [await asyncio.to_thread(kept_outside, t.output, input_path, chosen) for t in targets]
+    tallies = [
+        _tally(t.grader, len(done[n] - kept[n]), len(kept[n])) for n, t in enumerate(targets)
+    ]
     jobs = (
         partial(_graded, number, target.grader, case, use_cache)
         for case in selected_cases(input_path, chosen)
@@ -148,17 +156,23 @@ async def grade_files(
         )
         async for number, record in run_in_order(jobs, concurrency=budget):
             writers[number].write(record)
+            tallies[number].add(record)
             advance(1)
         del done
-    ids = lambda: (c.id for c in selected_cases(input_path, chosen))  # noqa: E731
-    for target in targets:
-        await asyncio.to_thread(finalize, target.output, ids)
-    return {
-        t.grader.rubric.ref: await asyncio.to_thread(
+    for number, target in enumerate(targets):
+        await asyncio.to_thread(finalize, target.output, file_ids(input_path, chosen, kept[number]))
+    summaries = {}
+    for number, t in enumerate(targets):
+        summary = await asyncio.to_thread(
             summarise_file, t.output, t.grader.rubric, prices, t.human_labels
         )
-        for t in targets
-    }
+        summaries[t.grader.rubric.ref] = {**summary, "run": tallies[number].as_dict(prices)}
+    return summaries
+
+
+def _tally(grader: Grader, kept: int, outside: int) -> RunTally:
+    sends = grader.backend.cache_identity() is not None and not grader.computed
+    return RunTally(kept=kept, outside=outside, sends=sends)
 
 
 async def _graded(
@@ -195,7 +209,7 @@ def summarise_file(
         return summary
     # calibration's statistics (scipy, scikit-learn) load only when labels are given, so
     # offline grading starts light (tests/e2e/test_startup.py)
-    from judge.engine.estimates import add_estimates
+    from judge.engine.measure.estimates import add_estimates
 
     return add_estimates(summary, (data for _, data in scan_records(path)), rubric, human_labels)
 

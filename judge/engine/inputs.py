@@ -1,6 +1,6 @@
 """Reading answer sets: JSONL or CSV, validated in full before anything is graded.
 
-Rows come from `calibration.rows`, the one reader (and one set of rules: BOM, blank lines,
+Rows come from `calibration.io.rows`, the one reader (and one set of rules: BOM, blank lines,
 line numbers, UTF-8, line length, nesting depth, a JSON array file, CSV header and row
 length) that label files use too; this module adds what makes a row a case: field
 aliases, Ragas' names and row-number ids, CSV list cells, and validation.
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from calibration.rows import TOO_DEEP, csv_header, is_csv, nested_too_deep
-from calibration.rows import iter_rows as read_any_rows
+from calibration.io.rows import TOO_DEEP, csv_header, is_csv, nested_too_deep
+from calibration.io.rows import iter_rows as read_any_rows
 from judge.engine._inputs_csv import case_cells
 from judge.errors import InputError
 from judge.rubric import Rubric
@@ -42,7 +42,7 @@ class Validated:
 
 
 def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line, row) for each row (`calibration.rows`, the one reader of JSONL and CSV); row
+    """(line, row) for each row (`calibration.io.rows`, the one reader of JSONL and CSV); row
     is a problem message when unreadable. CSV cells become case values (`case_cells`).
 
     A file in Ragas' column names with no `id` gets ids from row numbers (`row-1`, ...),

@@ -1,9 +1,12 @@
 """The graded-records file: append as records complete, resume, and finish in input order.
 
-Every line is written whole and flushed, so a run killed at any moment leaves a file whose
-complete lines are valid records (a torn last line is cut off on the next run). Running the
-same command again keeps the records already `ok` or `abstained` for the same rubric file and
-grades the rest; the file is then rewritten atomically in input order, one line per case.
+Every line is written whole and flushed before the event loop next waits (once per loop
+turn, not once per record), so a run killed at any moment leaves a file whose complete lines
+are valid records (a torn last line, one that begins as a record does, is cut off on the
+next run) and loses at most the records its last turn finished, which the next run grades
+again. Running the same command again keeps the records already `ok` or `abstained` for the
+same rubric file and grades the rest; the file is then rewritten atomically in input order,
+one line per case.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import ValidationError
+
+from judge.engine.atomic import replacing
 from judge.engine.identity import describe_record_judge
 from judge.errors import OutputConflictError
 from judge.schemas import GradedRecord
@@ -31,10 +37,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
         offset = 0
         for raw in handle:
             start, offset = offset, offset + len(raw)
-            data = None
-            if raw.endswith(b"\n"):  # else torn by a kill mid-write
-                with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                    data = json.loads(raw)
+            data = None  # a line torn by a kill mid-write is not JSON: None
+            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                data = json.loads(raw)
             ok = isinstance(data, dict) and isinstance(data.get("id"), str)
             yield start, data if ok else None
 
@@ -56,7 +61,9 @@ def finished_ids(path: Path, rubric_sha256: str) -> set[str]:
 
 
 def cut_torn_tail(path: Path) -> None:
-    """Drop a last line without its newline, left by a process killed mid-write."""
+    """Drop a last line without its newline, left by a process killed mid-write; a last
+    line that is a whole record (a file saved without its final newline) gets the newline
+    instead."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb+") as handle:
@@ -72,10 +79,24 @@ def cut_torn_tail(path: Path) -> None:
             chunk = handle.read(step)
             cut = chunk.rfind(b"\n")
             if cut >= 0:
-                handle.truncate(position - step + cut + 1)
-                return
+                start = position - step + cut + 1
+                break
             position -= step
-        handle.truncate(0)
+        else:
+            start = 0
+        handle.seek(start)
+        if _whole_record(handle.read()):
+            handle.write(b"\n")
+        else:
+            handle.truncate(start)
+
+
+def _whole_record(raw: bytes) -> bool:
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and _is_record(data) and record_problem(data) is None
 
 
 class RecordWriter:
@@ -90,8 +111,11 @@ class RecordWriter:
         cut_torn_tail(path)
         self._handle: IO[str] = path.open("a", encoding="utf-8")
         self._flush_due = False
+        self._failed: OSError | None = None  # a deferred flush's error (a full disk, say)
 
     def write(self, record: GradedRecord) -> None:
+        if self._failed is not None:  # said at the next write, as an immediate flush would
+            raise self._failed
         self._handle.write(record.model_dump_json() + "\n")
         if self._flush_due:
             return
@@ -105,8 +129,12 @@ class RecordWriter:
 
     def flush(self) -> None:
         self._flush_due = False
-        if not self._handle.closed:
+        if self._handle.closed:
+            return
+        try:
             self._handle.flush()
+        except OSError as exc:  # a loop callback's error would only be logged: keep it
+            self._failed = exc
 
     def close(self) -> None:
         self._handle.close()
@@ -128,16 +156,12 @@ def finalize(path: Path, ids: Callable[[], Iterable[str]]) -> None:
     latest: dict[str, int] = {}
     for offset, data in scan_records(path):
         latest[data["id"]] = offset
-    tmp = path.with_name(path.name + ".tmp")
-    with path.open("rb") as source, tmp.open("wb") as target:
+    with path.open("rb") as source, replacing(path) as target:
         for case_id in ids():
             if case_id not in latest:
                 raise RuntimeError(f"{path}: no record for id {case_id!r}")
             source.seek(latest[case_id])
             target.write(source.readline())
-        target.flush()
-        os.fsync(target.fileno())
-    os.replace(tmp, path)
 
 
 def _in_order(path: Path, ids: Iterable[str]) -> bool:
@@ -167,6 +191,11 @@ def check_resumable(
         raise OutputConflictError(
             f"{path} exists and is not a records file (line {line} is not a graded record); "
             f"{WAYS_OUT}"
+        )
+    if conflict == "invalid":
+        raise OutputConflictError(
+            f"{path}:{line} (id {data.get('id')!r}) is not a valid graded record "
+            f"({data['problem']}); fix or delete that line, or {WAYS_OUT}"
         )
     where = f"{path} holds {count} record(s)"
     if conflict == "rubric":
@@ -200,6 +229,11 @@ def _first_conflict(
             if complete:
                 return "not_records", 1, number, {}
             continue
+        if not complete:
+            continue  # a torn record: the writer cuts it
+        invalid = record_problem(data)
+        if invalid is not None:
+            return "invalid", 1, number, {"id": data.get("id"), "problem": invalid}
         kind = _conflict(data, rubric_sha256, judge_id)
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1
@@ -222,8 +256,26 @@ def _is_record(data: dict[str, Any]) -> bool:
     return all(isinstance(data.get(k), str) for k in ("id", "rubric_sha256", "status"))
 
 
+def record_problem(data: dict[str, Any]) -> str | None:
+    """Why a parsed line is not a graded record this tool can read back (a hand-edited
+    score of the wrong type, say), as `field: message`; None when it is one."""
+    try:
+        GradedRecord.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(map(str, error["loc"])) or "record"
+        return f"{where}: {error['msg']}"
+    return None
+
+
+# What RecordWriter starts every line with: a last line without its newline is a record
+# torn by a kill only when it begins so (else it is someone's file, never cut).
+RECORD_START = b'{"id":'
+
+
 def _raw_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bool]]:
-    """(record or None, whether the line was complete) for every line of the file."""
+    """(record or None, whether the line was complete) for every line of the file; a last
+    line without its newline counts as incomplete only when it can be a torn record."""
     if not path.is_file():
         return
     with path.open("rb") as handle:
@@ -231,7 +283,16 @@ def _raw_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bool]]:
             data = None
             with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                 data = json.loads(raw)
-            yield (data if isinstance(data, dict) else None), raw.endswith(b"\n")
+            complete = raw.endswith(b"\n") or not _torn_record(raw)
+            yield (data if isinstance(data, dict) else None), complete
+
+
+def _torn_record(raw: bytes) -> bool:
+    """Whether a line without its newline can be the start of a record RecordWriter wrote."""
+    head = raw[: len(RECORD_START)]
+    return (
+        RECORD_START.startswith(head) if len(head) < len(RECORD_START) else (head == RECORD_START)
+    )
 
 
 def is_records_file(path: Path) -> bool:

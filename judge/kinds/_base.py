@@ -241,6 +241,14 @@ class Kind:
         """The labels a record can carry (calibration and labelling vocabulary)."""
         return []
 
+    def headings(self, summary: dict[str, Any]) -> dict[str, str]:
+        """The summary table's columns: figure key -> heading (the class's `columns`)."""
+        return dict(self.columns)
+
+    def summary_notes(self, summary: dict[str, Any]) -> list[str]:
+        """Lines printed under the summary table: the figures its columns leave out."""
+        return []
+
     def case_figures(self, rubric: Rubric, record: GradedRecord) -> dict[str, float]:
         """The per-case numbers a scored record of this kind carries besides its score
         (e.g. each criterion's), by name: what `judge compare` compares run against run."""

@@ -163,11 +163,34 @@ def _values(spec: CriteriaSpec, verdict: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def criteria_notes(summary: dict[str, Any]) -> list[str]:
+    """Each criterion's mean (a boolean's rate) with its flag, and what `fails` and
+    `failed_questions` count (they differ: a graded fail is no failed question)."""
+    parts = []
+    for name, figures in (summary.get("criteria") or {}).items():
+        key = "rate" if "rate" in figures else "mean"
+        value = figures.get(key)
+        shown = "-" if value is None else f"{value:.3f}"
+        flag_ = f" ({figures['flag']})" if figures.get("flag") else ""
+        parts.append(f"  {name}: {key} {shown}{flag_}")
+    lines = ["criteria, all cases:", *parts] if parts else []
+    if "fails" in summary:
+        lines.append(
+            f"fails: {summary['fails']} graded below pass_at; failed_questions: "
+            f"{summary.get('failed_questions', 0)} the judge could not grade (API or parse errors)"
+        )
+    return lines
+
+
 class CriteriaKind(Kind):
     name = "criteria"
     verdict_name = "CriteriaVerdict"
     spec_model = CriteriaSpec
     columns: ClassVar[dict[str, str]] = {"mean_score": "overall", "pass_rate": "pass rate"}
+
+    def summary_notes(self, summary: dict[str, Any]) -> list[str]:
+        return criteria_notes(summary)
+
     template_inputs = "[question, contexts, answer]"
     template_keys = """
 # several criteria judged in one call; overall = weighted mean of the scales, times

@@ -61,19 +61,27 @@ class FaithfulnessStats(KindStats):
 
 
 def faithfulness_verdict(
-    answer: str, contexts: list[str], *, budget: lexical.Budget | None = None
+    answer: str,
+    contexts: list[str],
+    *,
+    budget: lexical.Budget | None = None,
+    question: str = "",
 ) -> FaithfulnessVerdict:
-    """The rules judge: each sentence of the answer is a claim, supported when the
-    contexts cover enough of its content words and every number in it (`judge.lexical`)."""
-    return claims_verdict(answer, lexical.evidence_index(contexts), budget)
+    """The rules judge: each material sentence of the answer is a claim, supported when the
+    contexts cover enough of its content words and state each of its quantities
+    (`judge.lexical`); a bare "Yes." is judged against `question`."""
+    return claims_verdict(answer, lexical.evidence_index(contexts), budget, question)
 
 
 def claims_verdict(
-    answer: str, index: lexical.ContextIndex, budget: lexical.Budget | None = None
+    answer: str,
+    index: lexical.ContextIndex,
+    budget: lexical.Budget | None = None,
+    question: str = "",
 ) -> FaithfulnessVerdict:
     """The answer's claims checked against an evidence index read once for the case."""
     claims = []
-    for claim in lexical.split_claims(answer):
+    for claim in lexical.split_claims(answer, question):
         if budget is not None:
             budget.check()
         checked = lexical.check_claim(claim, index)
@@ -122,11 +130,14 @@ class FaithfulnessKind(Kind):
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None
     ) -> BaseModel:
-        return faithfulness_verdict(case.answer or "", case.contexts, budget=budget)
+        return faithfulness_verdict(
+            case.answer or "", case.contexts, budget=budget, question=case.question or ""
+        )
 
     def simulated_verdict(self, schema: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
         contexts = [str(c) for c in payload.get("contexts") or []]
-        verdict = faithfulness_verdict(str(payload.get("answer") or ""), contexts)
+        answer, question = str(payload.get("answer") or ""), str(payload.get("question") or "")
+        verdict = faithfulness_verdict(answer, contexts, question=question)
         return verdict.model_dump(mode="json")
 
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:

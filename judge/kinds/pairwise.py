@@ -56,7 +56,7 @@ def _quality(
     rel = 0.0 if relevance.abstained else (relevance.score - 1) / 4
     if index is None:
         return rel
-    claims = claims_verdict(answer, index, budget).claims
+    claims = claims_verdict(answer, index, budget, question).claims
     faith = sum(c.verdict == "supported" for c in claims) / len(claims) if claims else 0.5
     return 0.5 * rel + 0.5 * faith
 

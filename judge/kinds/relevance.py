@@ -50,7 +50,7 @@ class RelevanceStats(KindStats):
 def relevance_verdict(question: str, answer: str) -> RelevanceVerdict:
     """Question-term coverage of the answer: >=0.75 -> 5, >=0.5 -> 4, >=0.3 -> 3, >0 -> 2,
     else 1; an answer with nothing but declining sentences abstains."""
-    if not lexical.split_claims(answer):
+    if lexical.declines(answer):
         return RelevanceVerdict(rationale="The answer declines to answer.", abstained=True, score=1)
     found, terms = lexical.term_coverage(question, answer)
     coverage = found / terms if terms else 1.0

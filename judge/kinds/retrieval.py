@@ -84,9 +84,15 @@ class RetrievalSpec(BaseModel):
         return int(k) if head and k.isdigit() else max(self.k)
 
 
+def display_name(metric: str) -> str:
+    """`recall_at_5` -> `recall@5`, as the rubric file writes it."""
+    return metric.replace("_at_", "@")
+
+
 @dataclass
 class RetrievalStats(KindStats):
     names: list[str]
+    primary: str
     sums: dict[str, float] = field(default_factory=dict)
     scored: int = 0
 
@@ -97,7 +103,8 @@ class RetrievalStats(KindStats):
             self.sums[name] = self.sums.get(name, 0.0) + float(metrics.get(name, 0.0))
 
     def figures(self, mean_score: float | None) -> dict[str, Any]:
-        return {name: ratio(self.sums.get(name, 0.0), self.scored) for name in self.names}
+        means = {name: ratio(self.sums.get(name, 0.0), self.scored) for name in self.names}
+        return {"primary": display_name(self.primary), **means}
 
 
 class RetrievalKind(Kind):
@@ -119,6 +126,10 @@ class RetrievalKind(Kind):
 k: [1, 3, 5, 10]
 primary: recall@5
 """
+
+    def headings(self, summary: dict[str, Any]) -> dict[str, str]:
+        """The score's column is headed by the metric it is (`recall@5`), not `primary`."""
+        return {**self.columns, "mean_score": str(summary.get("primary") or "primary")}
 
     def __init__(self) -> None:
         self._models: dict[tuple[int, ...], type[BaseModel]] = {}
@@ -169,7 +180,8 @@ primary: recall@5
         ]
 
     def new_stats(self, rubric: Rubric) -> KindStats:
-        return RetrievalStats(names=metric_names(self._spec(rubric).k))
+        spec = self._spec(rubric)
+        return RetrievalStats(names=metric_names(spec.k), primary=spec.primary)
 
     def rules_verdict(
         self, rubric: Rubric, case: Case, *, budget: lexical.Budget | None = None

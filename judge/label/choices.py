@@ -15,6 +15,7 @@ import hashlib
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
 
@@ -52,10 +53,21 @@ _PAIRWISE_SHOWN = [
 ]
 
 
+_TABLE = {"faithfulness": _FAITHFULNESS, "relevance": _RELEVANCE, "pairwise": _PAIRWISE_SHOWN}
+LABELLED_KINDS = tuple(_TABLE)
+
+
 def label_choices(rubric: Rubric) -> list[Choice]:
-    """The labels a human may give for `rubric`, each with a digit key (1, 2, ...)."""
-    table = {"faithfulness": _FAITHFULNESS, "relevance": _RELEVANCE, "pairwise": _PAIRWISE_SHOWN}
-    return [Choice(name, text, str(i)) for i, (name, text) in enumerate(table[rubric.kind], 1)]
+    """The labels a human may give for `rubric`, each with a digit key (1, 2, ...);
+    UsageError for a kind the labelling page has no label set for."""
+    table = _TABLE.get(rubric.kind)
+    if table is None:
+        raise UsageError(
+            f"judge label has no label set for rubric {rubric.ref} (kind {rubric.kind}); it "
+            f"labels the kinds {', '.join(LABELLED_KINDS)}. Label other kinds in a CSV "
+            "(id,label) that `judge calibrate` reads"
+        )
+    return [Choice(name, text, str(i)) for i, (name, text) in enumerate(table, 1)]
 
 
 def is_pairwise(rubric: Rubric) -> bool:

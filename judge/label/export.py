@@ -6,15 +6,22 @@ mapped back to the case's A and B. One row per label given; skips are not labels
 several annotators `judge calibrate` measures their agreement (the ceiling) and compares
 the judge with the majority. Weight a row by 1 / inclusion_probability to estimate
 figures for the whole answer set from a stratified sample.
+
+A cell that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab
+or a carriage return: an id, a note, an annotator's name) is written with a leading `'`
+(`calibration.io.rows.escape_cell`); `judge calibrate` and `--human-labels` read it back
+exactly. The file is replaced atomically through a temporary file of its own.
 """
 
 from __future__ import annotations
 
 import csv
-import os
+import io
 import sqlite3
 from pathlib import Path
 
+from calibration.io.rows import escape_cell
+from judge.engine.atomic import replacing
 from judge.errors import UsageError
 from judge.label.store import LabelStore
 
@@ -39,14 +46,15 @@ def export_labels(db: Path, output: Path) -> int:
     finally:
         store.close()
     columns = COLUMNS + (["shown_order"] if pairwise else [])
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(output.name + ".partial")
-    with partial.open("w", encoding="utf-8", newline="") as handle:
+    with replacing(output) as raw:
+        handle = io.TextIOWrapper(raw, "utf-8", newline="")
         writer = csv.writer(handle)
         writer.writerow(columns)
         for e in sorted(events, key=lambda e: (items[e.case_id].position, e.annotator)):
             row = [e.case_id, e.label, e.annotator, e.note or "", e.labelled_at]
             row.append(repr(items[e.case_id].inclusion_probability))
-            writer.writerow(row + ([e.shown_order] if pairwise else []))
-    os.replace(partial, output)
+            cells = row + ([e.shown_order] if pairwise else [])
+            writer.writerow([escape_cell(str(cell)) for cell in cells])
+        handle.flush()
+        handle.detach()  # `replacing` fsyncs and closes the file itself
     return len(events)

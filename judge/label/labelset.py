@@ -7,6 +7,7 @@ a different plan is refused, naming what changed, so labels never silently mix t
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,10 @@ def open_label_store(db: Path, plan: LabelPlan) -> LabelStore:
     strata = _strata(plan.records) if plan.records else None
     if strata is not None:
         _check_records(plan.records, strata, [case.id for case in iter_cases(plan.input)])
-    store = LabelStore(db)
+    try:
+        store = LabelStore(db)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"--db {db}: not a label store SQLite can read ({exc})") from None
     try:
         stored = store.plan()
         if stored is None:

@@ -1,7 +1,8 @@
 """What makes the rules judge near-linear in the size of a case, and lets it be stopped.
 
-`ContextIndex` reads a case's evidence once: its content words, its numbers, its sentences
-and, per word, the sentences that hold it. A claim is then checked against two sets, and its
+`ContextIndex` reads a case's evidence once: its content words, its numbers (as
+`judge.lexical.quantities.Quantity`, by value), its sentences and, per word, the sentences
+that hold it. A claim is then checked against two sets, and its
 evidence sentence (the one sharing the most content words with the claim, the first on a tie)
 is found by counting over the claim words' postings instead of re-reading every sentence.
 Work per case: one pass over the text, plus, per claim, the summed postings of its words.
@@ -22,6 +23,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
+
+from judge.lexical.quantities import Quantity, quantities
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -62,6 +65,7 @@ class ContextIndex:
     words: frozenset[str]
     numbers: set[str]
     postings: dict[str, list[int]]
+    quantities: dict[float, list[Quantity]] = field(default_factory=dict)
     _evidence: dict[frozenset[str], str] = field(default_factory=dict)
 
     @classmethod
@@ -72,7 +76,10 @@ class ContextIndex:
         for index, sentence in enumerate(sentences):
             for word in set(tokenise(sentence)):
                 postings.setdefault(word, []).append(index)
-        return cls(sentences, frozenset(postings), numbers(context), postings)
+        by_value: dict[float, list[Quantity]] = {}
+        for quantity in chain.from_iterable(quantities(s) for s in sentences):
+            by_value.setdefault(quantity.value, []).append(quantity)
+        return cls(sentences, frozenset(postings), numbers(context), postings, by_value)
 
     def evidence(self, words: frozenset[str]) -> str:
         """The sentence sharing the most of `words` (the first on a tie); "" when none does."""

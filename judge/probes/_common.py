@@ -4,8 +4,8 @@ Each probe (position, verbosity, repeat, injection, self-preference) lives in it
 module of `judge.probes` and returns a `ProbeResult`: a JSON-ready report, the bias checks
 a CI gate can act on, a short Markdown summary and, for some probes, records. This module
 holds what they share that is about probes: loading cases, the bias checks, the gate and
-the writers. The statistics are pure functions in `calibration` (`calibration.probe_stats`
-for report fields, `calibration.intervals` and `calibration.means` for intervals).
+the writers. The statistics are pure functions in `calibration` (`calibration.estimates.probe_stats`
+for report fields, `calibration.inference.intervals` and `calibration.inference.means` for intervals).
 
 Every rate `x` in a report comes with `x_ci95` (Wilson 95% interval) and the counts it was
 computed from. Failed verdicts (`parse_error`, `api_error`) are never a grade: they are
@@ -22,10 +22,10 @@ from typing import Any, get_args
 
 import numpy as np
 
-from calibration.gates import Condition, evaluate, flatten_numbers
-from calibration.intervals import wilson_interval
-from calibration.jsonout import write_strict_json
-from calibration.means import mean_interval
+from calibration.decisions.gates import Condition, evaluate, flatten_numbers
+from calibration.inference.intervals import wilson_interval
+from calibration.inference.means import mean_interval
+from calibration.io.jsonout import write_strict_json
 from judge.engine.inputs import iter_cases, validate_file
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord, Status
@@ -63,7 +63,7 @@ class BiasCheck:
 
     def evaluate(self, *, tolerance: float, confidence: float) -> dict[str, Any]:
         """The check at `confidence`: `biased`, `ok`, or `undefined` (no estimate or no
-        interval), which fails the gate like every undefined gate (`calibration.gates`)."""
+        interval), which fails the gate like every undefined gate (`calibration.decisions.gates`)."""
         lo, hi = self.interval(confidence)
         defined = self.estimate is not None and math.isfinite(lo) and math.isfinite(hi)
         biased = defined and (lo > self.null + tolerance or hi < self.null - tolerance)
@@ -144,6 +144,13 @@ def fmt(value: Any, ci: Any = None) -> str:
     return text
 
 
+def fmt_p(value: Any) -> str:
+    """A p-value for Markdown: `< 0.001` below that (never `0.000`), else 3 decimals."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return "n/a"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
 # ---- inputs and outputs ----------------------------------------------------------------
 
 
@@ -198,7 +205,7 @@ def run_gate(
 ) -> dict[str, Any]:
     """Evaluate `--fail-if` conditions (parsed up front; fail when one holds) and, with
     `biased`, every bias check at confidence 1 - alpha. An undefined metric or check fails
-    the gate, with its reason (`calibration.gates`: one rule for every command)."""
+    the gate, with its reason (`calibration.decisions.gates`: one rule for every command)."""
     values = probe_metrics(result.report)
     reasons = {name: UNDEFINED_METRIC for name, value in values.items() if value is None}
     checks = [check.as_dict() for check in evaluate(conditions, values, reasons=reasons)]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calibration.probe_stats import binomial_p, rate_fields
-from calibration.rows import iter_rows
+from calibration.estimates.probe_stats import binomial_p, rate_fields
+from calibration.io.rows import iter_rows
 from judge.engine.grader import Grader
 from judge.errors import InputError, UsageError
 from judge.kinds.pairwise import PAIRWISE_SCORE
@@ -32,6 +32,7 @@ from judge.probes._common import (
     ProbeOptions,
     ProbeResult,
     fmt,
+    fmt_p,
     listed,
     rate_check,
 )
@@ -137,7 +138,7 @@ def position_markdown(report: dict[str, Any]) -> list[str]:
         f"| consistency rate | {fmt(report['consistency_rate'], report['consistency_rate_ci95'])} |",
         f"| first-position win rate (0.5 = no preference) | "
         f"{fmt(report['first_position_win_rate'], report['first_position_win_rate_ci95'])} |",
-        f"| binomial test vs 0.5, p | {fmt(report['first_position_p_value'])} |",
+        f"| binomial test vs 0.5, p | {fmt_p(report['first_position_p_value'])} |",
         f"| tie rate | {fmt(report['tie_rate'], report['tie_rate_ci95'])} |",
         "",
         f"Inconsistent pairs: {report['inconsistent_pairs']}: first-shown answer won both "

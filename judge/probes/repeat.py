@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from calibration.multirater import krippendorff_alpha
-from calibration.probe_stats import rate_fields
+from calibration.agreement.multirater import krippendorff_alpha
+from calibration.estimates.probe_stats import rate_fields
 from judge.engine.grader import Grader
 from judge.errors import UsageError
 from judge.probes._common import (

@@ -2,7 +2,9 @@
 
 Cases carry the model that wrote each answer: `metadata.generator` (pointwise) or
 `metadata.generator_a` / `generator_b` (pairs). Families come from model names
-(`family_of`); the judge's family from its model, or `--judge-family`.
+(`judge.probes.families`); the judge's family from its model, or `--judge-family` (a
+family name or a model name). Cases that cannot compare the judge's family with another
+are refused before anything is sent (`check_matches`).
 
 Pointwise: judge_gap = mean judge score of own-family answers - of the others (Welch t
 interval and test). With human labels (`--human FILE`, id,label) the same gap for the
@@ -18,52 +20,28 @@ wins / non-tie verdicts (Wilson, binomial test vs 0.5), beside the humans' own_w
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from calibration.means import welch_interval
-from calibration.probe_stats import binomial_p, difference_fields, rate_fields
+from calibration.estimates.probe_stats import binomial_p, difference_fields, rate_fields
+from calibration.inference.means import welch_interval
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,
     ProbeOptions,
     ProbeResult,
     fmt,
+    fmt_p,
     mean_check,
     rate_check,
     status_counts,
 )
+from judge.probes.families import FAMILY_NAMES, family_of, judge_family
 from judge.probes.position import judge_both_orders, pair_verdicts, resolve
 from judge.rubric import Rubric
 from judge.schemas import Case
-
-_FAMILIES = (
-    (r"^(gpt|chatgpt|o\d|text-davinci|davinci)", "openai"),
-    (r"^claude", "anthropic"),
-    (r"^(meta-)?llama", "meta"),
-    (r"^(gemini|gemma|palm|bard)", "google"),
-    (r"^(mistral|mixtral|codestral|ministral|pixtral)", "mistral"),
-    (r"^qwen", "qwen"),
-    (r"^deepseek", "deepseek"),
-    (r"^phi", "microsoft"),
-    (r"^command", "cohere"),
-    (r"^rules$", "rules"),
-)
-
-
-def family_of(model: str | None) -> str | None:
-    """Model family from a model name: `gpt-4o-2024-08-06` -> openai, `claude-3-5-...` ->
-    anthropic, `meta-llama/Llama-3.1-70B` -> meta; unknown names give their first word."""
-    if not model:
-        return None
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    for pattern, family in _FAMILIES:
-        if re.match(pattern, name):
-            return family
-    return re.split(r"[-_:.\s]", name, maxsplit=1)[0] or None
 
 
 def human_score(label: Any, rubric: Rubric) -> float | None:
@@ -81,11 +59,54 @@ def gap_check(name: str, own: Sequence[float], other: Sequence[float]) -> BiasCh
 async def run_self_preference(
     grader: Grader, cases: Sequence[Case], options: ProbeOptions
 ) -> ProbeResult:
-    own = options.judge_family or family_of(options.judge_model) or "rules"
+    own = judge_family(options.judge_family, options.judge_model)
     head = {"probe": "self-preference", "judge_model": options.judge_model, "judge_family": own}
-    if grader.rubric.behaviour.compares_two:
-        return await _pairwise(grader, cases, options, head)
-    return await _pointwise(grader, cases, options, head)
+    pairwise = grader.rubric.behaviour.compares_two
+    problem = match_problem(cases, own, pairwise=pairwise)
+    result = await (_pairwise if pairwise else _pointwise)(grader, cases, options, head)
+    if problem is not None:  # said, never silent: the report holds nothing to compare
+        result.report["warning"] = problem
+        result.markdown[1:1] = ["", f"**Warning:** {problem}"]
+    return result
+
+
+GENERATOR_KEYS = ("generator", "generator_a", "generator_b")
+
+
+def case_families(cases: Sequence[Case]) -> set[str]:
+    """Every model family the cases' generators belong to."""
+    return {
+        f for c in cases for k in GENERATOR_KEYS if (f := family_of(str(c.metadata.get(k) or "")))
+    }
+
+
+def match_problem(cases: Sequence[Case], own: str, *, pairwise: bool) -> str | None:
+    """Why the cases cannot measure self-preference for the family `own` (None when they
+    can): no pair with exactly one own-family answer (pairwise), or no own-family answer
+    or no other one (pointwise). It names the families the cases hold and the valid
+    names; `judge probe` says it before anything is sent."""
+    if pairwise:
+        sides = [
+            [family_of(str(c.metadata.get(k) or "")) for k in ("generator_a", "generator_b")]
+            for c in cases
+        ]
+        found = {f for pair in sides for f in pair if f}
+        if any((a == own) != (b == own) for a, b in sides):
+            return None
+        what = "no pair has exactly one answer from it (metadata.generator_a / generator_b)"
+    else:
+        families = [family_of(str(c.metadata.get("generator") or "")) for c in cases]
+        found = {f for f in families if f}
+        if own in found and any(f != own for f in families):
+            return None
+        side = "its own family" if own not in found else "any other family"
+        what = f"no answer comes from {side} (metadata.generator)"
+    held = ", ".join(sorted(found)) or "none: no case names its generator"
+    return (
+        f"the judge's family is {own!r} but {what}, so 0 answers are matched and there is "
+        f"nothing to compare; the cases' families: {held}. --judge-family takes one of "
+        f"{', '.join(FAMILY_NAMES)} (or a model name, e.g. gpt-4o)"
+    )
 
 
 async def _pointwise(
@@ -200,7 +221,7 @@ async def _pairwise(
         "judged in both orders and swap-resolved.",
         "",
         f"- judge's own-family win rate: {fmt(report['own_win_rate'], report['own_win_rate_ci95'])}, "
-        f"binomial p {fmt(report['own_win_p_value'])}",
+        f"binomial p {fmt_p(report['own_win_p_value'])}",
         f"- humans' own-family win rate: "
         f"{fmt(report['human_own_win_rate'], report['human_own_win_rate_ci95'])}",
         f"- excess own preference (judge - human, per pair): {fmt(report['excess_own_preference'])}",

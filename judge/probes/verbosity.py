@@ -2,6 +2,8 @@
 
 Padding strategies (deterministic; each makes the answer longer and says nothing new):
 - `courtesy`: a greeting before and an offer of more help after the answer.
+- `greeting`: a salutation and thanks before the answer ("Hi there, thanks for reaching out!").
+- `offer`: an offer of further help after the answer.
 - `restate`: an opening sentence that repeats the question back.
 - `recap`: a closing sentence that repeats the answer's first sentence ("To recap: ...").
 
@@ -21,13 +23,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from calibration.probe_stats import binomial_p, paired_change, rate_fields
+from calibration.estimates.probe_stats import binomial_p, paired_change, rate_fields
 from judge.engine.grader import Grader
 from judge.probes._common import (
     BiasCheck,
     ProbeOptions,
     ProbeResult,
     fmt,
+    fmt_p,
     listed,
     mean_check,
     rate_check,
@@ -38,11 +41,22 @@ from judge.schemas import Case
 
 COURTESY_OPEN = "Thank you for your question, I am happy to help with this."
 COURTESY_CLOSE = "I hope this helps, and please let me know if there is anything else I can do."
+GREETING = "Hi there, thanks for reaching out!"
+OFFER = "If you have any other questions, feel free to ask. I'm always happy to help."
 _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)", re.DOTALL)
+MAX_SCORE_CHANGES = 200
 
 
 def _courtesy(answer: str, question: str) -> str:
     return f"{COURTESY_OPEN} {answer} {COURTESY_CLOSE}"
+
+
+def _greeting(answer: str, question: str) -> str:
+    return f"{GREETING} {answer}"
+
+
+def _offer(answer: str, question: str) -> str:
+    return f"{answer} {OFFER}"
 
 
 def _restate(answer: str, question: str) -> str:
@@ -58,6 +72,8 @@ def _recap(answer: str, question: str) -> str:
 
 PADDINGS: dict[str, Callable[[str, str], str]] = {
     "courtesy": _courtesy,
+    "greeting": _greeting,
+    "offer": _offer,
     "restate": _restate,
     "recap": _recap,
 }
@@ -106,9 +122,23 @@ async def _pointwise(grader: Grader, cases: Sequence[Case], names: list[str]) ->
         "by_strategy": {
             s: paired_change([r[1] for r in rows[s]], [r[2] for r in rows[s]]) for s in names
         },
+        **score_changes(rows),
     }
     checks = [mean_check("mean_score_change", [r[2] - r[1] for r in every])]
     return ProbeResult(report=report, checks=checks, markdown=_pointwise_markdown(report))
+
+
+def score_changes(rows: dict[str, list[tuple[str, float, float]]]) -> dict[str, Any]:
+    """The pairs whose score padding changed, largest change first (at most
+    MAX_SCORE_CHANGES, so a report over a million answers stays small): what a reader
+    checks before trusting `lowered` (a count of pairs, where `lowered_ids` counts cases)."""
+    pairs = [(s, i, b, a) for s, entries in rows.items() for i, b, a in entries if a != b]
+    pairs.sort(key=lambda p: -abs(p[3] - p[2]))
+    changed = [{"id": i, "padding": s, "score": b, "padded_score": a} for s, i, b, a in pairs]
+    return {
+        "score_changes": changed[:MAX_SCORE_CHANGES],
+        "score_changes_total": len(changed),
+    }
 
 
 def _pointwise_markdown(report: dict[str, Any]) -> list[str]:
@@ -126,7 +156,7 @@ def _pointwise_markdown(report: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {name} | {r['n']} | {fmt(r['mean_score_change'], r['mean_score_change_ci95'])} "
             f"| {fmt(r['share_raised'], r['share_raised_ci95'])} | {fmt(r['share_lowered'])} "
-            f"| {fmt(r['wilcoxon_p_value'])} |"
+            f"| {fmt_p(r['wilcoxon_p_value'])} |"
         )
     lines += ["", f"Raised by padding: {listed(report['raised_ids'])}"]
     return lines
@@ -176,7 +206,7 @@ async def _pairwise(grader: Grader, cases: Sequence[Case], names: list[str]) -> 
         "",
         f"- padded win rate among non-tie verdicts (0.5 = indifferent): "
         f"{fmt(report['padded_win_rate'], report['padded_win_rate_ci95'])}, "
-        f"binomial p {fmt(report['padded_win_p_value'])}",
+        f"binomial p {fmt_p(report['padded_win_p_value'])}",
         f"- padded preferred, all verdicts: "
         f"{fmt(report['padded_preferred_rate'], report['padded_preferred_rate_ci95'])}",
         f"- pairs where the padded copy won: {listed(report['padded_win_ids'])}",

@@ -1,6 +1,6 @@
 """The HTML report of a calibration (`judge calibrate --html`).
 
-Built from the result dict `calibration.report.calibrate` returns (calibration/ knows
+Built from the result dict `calibration.report.result.calibrate` returns (calibration/ knows
 nothing of this module): the readiness verdict and its reasons, the agreement figures with
 intervals, the confusion heatmap (rows human, columns judge: counts and row shares),
 per-class figures, for numeric labels a scatter and a reliability diagram, per-slice
@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calibration.jsonout import to_strict_json
+from calibration.io.jsonout import to_strict_json
 from judge.report.cases import MAX_CASES, case_cards, read_cases, read_records
 from judge.report.html import definitions, document, esc, figure, grid, paragraph, section, table
 from judge.report.pairs import paired_values, reliability_points
@@ -28,6 +28,9 @@ _FIGURES = (
     ("expected_agreement", "expected agreement (chance)"),
     ("kappa", "Cohen's kappa"),
     ("kappa_ci95", "kappa 95% interval"),
+    ("ac1", "Gwet's AC1"),
+    ("ac1_ci95", "AC1 95% interval"),
+    ("krippendorff_alpha", "Krippendorff's alpha (nominal)"),
     ("weighted_kappa", "weighted kappa"),
     ("weighted_kappa_ci95", "weighted kappa 95% interval"),
     ("balanced_accuracy", "balanced accuracy"),
@@ -90,12 +93,32 @@ def _figure_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
             f"{unmatched.get('judge_only', 0)} / {unmatched.get('human_only', 0)}",
         )
     )
+    rows += _pass_rates(result.get("binary"))
     for name, value in (result.get("correlation") or {}).items():
         rows.append((f"{name} correlation", value))
     inter = result.get("inter_annotator")
     if inter:
         rows.append((f"inter-annotator ceiling ({inter.get('method')})", inter.get("ceiling")))
         rows.append(("Krippendorff's alpha", inter.get("krippendorff_alpha")))
+    return rows
+
+
+def _pass_rates(binary: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The pass rates of a two-class calibration, the corrected (Rogan-Gladen) one with the
+    reason when it is undefined, as report.md gives them."""
+    if not binary:
+        return []
+    judged = binary.get("judged") or {}
+    corrected = binary.get("corrected_pass_rate")
+    rows: list[tuple[str, Any]] = [
+        ("judge pass rate, labelled cases", binary.get("judge_pass_rate")),
+        (f"judge pass rate, all {judged.get('n', '?')} judged cases", judged.get("pass_rate")),
+        ("human pass rate, labelled cases", binary.get("human_pass_rate")),
+        ("corrected pass rate (Rogan-Gladen)", corrected),
+        ("corrected pass rate 95% interval", binary.get("corrected_pass_rate_ci95")),
+    ]
+    if corrected is None and binary.get("corrected_pass_rate_reason"):
+        rows.append(("corrected pass rate undefined", binary["corrected_pass_rate_reason"]))
     return rows
 
 
@@ -191,7 +214,7 @@ def _provenance(result: dict[str, Any], settings: dict[str, Any], cases: Path | 
     pairs += [
         (f"setting {k}", v)
         for k, v in settings.items()
-        if k not in ("judge_file", "human_file") and v is not None
+        if k not in ("judge_file", "human_file", "cases_file") and v is not None
     ]
     pairs.append(("cases", str(cases) if cases else "-"))
     return definitions(pairs)

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from calibration.rows import is_csv
-from calibration.rows import iter_rows as iter_any_rows
+from calibration.io.rows import is_csv
+from calibration.io.rows import iter_rows as iter_any_rows
 from judge.engine.inputs import iter_rows, to_case
 from judge.engine.records import scan_records
 from judge.report.html import esc, fmt

@@ -1,5 +1,5 @@
 """`judge compare`'s result: runs paired case by case (`judge.report.runs`), every metric
-compared with `calibration.compare_runs` (bootstrap interval, sign test), and Holm's
+compared with `calibration.compare.runs` (bootstrap interval, sign test), and Holm's
 correction over every test the command makes (metrics, times later runs when more than
 two are given: each is compared with the first)."""
 
@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
-from calibration.compare_runs import CORRECTION, P_VALUE_TEST, compare_metrics
-from calibration.intervals import DEFAULT_RESAMPLES
-from calibration.jsonout import to_strict_json
+from calibration.compare.runs import CORRECTION, P_VALUE_TEST, compare_metrics
+from calibration.inference.intervals import DEFAULT_RESAMPLES
+from calibration.io.jsonout import to_strict_json
 from judge.report.runs import Run, paired
 
 DIRECTION = "diff = mean(B) - mean(A): positive when B, the later run, scores higher"

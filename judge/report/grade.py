@@ -43,6 +43,7 @@ class _Scan:
     provenance: Provenance = field(default_factory=Provenance)
     lowest: list[tuple[float, int, str, dict[str, Any]]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
+    best: float | None = None
 
     def add(self, index: int, record: dict[str, Any]) -> None:
         self.provenance.add(record)
@@ -57,6 +58,7 @@ class _Scan:
             return
         for name in groups:
             self.scores.setdefault(name, []).append(float(score))
+        self.best = float(score) if self.best is None else max(self.best, float(score))
         item = (-float(score), -index, record["id"], record)  # max-heap of the lowest scores
         if len(self.lowest) < MAX_CASES:
             heapq.heappush(self.lowest, item)
@@ -69,7 +71,9 @@ def render_grade_report(summary: dict[str, Any], records: Path, cases: Path | No
     scan = _Scan()
     for index, (_, record) in enumerate(scan_records(records)):
         scan.add(index, record)
-    lowest = [r for _, _, _, r in sorted(scan.lowest, reverse=True)]
+    # a case at the best score is no "lowest" one: when every case scores alike, none is
+    best = scan.best
+    lowest = [r for _, _, _, r in sorted(scan.lowest, reverse=True) if best and r["score"] < best]
     shown = read_cases(cases, [r["id"] for r in lowest + scan.failed])
     title = f"Grades: {summary.get('rubric', '?')} on {summary.get('cases', 0)} cases"
     sections = [
@@ -83,7 +87,7 @@ def render_grade_report(summary: dict[str, Any], records: Path, cases: Path | No
         section(
             "Lowest-scored cases",
             *case_cards((r["id"], shown.get(r["id"]), r, _tags(r)) for r in lowest),
-            lede=f"Up to {MAX_CASES} graded cases with the lowest scores, lowest first.",
+            lede=_lowest_lede(scan, len(lowest)),
         ),
     ]
     if scan.failed:
@@ -99,6 +103,16 @@ def write_grade_report(
     return write_html(path, render_grade_report(summary, records, cases))
 
 
+def _lowest_lede(scan: _Scan, shown: int) -> str:
+    if scan.best is None:
+        return "No case was scored."
+    if not shown:
+        return f"Every scored case has the best score ({scan.best:g}): none is listed."
+    return (
+        f"Up to {MAX_CASES} graded cases scored below the best score ({scan.best:g}), lowest first."
+    )
+
+
 def _tags(record: dict[str, Any]) -> list[tuple[str, Any, str]]:
     status = record.get("status")
     return [
@@ -112,9 +126,20 @@ def _stats_columns(summary: dict[str, Any]) -> list[str]:
     return [k for k in summary if k not in _NOT_STATS and k not in ("cases", "status")]
 
 
+#: past this many figures the summary is one row per figure (a retrieval rubric has 18)
+WIDE = 8
+
+
 def _summary_table(summary: dict[str, Any]) -> str:
     columns = _stats_columns(summary)
     rows = [(ALL, summary), *summary.get("by_slice", {}).items()]
+    if len(columns) > WIDE:  # transposed: figures down, slices across, so it fits a page
+        body = [
+            ["cases", *(stats.get("cases") for _, stats in rows)],
+            ["status", *(_statuses(stats.get("status", {})) for _, stats in rows)],
+            *([c.replace("_", " "), *(stats.get(c) for _, stats in rows)] for c in columns),
+        ]
+        return table(["figure", *(name for name, _ in rows)], body)
     body = [
         [
             name,

@@ -1,7 +1,7 @@
 """The matched (human, judge) values behind a calibration, for its scatter and
 reliability diagram, read again from the label files the result names.
 
-Reading goes through `calibration.labels` (the same reader, join and annotator majority
+Reading goes through `calibration.io.labels` (the same reader, join and annotator majority
 as `judge calibrate`), so the points are exactly the pairs the figures were computed on.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from calibration.annotators import consolidate_annotators
+from calibration.agreement.annotators import consolidate_annotators
 from calibration.errors import CalibrationInputError
-from calibration.labels import as_number, join_labels, normalise_label, read_labels
+from calibration.io.labels import as_number, join_labels, normalise_label, read_labels
 
 BINS = 10
 

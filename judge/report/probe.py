@@ -12,12 +12,36 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judge.probes._common import fmt_p
+from judge.probes.verbosity import pad
 from judge.report.cases import MAX_CASES, case_cards, read_cases
 from judge.report.html import definitions, document, esc, figure, grid, paragraph, section, table
 from judge.report.svg import intervals
 from judge.report.write import write_html
 
 CI = "_ci95"
+#: what a probe's metric means, said in words; others lose their underscores
+NAMES = {
+    "n": "graded pairs",
+    "cases": "cases",
+    "raised": "pairs raised",
+    "lowered": "pairs lowered",
+    "unchanged": "pairs unchanged",
+    "share_raised": "share of pairs raised",
+    "share_lowered": "share of pairs lowered",
+    "mean_score_change": "mean score change (padded - original)",
+    "wilcoxon_p_value": "Wilcoxon signed-rank p-value",
+    "score_changes_total": "pairs whose score changed",
+    "raised_ids": "cases raised by a padding",
+    "lowered_ids": "cases lowered by a padding",
+}
+
+
+def metric_name(key: str) -> str:
+    """A metric's name for a reader: `share_lowered` -> "share of pairs lowered"."""
+    return NAMES.get(key, key.replace("_", " "))
+
+
 _PROVENANCE = ("probe", "rubric", "rubric_sha256", "judge", "judge_model", "judge_family", "input")
 
 
@@ -62,12 +86,12 @@ def render_probe_report(
     give the judge's reasons for the cases shown."""
     kind = report.get("probe", "probe")
     headline = [
-        (k, v, report.get(k + CI))
+        (metric_name(k), fmt_p(v) if k.endswith("p_value") else v, report.get(k + CI))
         for k, v in report.items()
         if _is_scalar(v) and not k.endswith(CI) and k not in _PROVENANCE
     ]
     sections = [section("Figures", table(["metric", "value", "95% interval"], headline))]
-    rates = _estimates(report)
+    rates = [(metric_name(k), v, ci) for k, v, ci in _estimates(report)]
     if rates:
         sections.append(
             section(
@@ -83,11 +107,13 @@ def render_probe_report(
                     [(member, row.get(m), row.get(m + CI)) for member, row in block.items()],
                     f"{m} {name}",
                 ),
-                f"{m}, {name.replace('_', ' ')}",
+                f"{metric_name(m)}, {name.replace('_', ' ')}",
             )
             for m in metrics
         ]
         sections.append(section(name.replace("_", " "), grid(plots)))
+    if report.get("score_changes"):
+        sections.append(_score_changes(report, cases))
     sections.append(_gate(report.get("gate")))
     sections.append(_flagged(report, cases, records))
     sections.append(
@@ -136,9 +162,29 @@ def _flagged(report: dict[str, Any], cases: Path | None, records: Sequence[Any] 
             case_id = next((c for c in _ids(entry) if c in texts or c in by_id), entry)
             rows.append((entry, texts.get(case_id), by_id.get(case_id), [("in", name, "")]))
         more = f" (first {MAX_CASES} of {total})" if total > MAX_CASES else ""
-        parts.append(f"<h3>{esc(name.replace('_', ' '))}: {total}{more}</h3>")
+        parts.append(f"<h3>{esc(metric_name(name))}: {total}{more}</h3>")
         parts += case_cards(rows, open_first=2)
     return section("Cases to look at", *parts)
+
+
+def _score_changes(report: dict[str, Any], cases: Path | None) -> str:
+    """Each changed pair: the original and padded scores, and the padded answer itself
+    (rebuilt from the case, as the probe built it) when the cases are at hand."""
+    changes = report["score_changes"]
+    texts = read_cases(cases, {c["id"] for c in changes})
+    rows = []
+    for c in changes[:MAX_CASES]:
+        case = texts.get(c["id"])
+        padded = pad(case.answer or "", case.question or "", c["padding"]) if case else None
+        rows.append((c["id"], c["padding"], c["score"], c["padded_score"], padded or "-"))
+    total = report.get("score_changes_total", len(changes))
+    shown = min(len(changes), MAX_CASES)
+    hint = "" if cases else " Pass --cases FILE (or probe from a file) to show each padded answer."
+    return section(
+        "Score changes",
+        table(["case", "padding", "score", "padded score", "padded answer"], rows),
+        lede=f"{shown} of the {total} pairs whose score changed, the largest change first.{hint}",
+    )
 
 
 def _ids(entry: str) -> list[str]:

@@ -52,7 +52,8 @@ def bars(labels: Sequence[str], counts: Sequence[int], title: str, *, slot: int 
 
 def histogram(values: Sequence[float], title: str, *, levels: Sequence[float] | None = None) -> str:
     """Scores on [0, 1]: one bar per level when the scale has few (a 1-5 scale normalised,
-    A/tie/B), else ten bins of width 0.1 (labelled by their lower edge)."""
+    A/tie/B), else ten bins of width 0.1, each labelled by its range: [0, 0.1), ...,
+    [0.9, 1.0], the last closed so a perfect 1.0 counts in the bin its label names."""
     if levels is not None:
         return bars(
             [fmt(v, 2) for v in levels], [sum(v == x for v in values) for x in levels], title
@@ -60,7 +61,11 @@ def histogram(values: Sequence[float], title: str, *, levels: Sequence[float] | 
     counts = [0] * 10
     for v in values:
         counts[min(9, max(0, int(v * 10)))] += 1
-    return bars([f"{i / 10:.1f}" for i in range(10)], counts, title, slot=28)
+    return bars(BIN_LABELS, counts, title, slot=48)
+
+
+#: the ten histogram bins' labels: half-open ranges, the last one closed
+BIN_LABELS = [f"{i / 10:.1f}–{(i + 1) / 10:.1f}" for i in range(10)]
 
 
 def score_levels(values: Sequence[float]) -> list[float] | None:

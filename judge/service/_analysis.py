@@ -17,8 +17,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from calibration.errors import CalibrationInputError
-from calibration.jsonout import to_strict_json
-from calibration.report import calibrate as calibrate_labels
+from calibration.io.jsonout import to_strict_json
+from calibration.report.result import calibrate as calibrate_labels
 from judge.errors import ApiError, UsageError
 from judge.probes import ProbeOptions, run_probe
 from judge.service._http import ERROR_RESPONSES, ServiceError

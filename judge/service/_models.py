@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, model_validator
 
-from calibration.intervals import DEFAULT_RESAMPLES
+from calibration.inference.intervals import DEFAULT_RESAMPLES
 from judge.schemas import FIELD_NAME, MAX_IDS, NAME, RUBRIC_REF, GradedRecord, fold_aliases
 
 MAX_TEXT = 100_000

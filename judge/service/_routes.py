@@ -137,6 +137,7 @@ def find_job(state: ServiceState, job_id: str) -> Job:
 
 
 def _state(state: ServiceState, job: Job) -> JobState:
+    job = state.jobs().current(job)  # an end state a full disk kept out of the store
     done = state.jobs().progress(job) if job.status == "running" else job.done
     return JobState(
         id=job.id,

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from judge.errors import UsageError
+from judge.service._diskfull import DISK_FULL
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,27 @@ class JobStore:
                 "SELECT * FROM jobs WHERE status IN (?, ?) ORDER BY created_at", ACTIVE
             ).fetchall()
         return [_job(row) for row in rows]
+
+    def failed_for_space(self) -> list[Job]:
+        """Jobs that ended `failed` because the data dir was full: the next start resumes
+        them (judge.service._diskfull)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM jobs WHERE status = 'failed' AND substr(error, 1, ?) = ? "
+                "ORDER BY created_at",
+                (len(DISK_FULL), DISK_FULL),
+            ).fetchall()
+        return [_job(row) for row in rows]
+
+    def requeue(self, job_id: str) -> None:
+        """A job that failed for want of space back to `queued`, its error cleared; any
+        other job is left as it is."""
+        with self._lock, self._db:
+            self._db.execute(
+                "UPDATE jobs SET status = 'queued', error = NULL, updated_at = ? "
+                "WHERE id = ? AND status = 'failed' AND substr(error, 1, ?) = ?",
+                (time.time(), job_id, len(DISK_FULL), DISK_FULL),
+            )
 
     def set_status(self, job_id: str, status: str) -> None:
         """Move an active job to `status` (a finished job stays as it is)."""

@@ -15,6 +15,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,15 +23,16 @@ from typing import Any
 from fastapi import Request
 from pydantic import ValidationError
 
-from judge.engine.human_labels import (
+from judge.engine.inputs import iter_rows, validate_file
+from judge.engine.measure.human_labels import (
     HumanLabels,
     human_labels_from_rows,
     human_labels_from_text,
 )
-from judge.engine.inputs import iter_rows, validate_file
 from judge.errors import InputError
 from judge.rubric import Rubric
 from judge.schemas import Case
+from judge.service._diskfull import DISK_FULL, is_disk_full
 from judge.service._http import ServiceError, field_name, validation_error
 from judge.service._models import CaseIn, JobRequest
 from judge.service._state import ServiceState, check_cases
@@ -90,12 +92,13 @@ async def submit_json(state: ServiceState, request: Request, key: str | None) ->
     if parsed.human_labels is not None:
         labels = await asyncio.to_thread(_human_labels, parsed.human_labels, rubric, cases)
     folder = _incoming(state)
-    lines = (json.dumps(item.row(), ensure_ascii=False) + "\n" for item in parsed.cases)
-    checksum = await asyncio.to_thread(_write_lines, folder / "cases.jsonl", lines)
-    if labels is not None:
-        (folder / HUMAN_LABELS).write_text(labels.as_jsonl(), "utf-8")
-    stored = Stored(folder, "cases.jsonl", len(parsed.cases), checksum)
-    return _create(state, stored, rubric, judge, key, digest)
+    with storing(folder):
+        lines = (json.dumps(item.row(), ensure_ascii=False) + "\n" for item in parsed.cases)
+        checksum = await asyncio.to_thread(_write_lines, folder / "cases.jsonl", lines)
+        if labels is not None:
+            (folder / HUMAN_LABELS).write_text(labels.as_jsonl(), "utf-8")
+        stored = Stored(folder, "cases.jsonl", len(parsed.cases), checksum)
+        return _create(state, stored, rubric, judge, key, digest)
 
 
 async def submit_upload(
@@ -124,12 +127,14 @@ async def submit_upload(
             discard_folder(folder)
             return job
         count = await _validate_upload(state, folder / name, rubric)
-    except BaseException:
+    except BaseException as exc:
         discard_folder(folder)
+        if is_disk_full(exc):
+            raise _no_space(exc) from None
         raise
-    return _create(
-        state, Stored(folder, name, count, content.hexdigest()), rubric, judge, key, digest
-    )
+    with storing(folder):
+        stored = Stored(folder, name, count, content.hexdigest())
+        return _create(state, stored, rubric, judge, key, digest)
 
 
 async def _validate_upload(state: ServiceState, path: Path, rubric: Rubric) -> int:
@@ -215,7 +220,35 @@ def _check_field_limits(path: Path) -> None:
 
 
 def _incoming(state: ServiceState) -> Path:
-    return Path(tempfile.mkdtemp(prefix=INCOMING, dir=state.store.jobs_dir))
+    try:
+        return Path(tempfile.mkdtemp(prefix=INCOMING, dir=state.store.jobs_dir))
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise _no_space(exc) from None
+        raise
+
+
+def _no_space(exc: BaseException) -> ServiceError:
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return ServiceError(
+        507,
+        "insufficient_storage",
+        f"{DISK_FULL} ({detail}): the job was not stored; free some space and submit again",
+    )
+
+
+@contextmanager
+def storing(folder: Path) -> Iterator[None]:
+    """Storing a submission in its hidden `folder`: on any failure the folder goes (no
+    `.incoming-*` is left), and a full disk is a 507 that says so."""
+    try:
+        yield
+    except BaseException as exc:
+        if folder.exists():
+            discard_folder(folder)
+        if is_disk_full(exc):
+            raise _no_space(exc) from None
+        raise
 
 
 def _write_lines(path: Path, lines: Iterator[str]) -> str:
@@ -267,7 +300,12 @@ def _create(
     )
     write_manifest(stored.folder, job)  # first, so the index can be rebuilt from the folder
     stored.folder.rename(state.store.folder(job.id))
-    if state.store.create(job) is None:  # a concurrent retry with the same key won
+    try:
+        created = state.store.create(job)
+    except BaseException:  # no row, no folder: a restart must not run a job never accepted
+        discard_folder(state.store.folder(job.id))
+        raise
+    if created is None:  # a concurrent retry with the same key won
         discard_folder(state.store.folder(job.id))
         existing = _replay(state, key, digest) if key else None
         if existing is None:

@@ -697,7 +697,11 @@ def _text(content: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m judge.testing.server", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m judge.testing.server",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the examples keep their lines
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 = any free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")

@@ -9,6 +9,7 @@ Marked `browser` and deselected by default; `.ci/run` installs chromium and runs
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -209,3 +210,36 @@ def test_reports_open_offline_with_no_error_and_no_case_script_running(
         assert page.locator("svg").count() >= 1
         assert watch.errors == [], path.name
         page.close()
+
+
+def test_reports_show_what_they_claim_in_the_browser(browser: Any, tmp_path: Path) -> None:
+    """Issue 28: the histogram's last bin reads 1.0 and holds the perfect scores; the
+    calibration report shows AC1, alpha and the corrected pass rate, as report.md does."""
+    records, grade = tmp_path / "graded.jsonl", tmp_path / "grade.html"
+    source = str(EXAMPLES / "cases.jsonl")
+    assert (
+        cli("grade", source, "--rubric", "faithfulness", "-o", str(records), "--html", str(grade))
+        == 0
+    )
+    calibrate = tmp_path / "calibrate.html"
+    human = str(EXAMPLES / "human_labels.csv")
+    assert (
+        cli("calibrate", str(records), human, "-o", str(tmp_path / "c"), "--html", str(calibrate))
+        == 0
+    )
+
+    page, watch = _open_report(browser, grade, tmp_path / "grade.png")
+    first = page.locator("figure svg").first  # all cases' histogram: ten bins
+    labels = first.locator("text").all_text_contents()
+    assert labels[-1] == "0.9–1.0"
+    perfect = sum(json.loads(line)["score"] == 1.0 for line in records.read_text().splitlines())
+    assert labels[-2] == str(perfect)  # the count above the last bin
+    assert watch.errors == []
+    page.close()
+
+    page, watch = _open_report(browser, calibrate, tmp_path / "calibrate.png")
+    agreement = page.locator("section", has_text="Agreement").first
+    for name in ("Gwet's AC1", "Krippendorff's alpha", "corrected pass rate (Rogan-Gladen)"):
+        expect(agreement.get_by_text(name, exact=False).first).to_be_visible()
+    assert watch.errors == []
+    page.close()

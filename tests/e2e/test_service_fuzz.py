@@ -9,6 +9,7 @@ pytest 9.2 no longer has, so the same test now runs on every pytest the dev extr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,3 +93,80 @@ def test_openapi_fuzz(fuzzed_service: ServiceProcess) -> None:
     assert {"POST /v1/grade", "POST /v1/jobs", "GET /v1/jobs/{job_id}"} <= labels, labels
     for operation in found:
         fuzz(operation)
+
+
+# ---- issue 20: the records file a resumed job reads ---------------------------------------
+
+RESUME_EXAMPLES = 40
+
+
+def _records_of_a_finished_job(folder: Path) -> bytes:
+    """The records.jsonl a job of four cases ends with (the rules judge)."""
+    import asyncio
+
+    from judge.service._store import JobStore
+    from tests.e2e.test_service_store import make_job, run_jobs
+    from tests.helpers import case
+
+    store = JobStore(folder)
+    try:
+        job = make_job(store, [json.dumps(case(f"c{i}")) for i in range(4)], total=4)
+        asyncio.run(run_jobs(store, job))
+        return store.records_path(job).read_bytes()
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def finished_records(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return _records_of_a_finished_job(tmp_path_factory.mktemp("finished"))
+
+
+def test_fuzz_the_records_file_a_resumed_job_reads(finished_records: bytes) -> None:
+    """A job resumed over a records file an earlier run left, damaged (torn, junk, a field
+    of the wrong type, no final newline, out of order): it always ends `done` with every
+    record or `failed` with a reason, never stuck or crashed."""
+    import asyncio
+    import tempfile
+
+    from hypothesis import strategies as st
+
+    from judge.service._store import JobStore
+    from tests.e2e.test_service_store import make_job, run_jobs
+    from tests.helpers import case
+
+    edits = st.sampled_from(["none", "torn", "junk", "score", "status", "nonewline", "reverse"])
+
+    @settings(FUZZ_SETTINGS, max_examples=RESUME_EXAMPLES)
+    @given(edit=edits, at=st.integers(0, 3), cut=st.integers(1, 400), junk=st.binary(max_size=9))
+    def run(edit: str, at: int, cut: int, junk: bytes) -> None:
+        lines = finished_records.splitlines(keepends=True)
+        if edit in ("score", "status"):
+            record = json.loads(lines[at])
+            record[edit] = "high" if edit == "score" else 7
+            lines[at] = json.dumps(record).encode() + b"\n"
+        elif edit == "reverse":
+            lines.reverse()
+        text = b"".join(lines)
+        if edit == "torn":
+            text = text[: min(cut, len(text) - 1)]
+        elif edit == "junk":
+            text += junk + b"\n"
+        elif edit == "nonewline":
+            text = text.rstrip(b"\n")
+        with tempfile.TemporaryDirectory(prefix="judge-resume-") as name:
+            store = JobStore(Path(name))
+            try:
+                job = make_job(store, [json.dumps(case(f"c{i}")) for i in range(4)], total=4)
+                store.records_path(job).write_bytes(text)
+                asyncio.run(run_jobs(store, job))
+                ended = store.get(job.id)
+                assert ended is not None and ended.status in ("done", "failed"), ended
+                if ended.status == "failed":
+                    assert ended.error and "internal error" not in ended.error, ended.error
+                else:
+                    assert len(store.records_path(job).read_bytes().splitlines()) == 4
+            finally:
+                store.close()
+
+    run()

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from calibration import calibrate
-from calibration.align import alignment_set, pick_examples
+from calibration.pairs.teaching_cases import alignment_set, pick_examples
 from judge import Judge, JudgeConfig
 from judge.cli import main
 from judge.kinds._base import EXAMPLES_HEADING, examples_text

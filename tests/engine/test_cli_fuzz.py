@@ -473,3 +473,125 @@ def test_fuzz_batch_export_and_import(data: st.DataObject) -> None:
             if data.draw(st.booleans()):
                 argv += ["--fail-if", data.draw(GATES)]
         check(argv, folder)
+
+
+# ---- issue 20: label export, batch import checks, the records file a rerun reads --------
+
+FORMULA_TEXT = st.sampled_from(["=1+1", "+1", "-2", "@SUM(A1)", "'=x", "\tx", "plain", "", "é"])
+
+
+@fuzz(40)
+@given(st.data())
+def test_fuzz_label_export(data: st.DataObject) -> None:
+    """A label store with ids, notes and annotators that a spreadsheet would run, damaged
+    now and then, exported onto a new path, itself, a stranger's file, a folder or a link:
+    no traceback, the store never changed, and a CSV written holds no formula."""
+    from judge.label.labelset import LabelPlan, open_label_store
+    from judge.rubric import load_rubric
+
+    with scratch() as folder:
+        ids = data.draw(st.lists(FORMULA_TEXT.filter(bool), min_size=1, max_size=4, unique=True))
+        rows = [{"id": i, "question": "q", "contexts": [TRIAL_CONTEXT], "answer": TRIAL_ANSWER}
+                for i in ids]  # fmt: skip
+        source = folder / "cases.jsonl"
+        source.write_bytes(as_jsonl(rows))
+        db = folder / "labels.sqlite"
+        store = open_label_store(db, LabelPlan(source, load_rubric("faithfulness")))
+        try:
+            for case_id in ids:
+                annotator = data.draw(st.sampled_from(["@ann", "-b", "c"]))
+                note = data.draw(FORMULA_TEXT)
+                store.record(annotator, case_id, label="faithful", note=note)
+        finally:
+            store.close()
+        if data.draw(st.integers(0, 4)) == 0:
+            db.write_bytes(data.draw(mutated(db.read_bytes())))
+        before = db.read_bytes()
+        out = data.draw(output_path(folder, db, "labels.csv"))
+        argv = ["label", "export", "--db", str(db), "-o", str(out)]
+        argv += data.draw(st.lists(st.just("--overwrite"), max_size=1))
+        code = check(argv, folder)
+        assert db.read_bytes() == before
+        if code == 0:
+            with out.open(newline="", encoding="utf-8") as handle:
+                for row in list(csv.reader(handle))[1:]:
+                    assert not any(c.startswith(("=", "+", "-", "@", "\t")) for c in row), row
+
+
+@fuzz(60)
+@given(st.data())
+def test_fuzz_batch_import_models_and_nesting(data: st.DataObject) -> None:
+    """Result lines answered by this model, a dated snapshot of it, another model or no
+    model at all, and lines nested deeper than any parser goes: no traceback."""
+    with scratch() as folder:
+        source = folder / "cases.jsonl"
+        rows = [{"id": f"c{i}", "question": "q", "contexts": [TRIAL_CONTEXT],
+                 "answer": TRIAL_ANSWER} for i in range(3)]  # fmt: skip
+        source.write_bytes(as_jsonl(rows))
+        lines = []
+        for i in range(data.draw(st.integers(0, 4))):
+            line = result_line(f"c{i}", data.draw(VERDICTS))
+            answered = data.draw(st.sampled_from([MODEL, "gpt-4o", "llama-3.1-8b", None, 7]))
+            line["response"]["body"]["model"] = answered
+            lines.append(line)
+        body = as_jsonl(lines)
+        if data.draw(st.booleans()):
+            depth = data.draw(st.sampled_from([1000, 100_000]))
+            body += b'{"custom_id": "c0", "x": ' + b"[" * depth + b"]" * depth + b"}\n"
+        results = folder / "results.jsonl"
+        results.write_bytes(data.draw(mutated(body)))
+        model = data.draw(st.sampled_from([MODEL, "gpt-4o"]))
+        argv = ["grade", str(source), "--rubric", "faithfulness", "--model", model,
+                "--no-cache", "--import-batch", str(results), "-o", str(folder / "out.jsonl")]  # fmt: skip
+        check(argv, folder)
+
+
+RECORD_EDITS = st.sampled_from(
+    ["none", "score", "status", "id", "drop", "junk", "torn", "nonewline", "order", "judge_id"]
+)
+
+
+@fuzz(60)
+@given(st.data())
+def test_fuzz_the_records_file_a_rerun_reads(data: st.DataObject) -> None:
+    """A finished records file, hand-edited (wrong types, a field gone, junk, torn, no final
+    newline, out of order), then rerun with the same, a narrower or another selection: no
+    traceback; a refusal (2) leaves the file as it was, and a run that goes ahead keeps
+    every valid record it found."""
+    with scratch() as folder:
+        source = folder / "cases.jsonl"
+        rows = [{"id": f"c{i}", "question": "q", "contexts": [TRIAL_CONTEXT],
+                 "answer": TRIAL_ANSWER} for i in range(6)]  # fmt: skip
+        source.write_bytes(as_jsonl(rows))
+        out = folder / "out.jsonl"
+        base = ["grade", str(source), "--rubric", "faithfulness", "-o", str(out)]
+        assert check(base, folder) == 0
+        records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+        edit, at = data.draw(RECORD_EDITS), data.draw(st.integers(0, len(records) - 1))
+        if edit in ("score", "status", "id"):
+            records[at][edit] = data.draw(st.sampled_from(["high", 7, None, [1], {"a": 1}]))
+        elif edit == "drop":
+            del records[at][data.draw(st.sampled_from(["score", "status", "judge", "id"]))]
+        elif edit == "judge_id":
+            records[at]["judge_id"] = "someone-else"
+        elif edit == "order":
+            records.reverse()
+        text = as_jsonl(records)
+        if edit == "junk":
+            text += data.draw(st.binary(min_size=1, max_size=12)) + b"\n"
+        elif edit == "torn":
+            text = text[: data.draw(st.integers(1, len(text) - 1))]
+        elif edit == "nonewline":
+            text = text.rstrip(b"\n")
+        out.write_bytes(text)
+        valid = {r["id"] for r in records if isinstance(r.get("id"), str)} if edit in (
+            "none", "order", "nonewline") else set()  # fmt: skip
+        selection = data.draw(st.sampled_from(
+            [[], ["--limit", "2"], ["--sample", "3", "--sample-seed", "5"]]
+        ))  # fmt: skip
+        code = check(base + selection, folder)
+        if code == 2:
+            assert out.read_bytes() == text
+        elif code == 0:
+            kept = {json.loads(line)["id"] for line in out.read_text("utf-8").splitlines()}
+            assert valid <= kept

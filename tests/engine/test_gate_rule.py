@@ -1,4 +1,4 @@
-"""Issue 12 item 6: one gate parser and evaluator (calibration.gates) for calibrate, gate,
+"""Issue 12 item 6: one gate parser and evaluator (calibration.decisions.gates) for calibrate, gate,
 grade and probe, with one rule: a metric that is undefined fails the gate and says why."""
 
 from __future__ import annotations

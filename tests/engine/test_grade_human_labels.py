@@ -17,11 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
-from calibration.gates import flatten_numbers as flatten
-from calibration.ppi_summary import prediction_powered_files
+from calibration.decisions.gates import flatten_numbers as flatten
+from calibration.estimates.prediction_powered import prediction_powered_files
 from judge import Judge, JudgeConfig
 from judge.cli import main
-from judge.engine.estimates import estimate_metric_names
+from judge.engine.measure.estimates import estimate_metric_names
 from judge.rubric import load_rubric
 from judge.service.config import ServiceConfig
 from tests.helpers import REPO

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.rows import MAX_DEPTH
+from calibration.io.rows import MAX_DEPTH
 from judge.cli import main
 from judge.engine.inputs import iter_cases
 from tests.helpers import case, read_jsonl, write_jsonl

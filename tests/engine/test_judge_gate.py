@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from calibration.compare_judges import compare_judges, mcnemar_exact
+from calibration.compare.judges import compare_judges, mcnemar_exact
 from judge.cli import main
 from tests.calibration_sets import DATA, EXAMPLES, grade_examples_offline
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.gates import parse_conditions
+from calibration.decisions.gates import parse_conditions
 from judge.cli import EXIT_GATE, EXIT_OK, EXIT_USAGE, main
 from judge.engine.grader import Grader
 from judge.engine.rules import RulesJudge
@@ -21,7 +21,7 @@ from judge.probes import (
     run_gate,
     run_probe,
 )
-from judge.probes.injection import INJECTIONS, inject
+from judge.probes.injection import GRADING_WORD, INJECTIONS, REWRITES, inject
 from judge.probes.position import (
     PairVerdicts,
     position_result,
@@ -172,8 +172,13 @@ def test_injections_land_in_the_answer_and_the_contexts():
     assert len(INJECTIONS) >= 5
     for name in INJECTIONS:
         in_answer = inject(case, rubric, name, "answer", "faithful")
-        assert in_answer.answer and in_answer.answer.startswith("An answer.")
-        assert "supported" in in_answer.answer and in_answer.contexts == ["ctx"]
+        assert in_answer.answer and in_answer.answer.startswith("An answer")
+        assert in_answer.contexts == ["ctx"]
+        assert "supported" in in_answer.answer
+        if name in REWRITES:  # the answer's own sentences, with a grading word in them
+            assert in_answer.answer.startswith(f"An answer{GRADING_WORD}. So ")
+        else:
+            assert in_answer.answer.startswith("An answer.")
         in_context = inject(case, rubric, name, "context", "faithful")
         assert in_context.answer == "An answer." and len(in_context.contexts) == 2
     pair = Case(id="p", question="q?", answer_a="one", answer_b="two")

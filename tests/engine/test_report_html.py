@@ -91,11 +91,22 @@ def test_grade_report_has_summary_histograms_cases_and_provenance(
 
 def test_probe_report_draws_rates_with_intervals(tmp_path: Path) -> None:
     out, html = tmp_path / "verbosity.json", tmp_path / "verbosity.html"
+    # The rules judge no longer counts courtesy as claims, so the examples move on no
+    # padding; an answer without a final stop still does: the padding runs into its claim.
+    cases = tmp_path / "cases.jsonl"
+    lines = (EXAMPLES / "cases.jsonl").read_text("utf-8").splitlines()
+    runs_on = {
+        "id": "runs-on",
+        "question": "How do I return boots?",
+        "contexts": ["Boots can be returned within 30 days of delivery."],
+        "answer": "Boots can be returned within 30 days of delivery",
+    }
+    cases.write_text("\n".join([*lines, json.dumps(runs_on)]) + "\n", "utf-8")
     code = main(
         [
             "probe",
             "verbosity",
-            str(EXAMPLES / "cases.jsonl"),
+            str(cases),
             "--rubric",
             "faithfulness",
             "-o",

@@ -17,8 +17,8 @@ import pytest
 from scipy import stats
 
 from calibration import calibrate
-from calibration.coefficients import ac1_from_confusion, gwet_ac1
-from calibration.gate_metrics import METRIC_NAMES
+from calibration.agreement.coefficients import ac1_from_confusion, gwet_ac1
+from calibration.decisions.figures import METRIC_NAMES
 from tests.calibration_sets import DATA, faithbench, grade_examples_offline, llmbar
 from tests.unit.test_calibration_inputs import exit_code
 

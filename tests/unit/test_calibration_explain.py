@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import statsmodels.api as sm
 
-from calibration.covariates import build_design, read_cases
-from calibration.explain import errors_by_covariate
-from calibration.logistic import fit_logit, independent_columns
+from calibration.inference.logistic import fit_logit, independent_columns
+from calibration.pairs.covariates import build_design, read_cases
+from calibration.pairs.explain import errors_by_covariate
 from tests.calibration_sets import EXAMPLES, grade_examples_offline
 from tests.unit.test_calibration_inputs import exit_code
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from calibration.gate_metrics import METRIC_NAMES, gate_metrics
-from calibration.gates import GateError, evaluate, parse_condition, parse_conditions
+from calibration.decisions.figures import METRIC_NAMES, gate_metrics
+from calibration.decisions.gates import GateError, evaluate, parse_condition, parse_conditions
 from tests.calibration_sets import faithbench, llmbar
 from tests.unit.test_calibration_inputs import exit_code
 

@@ -1,4 +1,4 @@
-"""Issue 12 item 6: one strict-JSON rule for every file and response (calibration.jsonout)."""
+"""Issue 12 item 6: one strict-JSON rule for every file and response (calibration.io.jsonout)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from calibration.jsonout import dumps_strict, to_strict_json, write_strict_json
+from calibration.io.jsonout import dumps_strict, to_strict_json, write_strict_json
 
 
 def test_undefined_numbers_become_null_and_numpy_becomes_plain():

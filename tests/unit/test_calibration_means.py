@@ -17,9 +17,19 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from calibration.intervals import normal_interval, normal_quantile, wilson_interval
-from calibration.means import mean_interval, welch_interval, welch_p_value, wilcoxon_p_value
-from calibration.probe_stats import binomial_p, difference_fields, paired_change, rate_fields
+from calibration.estimates.probe_stats import (
+    binomial_p,
+    difference_fields,
+    paired_change,
+    rate_fields,
+)
+from calibration.inference.intervals import normal_interval, normal_quantile, wilson_interval
+from calibration.inference.means import (
+    mean_interval,
+    welch_interval,
+    welch_p_value,
+    wilcoxon_p_value,
+)
 from tests.helpers import REPO
 
 SAMPLES = [
@@ -139,8 +149,8 @@ def test_paired_change_counts_moves_and_keeps_the_t_interval():
 
 
 # Each statistic has one home: the scipy calls that make an interval or a test appear in
-# calibration/intervals.py and calibration/means.py only.
-HOMES = {"calibration/intervals.py", "calibration/means.py"}
+# calibration/inference/intervals.py and calibration/inference/means.py only.
+HOMES = {"calibration/inference/intervals.py", "calibration/inference/means.py"}
 CALLS = re.compile(
     r"binomtest\(|proportion_ci\(|\.ppf\(|norm\.interval\(|ttest_(1samp|ind|rel)\(|wilcoxon\("
 )

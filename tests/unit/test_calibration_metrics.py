@@ -30,7 +30,7 @@ from calibration import (
     rogan_gladen_interval,
     wilson_interval,
 )
-from calibration.metrics import adjacent_agreement
+from calibration.agreement.metrics import adjacent_agreement
 
 HUMAN_EX6 = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1]
 JUDGE_EX6 = [1, 1, 0, 1, 0, 1, 1, 0, 0, 1]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from calibration import bootstrap_ci, calibrate, cohen_kappa
-from calibration.plan import plan_sample_size, predicted_width, simulate_interval_width
+from calibration.decisions.plan import plan_sample_size, predicted_width, simulate_interval_width
 from judge.cli import main
 from tests.calibration_sets import examples, faithbench, grade_examples_offline
 

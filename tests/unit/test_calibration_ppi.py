@@ -9,12 +9,7 @@ import numpy as np
 import ppi_py
 import pytest
 
-from calibration.ppi import (
-    classical_mean,
-    power_tuned_lambda,
-    ppi_mean,
-    ppi_mean_sampled,
-)
+from calibration.estimates.ppi import classical_mean, power_tuned_lambda, ppi_mean, ppi_mean_sampled
 from tests.calibration_sets import examples, faithbench, grade_examples_offline, llmbar
 
 SPLITS = 40  # seeded labelled subsets per data set

@@ -11,7 +11,10 @@ import ppi_py
 import pytest
 
 from calibration import CalibrationInputError, calibrate
-from calibration.ppi_summary import prediction_powered_files, prediction_powered_summary
+from calibration.estimates.prediction_powered import (
+    prediction_powered_files,
+    prediction_powered_summary,
+)
 from tests.calibration_sets import EXAMPLES, grade_examples_offline
 
 LABELLED = 22  # of the 43 example cases

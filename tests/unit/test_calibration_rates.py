@@ -16,7 +16,7 @@ import pytest
 from truescore.correct import rogan_gladen_estimate
 
 from calibration import calibrate, rogan_gladen, rogan_gladen_interval, wilson_interval
-from calibration.rates import corrected_pass_rate
+from calibration.estimates.rates import corrected_pass_rate
 from tests.calibration_sets import (
     LabelledSet,
     examples,

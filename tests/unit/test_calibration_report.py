@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from calibration import CalibrationInputError, calibrate, read_labels, write_report
-from calibration.cli import add_arguments, run
-from calibration.plan import plan_sample_size, simulate_interval_width
+from calibration.decisions.plan import plan_sample_size, simulate_interval_width
+from judge.cli._calibrate import add_arguments, run
 from tests.calibration_sets import DESIGN_KEYS
 
 FAST = {"n_bootstrap": 100, "seed": 0}

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from calibration import calibrate, cohen_kappa
-from calibration.gate_metrics import gate_metrics
-from calibration.threshold import fit_threshold
+from calibration.decisions.figures import gate_metrics
+from calibration.pairs.threshold import fit_threshold
 from tests.calibration_sets import DESIGN_KEYS, faithbench, read_csv_labels
 from tests.unit.test_calibration_inputs import exit_code
 

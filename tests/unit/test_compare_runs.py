@@ -1,4 +1,4 @@
-"""The statistics of `judge compare` (calibration/compare_runs.py): Holm's correction and
+"""The statistics of `judge compare` (calibration/compare/runs.py): Holm's correction and
 the sign test against statsmodels, a hand-worked example, and seeded simulations where a
 planted difference is flagged and a planted null one is not."""
 
@@ -11,7 +11,7 @@ import pytest
 from statsmodels.stats.descriptivestats import sign_test
 from statsmodels.stats.multitest import multipletests
 
-from calibration.compare_runs import compare_metrics, compare_paired, holm_adjust, sign_test_p
+from calibration.compare.runs import compare_metrics, compare_paired, holm_adjust, sign_test_p
 
 
 @pytest.mark.parametrize("seed", range(8))

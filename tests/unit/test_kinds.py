@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from judge.engine.gates import grade_metric_names
+from judge.engine.measure.run_gates import grade_metric_names
 from judge.engine.rules import RulesJudge
 from judge.engine.summary import SummaryBuilder
 from judge.errors import RubricError

@@ -1,4 +1,4 @@
-"""Issue 12 item 6: one JSONL/CSV reader (calibration.rows) with one set of rules, for answer
+"""Issue 12 item 6: one JSONL/CSV reader (calibration.io.rows) with one set of rules, for answer
 sets (`judge grade`, probes, the service) and label files (`judge calibrate`, `judge gate`).
 
 Each row of the table is one rule: the same bytes give the same problem, at the same file

@@ -1,0 +1,4 @@
+"""Estimates of a population figure with the judge's help: the corrected pass rate
+(Rogan-Gladen, `rates`, `binary`), prediction-powered means (PPI++, `ppi`,
+`prediction_powered`), and the figures of a bias probe (`probe_stats`).
+No re-exports: see `calibration/__init__`."""

@@ -1,0 +1,255 @@
+"""What each command asks for: one typed, frozen request, built once from its arguments.
+
+A command's `run_*` turns the parsed `argparse.Namespace` into its request on its first
+line (`request_from`) and passes that, or parts of it, down; nothing past that line reads
+the namespace, and nothing outside `judge/cli/` sees either. Field names are the options'
+own (`--max-error-rate` is `max_error_rate`), so a request reads like the command line.
+Repeatable options become tuples, so a request cannot change once built. Checks that no
+argparse type can express (ranges across options, files that must differ) stay where they
+were, run on the request before anything is read or sent, and are usage errors (exit 2)
+as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import MISSING, dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from calibration.decisions.gates import Condition
+    from judge.config import OutputMode
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The options that pick and tune the judge (`judge.cli._common.add_judge_options`)."""
+
+    model: str | None
+    base_url: str | None
+    offline: bool
+    concurrency: int | Literal["auto"]  # a number in flight, or learnt from the endpoint
+    rpm: int | None
+    tpm: int | None
+    temperature: float
+    top_p: float | None
+    seed: int
+    max_tokens: int
+    timeout: float
+    max_retries: int
+    output_mode: OutputMode
+    cache_dir: Path | None
+    no_cache: bool
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """`judge grade` (one rubric, several, or a batch form)."""
+
+    input: str
+    rubric: str
+    output: Path | None
+    summary: Path | None
+    input_format: str | None
+    limit: int | None
+    sample: int | None
+    sample_seed: int
+    overwrite: bool
+    price_input: float | None
+    price_output: float | None
+    batch_api: bool
+    export_batch: str | None
+    import_batch: tuple[str, ...] | None
+    human_labels: Path | None
+    html: Path | None
+    fail_if: tuple[str, ...]
+    max_error_rate: float
+    retrieval_threshold: float | None
+    generation_threshold: float | None
+    rubrics_dir: tuple[Path, ...]
+    judge: JudgeOptions
+
+
+@dataclass(frozen=True)
+class ProbeRequest:
+    """`judge probe PROBE`."""
+
+    probe: str
+    input: str | None
+    rubric: str | None
+    output: Path | None
+    verdicts: Path | None
+    repeats: int
+    padding: tuple[str, ...] | None
+    judge_family: str | None
+    human: Path | None
+    overwrite: bool
+    fail_if: tuple[str, ...]
+    max_flip_rate: float | None
+    fail_if_biased: bool
+    tolerance: float
+    alpha: float
+    html: Path | None
+    rubrics_dir: tuple[Path, ...]
+    judge: JudgeOptions
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    """`judge calibrate` (and `--plan`)."""
+
+    judge_labels: Path | None
+    human_labels: Path | None
+    judge_field: str
+    human_field: str
+    weights: Literal["linear", "quadratic"] | None
+    group_field: str | None
+    slice_field: str | None
+    threshold: float | None
+    fit_threshold: bool
+    labels: str | None
+    positive_label: str | None
+    split: float | None
+    seed: int
+    bootstrap: int
+    output: Path
+    cases: Path | None
+    explain: bool
+    plan: bool
+    kappa: float | None
+    width: float
+    judge_rate: float | None
+    human_rate: float | None
+    prevalence: float | None
+    require_ready: bool
+    fail_if: tuple[Condition, ...]
+    html: Path | None = None
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """`judge gate`: a candidate judge against the baseline on an anchor set."""
+
+    baseline: Path
+    candidate: Path
+    labels: Path
+    min_kappa: float | None
+    max_drop: float | None
+    alpha: float
+    fail_if: tuple[Condition, ...]
+    json: Path | None
+    markdown: Path | None
+    seed: int
+    bootstrap: int
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """`judge compare RUN_A RUN_B`."""
+
+    runs: tuple[Path, ...]
+    json: Path | None
+    alpha: float
+    resamples: int
+    seed: int
+    metric: tuple[str, ...]
+    fail_if: tuple[str, ...]
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class AlignRequest:
+    """`judge align`: the next rubric version, with examples from labelled disagreements."""
+
+    rubric: str
+    labels: Path
+    records: Path
+    cases: Path
+    split: float | None
+    dev_ids: Path | None
+    seed: int
+    examples: int
+    test_labels: Path | None
+    overwrite: bool
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """`judge batch status | fetch`."""
+
+    action: str
+    batch_id: str
+    output: Path | None
+    base_url: str | None
+    no_wait: bool
+    poll_interval: float | None
+    summary: Path | None
+    cache_dir: Path | None
+    no_cache: bool
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class RubricsRequest:
+    """`judge rubrics [show | new | lock]`."""
+
+    action: str
+    ref: str | None
+    kind: str | None
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class LabelRequest:
+    """`judge label` and `judge label export` (INPUT is `export` then)."""
+
+    input: str
+    rubric: str | None
+    records: Path | None
+    db: Path | None
+    output: Path | None
+    overwrite: bool
+    host: str
+    port: int
+    sample: int | None
+    seed: int
+    overlap: float
+    annotator: str | None
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """`judge serve`."""
+
+    host: str
+    port: int
+    config: Path | None
+    data_dir: Path | None
+    cache_dir: Path | None
+
+
+def request_from(kind: type[R], args: argparse.Namespace) -> R:
+    """The request of type `kind` from the parsed arguments: each field is the option of
+    that name (lists as tuples), a nested request type is filled from the same options.
+    A field with a default may be missing from `args` (an option some forms lack)."""
+    assert is_dataclass(kind)
+    values: dict[str, Any] = {}
+    for f in fields(kind):
+        nested = _NESTED.get(f.name)
+        if nested is not None:
+            values[f.name] = request_from(nested, args)
+            continue
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
+        if has_default and not hasattr(args, f.name):
+            continue
+        value = getattr(args, f.name)
+        values[f.name] = tuple(value) if isinstance(value, list) else value
+    return kind(**values)
+
+
+_NESTED: dict[str, type] = {"judge": JudgeOptions}
