@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         fleiss_kappa_from_counts,
         krippendorff_alpha,
     )
+    from calibration.agreement.panel import kish_n_eff, panel_agreement
     from calibration.decisions.plan import LabelPlan, plan_sample_size, predicted_width
     from calibration.decisions.readiness import assess_readiness
     from calibration.errors import CalibrationInputError
@@ -92,6 +93,7 @@ _HOMES = {
         "fleiss_kappa_from_counts",
         "krippendorff_alpha",
     ),
+    "calibration.agreement.panel": ("kish_n_eff", "panel_agreement"),
     "calibration.decisions.plan": ("LabelPlan", "plan_sample_size", "predicted_width"),
     "calibration.estimates.ppi": ("MeanEstimate", "ppi_mean", "ppi_mean_sampled"),
     "calibration.estimates.prediction_powered": (
@@ -129,6 +131,7 @@ __all__ = [
     "gwet_ac1",
     "join_labels",
     "kappa_from_confusion",
+    "kish_n_eff",
     "krippendorff_alpha",
     "mean_absolute_error",
     "mean_interval",
@@ -137,6 +140,7 @@ __all__ = [
     "per_class_scores",
     "plan_sample_size",
     "ppi_mean",
+    "panel_agreement",
     "ppi_mean_sampled",
     "prediction_powered_files",
     "prediction_powered_summary",

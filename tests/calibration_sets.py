@@ -90,3 +90,19 @@ DESIGN_KEYS = frozenset(
     {"n", "unmatched", "labels", "observed_agreement", "expected_agreement", "kappa"}
     | {"kappa_ci95", "weighted_kappa", "confusion_matrix", "per_class", "readiness"}
 )
+
+
+def hanna_ratings(*, named: bool = False) -> list[tuple[str, str, int]]:
+    """HANNA's relevance ratings, ``(id, annotator, rating)``. ``named=True`` drops some
+    deterministically, as named annotators who each rate part of the items leave them
+    (item u of the sorted ids loses rater3 when u % 3 == 0, rater2 when u % 5 == 0 and
+    rater1 when u % 7 == 0): 0 to 3 ratings an item."""
+    text = (DATA / "hanna-relevance" / "humans_long.csv").read_text(encoding="utf-8")
+    rows = [line.split(",") for line in text.split()[1:]]
+    index = {case_id: u for u, case_id in enumerate(sorted({r[0] for r in rows}))}
+    drop = {"rater3": 3, "rater2": 5, "rater1": 7}
+    return [
+        (case_id, rater, int(value))
+        for case_id, rater, value in rows
+        if not (named and index[case_id] % drop[rater] == 0)
+    ]

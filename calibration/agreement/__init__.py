@@ -1,4 +1,5 @@
 """Agreement of a judge with people, and of people with each other: the kappa family,
 confusion and per-class scores (`metrics`), Gwet's AC1 (`coefficients`), Fleiss and
-Krippendorff (`multirater`), correlations, and several annotators (`annotators`).
+Krippendorff (`multirater`), correlations, several annotators (`annotators`), and a
+panel of judges (`panel`: agreement among jurors, effective number of votes).
 No re-exports: see `calibration/__init__`."""

@@ -41,6 +41,7 @@ __all__ = [
     "kappa_from_confusion",
     "krippendorff_alpha",
     "label_order",
+    "label_values",
     "mean_absolute_error",
     "observed_agreement",
     "per_class_scores",
@@ -84,24 +85,50 @@ def confusion(y_human: ArrayLike, y_judge: ArrayLike, *, labels: Sequence[Any] |
     return np.bincount(h * k + j, minlength=k * k).reshape(k, k)
 
 
-def _weight_matrix(k: int, weights: Weights) -> np.ndarray:
-    i, j = np.indices((k, k))
+def label_values(labels: Sequence[Any]) -> np.ndarray | None:
+    """The labels as numbers, in order, when every one is a number (``"4"``, ``4``, ``4.0``);
+    ``None`` otherwise (text labels: weights then follow their stated order)."""
+    numbers = []
+    for label in labels:
+        if isinstance(label, bool | np.bool_):
+            return None
+        try:
+            number = float(label)
+        except (TypeError, ValueError):
+            return None
+        if not np.isfinite(number):
+            return None
+        numbers.append(number)
+    return np.array(numbers, dtype=float)
+
+
+def _weight_matrix(k: int, weights: Weights, values: ArrayLike | None = None) -> np.ndarray:
+    v = np.arange(k, dtype=float) if values is None else np.asarray(values, dtype=float)
+    if len(v) != k:
+        raise ValueError(f"{len(v)} label values for a {k} x {k} confusion matrix")
     if weights is None:
-        return (i != j).astype(float)
+        return 1.0 - np.eye(k)
+    distance = np.abs(v[:, None] - v[None, :])
     if weights == "linear":
-        return np.abs(i - j).astype(float)
+        return distance
     if weights == "quadratic":
-        return ((i - j) ** 2).astype(float)
+        return distance**2
     raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 
-def kappa_from_confusion(matrix: ArrayLike, *, weights: Weights = None) -> float:
-    """Cohen's (weighted) kappa from a confusion matrix; see :func:`cohen_kappa`."""
+def kappa_from_confusion(
+    matrix: ArrayLike, *, weights: Weights = None, values: ArrayLike | None = None
+) -> float:
+    """Cohen's (weighted) kappa from a confusion matrix; see :func:`cohen_kappa`.
+
+    ``values`` are the numbers of the matrix's classes (the scale's levels); without them
+    a weighted kappa weighs positions ``0..k-1``, right only when no level is missing.
+    """
     m = np.asarray(matrix, dtype=float)
     n = m.sum()
     if n == 0:
         return float("nan")
-    w = _weight_matrix(m.shape[0], weights)
+    w = _weight_matrix(m.shape[0], weights, values)
     expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / n
     disagreement_expected = float((w * expected).sum())
     if disagreement_expected == 0:
@@ -121,9 +148,13 @@ def cohen_kappa(
     Formula: ``κ = 1 - Σ w_ij O_ij / Σ w_ij E_ij`` with ``O`` the confusion matrix, ``E`` the
     matrix expected from the two sides' marginals (``E_ij = row_i · col_j / n``) and
     disagreement weights ``w_ij`` = ``[i≠j]`` (unweighted, which equals
-    ``(p_o - p_e) / (1 - p_e)``), ``|i-j|`` (linear) or ``(i-j)²`` (quadratic), ``i, j``
-    being positions in ``labels``. Weighted kappa gives partial credit to near misses on an
-    ordinal scale.
+    ``(p_o - p_e) / (1 - p_e)``), ``|x_i - x_j|`` (linear) or ``(x_i - x_j)²`` (quadratic).
+    ``x_i`` is the value of label i when every label is a number (on a 1-5 scale where
+    nobody used 3 or 4, 2 -> 5 is 3 points apart, not one position), else its position in
+    ``labels``. Weighted kappa gives partial credit to near misses on an ordinal scale;
+    any rescaling of the values leaves it unchanged, so values and positions agree when
+    the numbers are evenly spaced (scikit-learn weighs positions in its ``labels``: pass
+    it the full scale).
 
     Read: 1 perfect agreement, 0 no better than chance, below 0 worse than chance; a common
     rule of thumb reads below 0.4 as poor, 0.4-0.6 moderate, above 0.6 substantial.
@@ -133,7 +164,11 @@ def cohen_kappa(
     Reference: Cohen (1960), Educ. Psychol. Meas. 20(1); Cohen (1968), Psychol. Bull. 70(4);
     Artstein and Poesio (2008), Comput. Linguist. 34(4); sklearn.metrics.cohen_kappa_score.
     """
-    return kappa_from_confusion(confusion(y_human, y_judge, labels=labels), weights=weights)
+    order = list(labels) if labels is not None else label_order(y_human, y_judge)
+    values = label_values(order) if weights else None
+    return kappa_from_confusion(
+        confusion(y_human, y_judge, labels=order), weights=weights, values=values
+    )
 
 
 def observed_agreement(

@@ -26,13 +26,18 @@ Tibshirani (1993), An Introduction to the Bootstrap, ch. 13.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from calibration.inference.intervals import DEFAULT_RESAMPLES, binomial_test_p, bootstrap_indices_ci
+from calibration.inference.intervals import (
+    DEFAULT_RESAMPLES,
+    bootstrap_indices_ci,
+    holm_adjust,
+    sign_test_p,
+)
 
 __all__ = [
     "CORRECTION",
@@ -47,47 +52,6 @@ P_VALUE_TEST = "sign test (exact, two-sided, ties left out)"
 CORRECTION = "holm"
 TIE_TOLERANCE = 1e-12  # scores are stored rounded: closer than this is the same score
 K = TypeVar("K")
-
-
-def sign_test_p(wins: int, losses: int) -> float:
-    """Exact two-sided sign test p-value for ``wins`` against ``losses`` (ties left out).
-
-    Under the null hypothesis of no difference each non-tied case is a fair coin, so the
-    p-value is the two-sided binomial test of ``wins`` in ``wins + losses`` trials at 1/2.
-    ``1.0`` when every case is a tie (nothing tells the systems apart).
-
-    Reference: Dixon and Mood (1946), JASA 41(236); statsmodels'
-    ``descriptivestats.sign_test``, which the tests check it against.
-    """
-    if wins < 0 or losses < 0:
-        raise ValueError(f"counts must be >= 0, got wins={wins}, losses={losses}")
-    if wins + losses == 0:
-        return 1.0
-    return binomial_test_p(wins, wins + losses, 0.5)
-
-
-def holm_adjust(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given.
-
-    Sort the m p-values ascending, p(1) <= ... <= p(m); the adjusted value of p(i) is
-    ``max over j <= i of min(1, (m - j + 1) p(j))``. A metric is significant at family-wise
-    level ``alpha`` when its adjusted value is below ``alpha``: the same rejections as
-    comparing p(i) with alpha / (m - i + 1) and stopping at the first that fails. ``nan``
-    entries (an undefined test) stay ``nan`` and do not count in m.
-
-    Reference: Holm (1979), Scand. J. Stat. 6(2); statsmodels'
-    ``multipletests(method="holm")``, which the tests check it against.
-    """
-    values = np.asarray(p_values, dtype=float)
-    out = np.full(len(values), np.nan)
-    defined = np.flatnonzero(np.isfinite(values))
-    m = len(defined)
-    if m == 0:
-        return out.tolist()
-    order = defined[np.argsort(values[defined], kind="stable")]
-    scaled = np.minimum(1.0, (m - np.arange(m)) * values[order])
-    out[order] = np.maximum.accumulate(scaled)
-    return out.tolist()
 
 
 def compare_paired(

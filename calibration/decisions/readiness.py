@@ -62,11 +62,7 @@ def _context(result: dict[str, Any], n: int) -> list[str]:
         notes.append(f"only {n} labelled cases: the interval is wide; label more (see --plan)")
     inter = result.get("inter_annotator")
     if inter and _finite(inter.get("ceiling")):
-        notes.append(
-            f"people agree with each other at {_METHOD_NAMES[inter['method']]} "
-            f"{inter['ceiling']:.3f}: "
-            "the ceiling a judge can be held to"
-        )
+        notes.append(_ceiling_sentence(inter))
     threshold = result.get("threshold")
     if threshold and threshold.get("fitted") and threshold.get("in_sample"):
         notes.append(
@@ -74,6 +70,21 @@ def _context(result: dict[str, Any], n: int) -> list[str]:
             "expect lower agreement on new data (hold out a test split: --split test=0.3)"
         )
     return notes
+
+
+def _ceiling_sentence(inter: dict[str, Any]) -> str:
+    """The ceiling on the judge's own scale and weights: one annotator against another."""
+    weights = inter.get("ceiling_weights")
+    name = _METHOD_NAMES[inter["method"]]
+    if weights:
+        name = f"{weights} weighted {name}"
+    items = inter.get("n_multiply_rated")
+    over = f", {items} items with two or more ratings" if items is not None else ""
+    return (
+        f"people agree with each other at {name} {inter['ceiling']:.3f} (one annotator "
+        f"against another{over}): the ceiling a judge can be held to; the judge is compared "
+        f"with one label per case ({inter.get('consolidation', 'consolidated')})"
+    )
 
 
 def assess_readiness(result: dict[str, Any]) -> tuple[str, list[str]]:

@@ -4,6 +4,11 @@ Pure functions returning JSON-ready fields, shared by the probes in ``judge.prob
 rule throughout: a figure computed from nothing is ``None`` (null in the report), never 0;
 every rate ``x`` comes with ``x_ci95`` (Wilson 95% interval, :func:`wilson_interval`) and
 every mean or gap with its t interval (:mod:`calibration.inference.means`).
+
+A probe that judges one pair twice (the position probe: both orders) gets figures over
+pairs, never over verdicts as if the two were independent: a sign test over the pairs
+that lean one way (:func:`sign_test_fields`) and a pair (cluster) bootstrap for a rate
+of verdicts (:func:`pair_rate_fields`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from calibration.inference.intervals import binomial_test_p, wilson_interval
+from calibration.inference.intervals import (
+    DEFAULT_RESAMPLES,
+    binomial_test_p,
+    bootstrap_indices_ci,
+    sign_test_p,
+    wilson_interval,
+)
 from calibration.inference.means import (
     ZERO_CHANGE,
     mean_interval,
@@ -23,7 +34,16 @@ from calibration.inference.means import (
     wilcoxon_p_value,
 )
 
-__all__ = ["binomial_p", "difference_fields", "paired_change", "rate_fields", "wilcoxon_p"]
+__all__ = [
+    "binomial_p",
+    "difference_fields",
+    "pair_rate_fields",
+    "pair_rate_interval",
+    "paired_change",
+    "rate_fields",
+    "sign_test_fields",
+    "wilcoxon_p",
+]
 
 
 def _or_none(value: float) -> float | None:
@@ -42,6 +62,72 @@ def binomial_p(k: int, n: int, p: float = 0.5) -> float | None:
     """Exact two-sided binomial test p-value of ``k`` in ``n`` against rate ``p``
     (:func:`binomial_test_p`); ``None`` when ``n`` is 0."""
     return None if n == 0 else binomial_test_p(k, n, p)
+
+
+def sign_test_fields(name: str, leaning: Sequence[int] | np.ndarray) -> dict[str, Any]:
+    """``{name_pairs_up, name_pairs_down, name_p_value}``: a sign test over pairs.
+
+    ``leaning[i]`` says which way pair i leans (any number: its sign counts; 0 = neither).
+    Under "no preference" each pair that leans is a fair coin between up and down, so the
+    p-value is the exact two-sided sign test of the ups among the pairs that lean
+    (:func:`calibration.compare.runs.sign_test_p`); 1.0 when none leans, ``None`` with no
+    pairs. A pair's two verdicts are one observation, never two.
+
+    Reference: Dixon and Mood (1946), JASA 41(236).
+    """
+    signs = np.sign(np.asarray(leaning, dtype=float))
+    up, down = int((signs > 0).sum()), int((signs < 0).sum())
+    p = sign_test_p(up, down) if len(signs) else None
+    return {f"{name}_pairs_up": up, f"{name}_pairs_down": down, f"{name}_p_value": p}
+
+
+def pair_rate_interval(
+    hits: Sequence[int] | np.ndarray,
+    trials: Sequence[int] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Interval of ``Σ hits / Σ trials`` when pair i contributes ``hits[i]`` of its
+    ``trials[i]`` verdicts: a seeded percentile bootstrap over pairs (each resample draws
+    whole pairs, so the verdicts of one pair stay together), the cluster bootstrap.
+
+    Where every resample gives the same rate (every pair contributes alike, e.g. one win
+    of two verdicts in each of a consistent judge's pairs) the bootstrap has nothing to
+    say about pairs not seen; the interval is then the Wilson interval of the verdicts,
+    wider and never of width 0. ``(nan, nan)`` with no trials.
+
+    Reference: Davison and Hinkley (1997), Bootstrap Methods and their Application,
+    sec. 3.8 (resampling clusters); Field and Welsh (2007), JRSS B 69(3).
+    """
+    k = np.asarray(hits, dtype=float)
+    t = np.asarray(trials, dtype=float)
+    total = float(t.sum())
+    if total == 0:
+        return (float("nan"), float("nan"))
+
+    def rate(idx: np.ndarray) -> float:
+        down = float(t[idx].sum())
+        return float(k[idx].sum()) / down if down else float("nan")
+
+    lo, hi = bootstrap_indices_ci(
+        len(k), rate, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo < 1e-12:
+        return wilson_interval(int(k.sum()), int(total), confidence=confidence)
+    return (lo, hi)
+
+
+def pair_rate_fields(
+    name: str, hits: Sequence[int] | np.ndarray, trials: Sequence[int] | np.ndarray
+) -> dict[str, Any]:
+    """``{name: Σ hits / Σ trials, name_ci95: pair bootstrap}`` (:func:`pair_rate_interval`);
+    both ``None`` when there are no trials."""
+    total = int(np.sum(trials))
+    if total == 0:
+        return {name: None, f"{name}_ci95": None}
+    return {name: int(np.sum(hits)) / total, f"{name}_ci95": list(pair_rate_interval(hits, trials))}
 
 
 def wilcoxon_p(diffs: Sequence[float] | np.ndarray) -> float | None:

@@ -4,26 +4,38 @@ Every Wilson interval of the project is :func:`wilson_interval`; every normal (W
 interval ``estimate ± z·se`` is :func:`normal_interval`. Shared with the bias probes: the
 exact two-sided binomial test and a seeded case-resampling (percentile) bootstrap. Means
 and differences of means (t intervals) are in :mod:`calibration.inference.means`.
+
+Memory does not grow with cases times resamples. :func:`bootstrap_indices_ci` draws the
+resampled indices a block of resamples at a time (at most :data:`DRAW_BLOCK` indices
+held at once); the blocks continue one seeded stream, so the intervals are those of one
+``n_resamples x n`` draw, to the seed. A statistic of a contingency table (kappa, AC1,
+weighted kappa of a confusion matrix) is resampled by :func:`bootstrap_table_ci`, which
+draws the table's cell counts from the multinomial distribution: resampling n cases with
+replacement gives exactly that distribution of counts, at a cost independent of n.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
 DEFAULT_RESAMPLES = 2000  # every bootstrap in the project, CLI and service alike
+DRAW_BLOCK = 1 << 22  # resampled indices held at once (32 MiB of int64), whatever n
 
 __all__ = [
     "DEFAULT_RESAMPLES",
     "binomial_test_p",
     "bootstrap_ci",
     "bootstrap_indices_ci",
+    "bootstrap_table_ci",
+    "holm_adjust",
     "normal_interval",
     "normal_quantile",
+    "sign_test_p",
     "wilson_interval",
 ]
 
@@ -95,6 +107,47 @@ def binomial_test_p(k: int, n: int, p: float = 0.5) -> float:
     return float(stats.binomtest(k, n, p, alternative="two-sided").pvalue)
 
 
+def sign_test_p(wins: int, losses: int) -> float:
+    """Exact two-sided sign test p-value for ``wins`` against ``losses`` (ties left out).
+
+    Under the null hypothesis of no difference each non-tied case is a fair coin, so the
+    p-value is the two-sided binomial test of ``wins`` in ``wins + losses`` trials at 1/2.
+    ``1.0`` when every case is a tie (nothing tells the systems apart).
+
+    Reference: Dixon and Mood (1946), JASA 41(236); statsmodels'
+    ``descriptivestats.sign_test``, which the tests check it against.
+    """
+    if wins < 0 or losses < 0:
+        raise ValueError(f"counts must be >= 0, got wins={wins}, losses={losses}")
+    if wins + losses == 0:
+        return 1.0
+    return binomial_test_p(wins, wins + losses, 0.5)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sort the m p-values ascending, p(1) <= ... <= p(m); the adjusted value of p(i) is
+    ``max over j <= i of min(1, (m - j + 1) p(j))``. A metric is significant at family-wise
+    level ``alpha`` when its adjusted value is below ``alpha``: the same rejections as
+    comparing p(i) with alpha / (m - i + 1) and stopping at the first that fails. ``nan``
+    entries (an undefined test) stay ``nan`` and do not count in m.
+
+    Reference: Holm (1979), Scand. J. Stat. 6(2); statsmodels'
+    ``multipletests(method="holm")``, which the tests check it against.
+    """
+    values = np.asarray(p_values, dtype=float)
+    out = np.full(len(values), np.nan)
+    defined = np.flatnonzero(np.isfinite(values))
+    m = len(defined)
+    if m == 0:
+        return out.tolist()
+    order = defined[np.argsort(values[defined], kind="stable")]
+    scaled = np.minimum(1.0, (m - np.arange(m)) * values[order])
+    out[order] = np.maximum.accumulate(scaled)
+    return out.tolist()
+
+
 Statistic = Callable[[np.ndarray, np.ndarray], float]
 
 
@@ -120,10 +173,60 @@ def bootstrap_indices_ci(
     if n == 0:
         return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(n_resamples, n))
-    values = np.array([statistic(idx) for idx in draws], dtype=float)
+    block = max(1, DRAW_BLOCK // n)
+    values = np.empty(n_resamples, dtype=float)
+    for start in range(0, n_resamples, block):
+        # One seeded stream drawn block by block: the same indices as one (n_resamples, n)
+        # draw, without holding it.
+        draws = rng.integers(0, n, size=(min(block, n_resamples - start), n))
+        for offset, idx in enumerate(draws):
+            values[start + offset] = statistic(idx)
+    return _percentile_interval(values, confidence)
+
+
+def bootstrap_table_ci(
+    table: ArrayLike,
+    statistic: Callable[[np.ndarray], float],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(table)`` for a table of case counts.
+
+    Resampling the ``n = table.sum()`` cases with replacement and counting them into the
+    table's cells gives counts ``~ Multinomial(n, table / n)``; each resample draws those
+    counts directly (``numpy.random.Generator.multinomial``), so time and memory depend on
+    the number of cells and resamples, never on n. The bootstrap distribution is the one
+    of :func:`bootstrap_ci` on the cases behind the table; the random stream differs, so
+    the bounds agree with it within Monte-Carlo error, not to the seed. Resamples where the
+    statistic is undefined are left out as in :func:`bootstrap_indices_ci`; ``(nan, nan)``
+    when more than half are, or when the table is empty. Seeded.
+
+    Reference: Efron and Tibshirani (1993), An Introduction to the Bootstrap, ch. 13
+    (the bootstrap of a multinomial sample); Bishop, Fienberg and Holland (1975),
+    Discrete Multivariate Analysis, ch. 13.
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    counts = np.asarray(table)
+    if np.any(counts < 0) or not np.all(np.equal(np.mod(counts, 1), 0)):
+        raise ValueError("a table of case counts holds whole numbers >= 0")
+    n = int(counts.sum())
+    if n == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    cells = counts.ravel().astype(float) / n
+    draws = rng.multinomial(n, cells, size=n_resamples)
+    values = np.array([statistic(d.reshape(counts.shape)) for d in draws], dtype=float)
+    return _percentile_interval(values, confidence)
+
+
+def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The ``(1 ± confidence)/2`` quantiles of the defined resampled values; ``(nan, nan)``
+    when fewer than half of them are defined."""
     finite = values[np.isfinite(values)]
-    if len(finite) < n_resamples / 2:
+    if len(finite) == 0 or len(finite) < len(values) / 2:
         return (float("nan"), float("nan"))
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(finite, [alpha, 1 - alpha])

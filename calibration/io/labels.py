@@ -13,6 +13,7 @@ and ids present on one side only are counted and listed.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -34,13 +35,16 @@ __all__ = [
 ]
 
 ANNOTATOR_FIELD = "annotator"
+# The fields of every row that has none beyond id and label: one shared empty dict, so a
+# file of millions of id,label rows does not hold millions of them. Never mutated.
+NO_FIELDS: dict[str, Any] = {}
 ABSTAINED = "abstained"
 # Fields every graded record of this project carries; a label file written by people has
 # no reason to hold three of them.
 GRADED_RECORD_FIELDS = frozenset({"rubric", "rubric_sha256", "status", "judge"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LabelRecord:
     """One usable label: its id, its value, the other fields of its row and where it was."""
 
@@ -60,6 +64,9 @@ class LabelSet:
     excluded: dict[str, list[str]] = dataclass_field(default_factory=dict)
     has_annotators: bool = False
     graded_fields: frozenset[str] = frozenset()  # graded-record fields seen, when 3 or more
+    # Ids whose several annotators' labels were settled by a rule (a tied majority...),
+    # by the rule: kept, counted and listed, never dropped.
+    adjudicated: dict[str, list[str]] = dataclass_field(default_factory=dict)
 
     def excluded_count(self) -> int:
         return sum(len(ids) for ids in self.excluded.values())
@@ -175,7 +182,9 @@ def _record(
         raise CalibrationInputError(
             f"{field} must be a single value, got {value!r}", path=file, line=line
         )
-    fields = {k: v for k, v in row.items() if k not in {"id", field}}
+    fields = {k: v for k, v in row.items() if k not in {"id", field}} or NO_FIELDS
+    if isinstance(value, str):
+        value = sys.intern(value)  # a few distinct labels over millions of rows: one copy each
     return LabelRecord(id=case_id, value=value, fields=fields, line=line)
 
 
@@ -199,8 +208,9 @@ def join_labels(judge: LabelSet, human: LabelSet) -> JoinedLabels:
         joined.ids.append(record.id)
         joined.human.append(record.value)
         joined.judge.append(match.value)
-        joined.fields.append({**match.fields, **record.fields})
-    # An id excluded on the other side (not ok, no label, tied majority) is counted there,
+        both = {**match.fields, **record.fields} if match.fields or record.fields else NO_FIELDS
+        joined.fields.append(both)
+    # An id excluded on the other side (not ok, no label) is counted there,
     # not again as unmatched.
     human_ids |= {i for ids in human.excluded.values() for i in ids}
     judge_excluded = {i for ids in judge.excluded.values() for i in ids}

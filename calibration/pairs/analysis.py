@@ -8,6 +8,8 @@ being undefined for them.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -22,12 +24,17 @@ from calibration.agreement.metrics import (
     adjacent_agreement,
     balanced_accuracy,
     kappa_from_confusion,
+    label_values,
     mean_absolute_error,
     per_class_scores,
 )
 from calibration.agreement.multirater import krippendorff_alpha_from_counts
 from calibration.estimates.binary import binary_rates
-from calibration.inference.intervals import DEFAULT_RESAMPLES, bootstrap_ci, wilson_interval
+from calibration.inference.intervals import (
+    DEFAULT_RESAMPLES,
+    bootstrap_table_ci,
+    wilson_interval,
+)
 from calibration.io.classes import choose_positive, order_labels
 from calibration.io.labels import as_number, normalise_label
 
@@ -52,7 +59,8 @@ class AnalysisOptions:
 def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
     """``continuous`` if both sides are numbers and some are fractional, ``ordinal`` if all
     are whole numbers, else ``categorical``."""
-    numbers = [as_number(v) for v in [*human, *judge]]
+    # Over the distinct values: millions of labels hold a handful of them.
+    numbers = [as_number(v) for v in dict.fromkeys(itertools.chain(human, judge))]
     if not numbers or any(x is None for x in numbers):
         return "categorical"
     if all(x is not None and x.is_integer() for x in numbers):
@@ -64,14 +72,13 @@ def _matrix_ci(
     h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, of_matrix: Callable[..., float]
 ) -> tuple[float, float] | None:
     """Bootstrap interval of a statistic of the confusion matrix; ``None`` when intervals
-    are switched off (``n_bootstrap = 0``)."""
+    are switched off (``n_bootstrap = 0``). The cases are resampled through the matrix's
+    cell counts (:func:`bootstrap_table_ci`): the same bootstrap at any n, in constant
+    memory."""
     if opts.n_bootstrap == 0:
         return None
-
-    def statistic(hs: np.ndarray, js: np.ndarray) -> float:
-        return of_matrix(np.bincount(hs * k + js, minlength=k * k).reshape(k, k))
-
-    return bootstrap_ci(h, j, statistic, n_resamples=opts.n_bootstrap, seed=opts.seed)
+    matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
+    return bootstrap_table_ci(matrix, of_matrix, n_resamples=opts.n_bootstrap, seed=opts.seed)
 
 
 def _pair_alpha(h: np.ndarray, j: np.ndarray, k: int) -> float:
@@ -112,8 +119,8 @@ def _categorical(
     unlabelled: Sequence[str],
 ) -> dict[str, Any]:
     index = {label: i for i, label in enumerate(order)}
-    h = np.array([index[v] for v in h_lab], dtype=int)
-    j = np.array([index[v] for v in j_lab], dtype=int)
+    h = np.fromiter((index[v] for v in h_lab), dtype=int, count=len(h_lab))
+    j = np.fromiter((index[v] for v in j_lab), dtype=int, count=len(j_lab))
     k = len(order)
     matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
     n = int(matrix.sum())
@@ -141,12 +148,12 @@ def _categorical(
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
     _class_rates(matrix, order, out["per_class"])
     if opts.weights:
-        weighted = kappa_from_confusion(matrix, weights=opts.weights)
+        # Weighed on the labels' values (the scale's own distances), not their positions.
+        weigh = partial(kappa_from_confusion, weights=opts.weights, values=label_values(order))
+        weighted = weigh(matrix)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
-            out["weighted_kappa_ci95"] = _matrix_ci(
-                h, j, k, opts, partial(kappa_from_confusion, weights=opts.weights)
-            )
+            out["weighted_kappa_ci95"] = _matrix_ci(h, j, k, opts, weigh)
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
     )
@@ -205,20 +212,30 @@ def _continuous_placeholders() -> dict[str, Any]:
 
 
 def _disagreements(ids, h_lab, j_lab, hx, jx, positive: str | None) -> list[dict[str, Any]]:
+    """The first :data:`MAX_DISAGREEMENTS` disagreements, worst first; only those shown
+    are built (a run of millions of cases has hundreds of thousands)."""
+    chosen = [i for i in range(len(ids)) if h_lab[i] != j_lab[i]]
+    if hx is not None:
+        # heapq.nsmallest is sorted(...)[:n], stable: the same rows as a full sort.
+        chosen = heapq.nsmallest(MAX_DISAGREEMENTS, chosen, key=lambda i: -abs(hx[i] - jx[i]))
+    elif positive is not None:
+        # A false pass (the judge passes what people fail) is the costly error for a gate.
+        chosen = [i for i in chosen if j_lab[i] == positive] + [
+            i for i in chosen if j_lab[i] != positive
+        ]
     rows = []
-    for i, case_id in enumerate(ids):
-        if h_lab[i] == j_lab[i]:
-            continue
-        row: dict[str, Any] = {"id": case_id, "human": h_lab[i], "judge": j_lab[i]}
+    for i in chosen[:MAX_DISAGREEMENTS]:
+        row: dict[str, Any] = {"id": ids[i], "human": h_lab[i], "judge": j_lab[i]}
         if hx is not None:
             row["distance"] = abs(float(hx[i] - jx[i]))
         rows.append(row)
-    if hx is not None:
-        rows.sort(key=lambda r: -r["distance"])
-    elif positive is not None:
-        # A false pass (the judge passes what people fail) is the costly error for a gate.
-        rows.sort(key=lambda r: r["judge"] != positive)
-    return rows[:MAX_DISAGREEMENTS]
+    return rows
+
+
+def _as_numbers(values: Sequence[Any]) -> np.ndarray:
+    """The values as a float array, converting each distinct value once."""
+    number = {v: as_number(v) for v in dict.fromkeys(values)}
+    return np.fromiter((number[v] for v in values), dtype=float, count=len(values))
 
 
 def analyse(
@@ -248,8 +265,7 @@ def analyse(
         result.update(_categorical(h_lab, j_lab, order, options, unlabelled))
     hx = jx = None
     if scale != "categorical":
-        hx = np.array([as_number(v) for v in human], dtype=float)
-        jx = np.array([as_number(v) for v in judge], dtype=float)
+        hx, jx = _as_numbers(human), _as_numbers(judge)
         result.update(_numeric(hx, jx, scale, groups))
     positive = result.get("binary", {}).get("positive_label")
     result["disagreements"] = _disagreements(ids, h_lab, j_lab, hx, jx, positive)

@@ -92,6 +92,10 @@ def _read(judge_path: str | Path, human_path: str | Path, s: Settings):
             human, weights=s.weights, n_bootstrap=s.n_bootstrap, seed=s.seed
         )
     human = consolidate_annotators(human)
+    if inter is not None:
+        # Nothing dropped: the ids a rule settled (a tied majority...) are counted and listed.
+        inter["adjudicated"] = {rule: len(ids) for rule, ids in human.adjudicated.items()}
+        inter["adjudicated_ids"] = human.adjudicated
     joined = join_labels(judge, human)
     if not joined.ids:
         raise CalibrationInputError(

@@ -1,30 +1,68 @@
-"""``report.md``: the calibration result as tables and sentences a reviewer can read."""
+"""``report.md``: the calibration result as tables and sentences a reviewer can read.
+
+Every text that comes from the data (labels, ids, annotator names, slices, file and field
+names, notes) is escaped for Markdown (`escape_markdown`, or `code_span` where it is shown
+as code): a label such as ``<img src=x onerror=...>`` or ``a | b`` or ``[click](http://…)``
+is shown as written, never rendered as HTML, a link or a table cell of its own.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
-__all__ = ["render_markdown"]
+__all__ = ["code_span", "escape_markdown", "render_markdown"]
 
 SHOWN_DISAGREEMENTS = 25
+# CommonMark lets a backslash escape any ASCII punctuation; these are the ones that start
+# markup in running text or a GFM table cell (`#`, `+`, `-` only matter at a line start,
+# and a value never starts a line: newlines become spaces).
+_MARKUP = re.compile(r"([\\`*_\[\]<>|~&!])")
+
+
+class _Safe(str):
+    """Text this module wrote itself (a formatted number, an interval): not escaped."""
+
+
+def escape_markdown(value: Any) -> str:
+    """`value` as literal Markdown text: markup characters backslash-escaped, line breaks
+    made spaces."""
+    if isinstance(value, _Safe):
+        return str(value)
+    text = " ".join(str(value).splitlines())
+    return _MARKUP.sub(r"\\\1", text)
+
+
+def code_span(value: Any) -> str:
+    """`value` as one inline code span: fenced by one more backtick than its longest run,
+    so nothing inside can close it (the content of a code span is never markup)."""
+    text = " ".join(str(value).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _num(value: Any, digits: int = 3) -> str:
     if value is None:
-        return "undefined"
+        return _Safe("undefined")
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+        return _Safe(f"{value:.{digits}f}")
+    if isinstance(value, int):
+        return _Safe(str(value))
+    return escape_markdown(value)
 
 
 def _ci(ci: Any) -> str:
     if not ci or ci[0] is None:
-        return "—"
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+        return _Safe("—")
+    return _Safe(f"[{ci[0]:.3f}, {ci[1]:.3f}]")
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    """A GFM table: the header as given (callers escape what comes from the data), every
+    cell escaped unless this module formatted it (`_Safe`)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_num(c) for c in row) + " |" for row in rows]
     return [*lines, ""]
@@ -42,20 +80,21 @@ def _data(r: dict[str, Any]) -> list[str]:
     lines = [
         "## Data",
         "",
-        f"- judge: `{s.get('judge_file')}` (field `{s.get('judge_field')}`); "
-        f"human: `{s.get('human_file')}` (field `{s.get('human_field')}`)",
+        f"- judge: {code_span(s.get('judge_file'))} (field {code_span(s.get('judge_field'))}); "
+        f"human: {code_span(s.get('human_file'))} (field {code_span(s.get('human_field'))})",
         f"- matched cases: **{_matched(r)}**; judge-only ids: {u['judge_only']}; "
         f"human-only ids: {u['human_only']} (listed in calibration.json)",
     ]
     for side in ("judge", "human"):
         for reason, count in r["excluded"][side].items():
-            lines.append(f"- excluded from the {side} file: {count} ({reason})")
+            lines.append(f"- excluded from the {side} file: {count} ({escape_markdown(reason)})")
     vocab = r.get("vocabulary")
     if vocab:
-        lines.append(f"- labels {vocab['normalisation']}")
+        lines.append(f"- labels {escape_markdown(vocab['normalisation'])}")
         for key, who in (("only_judge", "the judge"), ("only_human", "people")):
             if vocab[key]:
-                lines.append(f"- labels only {who} used: {', '.join(vocab[key])}")
+                used = ", ".join(escape_markdown(label) for label in vocab[key])
+                lines.append(f"- labels only {who} used: {used}")
     return [*lines, ""]
 
 
@@ -78,9 +117,9 @@ def _agreement(r: dict[str, Any]) -> list[str]:
     rows.append(["balanced accuracy", r.get("balanced_accuracy"), "—"])
     lines = ["## Agreement", "", *_table(["statistic", "value", "95% interval"], rows)]
     if r.get("kappa_undefined_reason"):
-        lines += [f"_{r['kappa_undefined_reason']}_", ""]
+        lines += [f"_{escape_markdown(r['kappa_undefined_reason'])}_", ""]
     if r.get("prevalence_note"):
-        lines += [f"**{r['prevalence_note']}**", ""]
+        lines += [f"**{escape_markdown(r['prevalence_note'])}**", ""]
     return lines
 
 
@@ -88,7 +127,7 @@ def _confusion(r: dict[str, Any]) -> list[str]:
     cm = r.get("confusion_matrix")
     if not cm:
         return []
-    header = ["human \\ judge", *map(str, cm["labels"])]
+    header = ["human \\ judge", *map(escape_markdown, cm["labels"])]
     rows = [[str(label), *row] for label, row in zip(cm["labels"], cm["matrix"], strict=True)]
     lines = ["## Confusion matrix (rows human, columns judge)", "", *_table(header, rows)]
     per = r.get("per_class") or {}
@@ -136,8 +175,8 @@ def _binary(r: dict[str, Any]) -> list[str]:
     if b.get("left_out"):
         note += f" {b['left_out']} labelled cases marked abstained (by either side) are left out."
     if b.get("corrected_pass_rate_reason"):
-        note += f" _{b['corrected_pass_rate_reason']}_"
-    title = f"## Pass rates (pass = `{b['positive_label']}`)"
+        note += f" _{escape_markdown(b['corrected_pass_rate_reason'])}_"
+    title = f"## Pass rates (pass = {code_span(b['positive_label'])})"
     return [title, "", *_table(["rate", "value", "95% interval"], rows), note, ""]
 
 
@@ -151,7 +190,7 @@ def _numeric(r: dict[str, Any]) -> list[str]:
             rows.append([key.replace("_", " "), r[key]])
     lines = ["## Scores", "", *_table(["statistic", "value"], rows)]
     if r.get("scale_mismatch"):
-        lines += [f"_{r['scale_mismatch']}_", ""]
+        lines += [f"_{escape_markdown(r['scale_mismatch'])}_", ""]
     g = r.get("correlation_by_group")
     if g:
         lines += [
@@ -168,13 +207,20 @@ def _inter_annotator(r: dict[str, Any]) -> list[str]:
     if not ia:
         return []
     rows = [[pair, v["n"], v["kappa"]] for pair, v in ia["pairwise"].items()]
-    ties = len(r["excluded"]["human_ids"].get("tied majority", []))
+    weighted = ""
+    if ia.get("weighted_fleiss_kappa") is not None:
+        weighted = f" ({ia['ceiling_weights']} weighted: {_num(ia['weighted_fleiss_kappa'])})"
+    settled = "; ".join(f"{rule}: {n}" for rule, n in (ia.get("adjudicated") or {}).items())
     summary = (
-        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} {_ci(ia.get('fleiss_kappa_ci95'))} on "
-        f"{ia['n_complete']} fully rated items; Krippendorff's alpha ({ia['alpha_level']}) "
-        f"{_num(ia['krippendorff_alpha'])} {_ci(ia.get('krippendorff_alpha_ci95'))} "
-        "(95% bootstrap intervals over items). "
-        f"The judge is compared with the majority label; tied ids left out: {ties}."
+        f"Fleiss' kappa {_num(ia['fleiss_kappa'])} {_ci(ia.get('fleiss_kappa_ci95'))}{weighted} "
+        f"over the {ia.get('n_multiply_rated', ia['n_complete'])} items with two or more "
+        f"ratings ({ia['n_complete']} rated by everyone); Krippendorff's alpha "
+        f"({ia['alpha_level']}) {_num(ia['krippendorff_alpha'])} "
+        f"{_ci(ia.get('krippendorff_alpha_ci95'))} (95% bootstrap intervals over items). "
+        f"Ceiling, one annotator against another on the judge's weights: "
+        f"{_num(ia['ceiling'])} {_ci(ia.get('ceiling_ci95'))}. The judge is compared with "
+        f"one label per case ({ia.get('consolidation', 'consolidated')}); "
+        f"ids settled by a rule: {settled or 'none'} (all kept)."
     )
     title = "## Inter-annotator agreement (the ceiling)"
     return [title, "", *_table(["annotators", "n", "Cohen's kappa"], rows), summary, ""]
@@ -185,7 +231,7 @@ def _gate(r: dict[str, Any]) -> list[str]:
     if not gate:
         return []
     lines = [f"## Gate: {'FAILED' if gate['failed'] else 'passed'}", ""]
-    return [*lines, *(f"- `{check}`" for check in gate["checks"]), ""]
+    return [*lines, *(f"- {code_span(check)}" for check in gate["checks"]), ""]
 
 
 def _split(r: dict[str, Any]) -> list[str]:
@@ -219,7 +265,7 @@ def _threshold(r: dict[str, Any]) -> list[str]:
             if t.get("fitted_on") == "dev split"
             else " (fitted on these labels: in-sample, optimistic)"
         )
-    return ["## Threshold", "", f"{t['rule']}{fitted}", ""]
+    return ["## Threshold", "", f"{escape_markdown(t['rule'])}{fitted}", ""]
 
 
 def _slices(r: dict[str, Any]) -> list[str]:
@@ -238,13 +284,20 @@ def _explained(r: dict[str, Any]) -> list[str]:
     section = r.get("errors_by_covariate")
     if not section:
         return []
-    lines = ["## Why the judge errs", "", f"**{section['summary']}**", ""]
+    lines = ["## Why the judge errs", "", f"**{escape_markdown(section['summary'])}**", ""]
     rows = section.get("covariates")
     if rows:
         lines.append(
-            f"{section['model']}; outcome: {section['outcome']} ({section['disagreements']} "
+            f"{escape_markdown(section['model'])}; outcome: {escape_markdown(section['outcome'])} "
+            f"({section['disagreements']} "
             f"of {section['n']} labelled cases). An odds ratio above 1 means more "
-            "disagreement, other covariates held fixed; an association, not a cause."
+            "disagreement, other covariates held fixed; an association, not a cause. "
+            "Significant: Holm-adjusted p below 0.05 over the table's tests."
+            + (
+                f" A slice's odds ratio is against {escape_markdown(section['reference'])}."
+                if section.get("reference")
+                else ""
+            )
         )
         lines.append("")
         table = [
@@ -253,11 +306,12 @@ def _explained(r: dict[str, Any]) -> list[str]:
                 row["odds_ratio"],
                 _ci(row["ci95"]),
                 format_p(row["p_value"]),
+                format_p(row["p_adjusted"]),
             ]
             for row in rows
         ]
-        lines += _table(["covariate", "odds ratio", "95% interval", "p"], table)
-    lines += [f"- {note}" for note in section.get("notes") or []]
+        lines += _table(["covariate", "odds ratio", "95% interval", "p", "p (Holm)"], table)
+    lines += [f"- {escape_markdown(note)}" for note in section.get("notes") or []]
     return [*lines, ""] if section.get("notes") else lines
 
 
@@ -278,7 +332,7 @@ def _disagreements(r: dict[str, Any]) -> list[str]:
 def render_markdown(result: dict[str, Any]) -> str:
     """The report as Markdown; ``result`` is the strict-JSON form (``None`` for undefined)."""
     lines = ["# Judge calibration report", "", f"**Readiness: {result['readiness']}**", ""]
-    lines += [f"- {reason}" for reason in result["readiness_reasons"]] + [""]
+    lines += [f"- {escape_markdown(reason)}" for reason in result["readiness_reasons"]] + [""]
     for section in (
         _gate,
         _data,
@@ -298,7 +352,8 @@ def render_markdown(result: dict[str, Any]) -> str:
 
 
 def format_p(value: Any, *, missing: str = "—") -> str:
-    """A p-value for a reader: `< 0.001` below that (never `0.000`), else 3 decimals."""
+    """A p-value for a reader: `< 0.001` below that (never `0.000`), else 3 decimals
+    (text this module wrote: not escaped)."""
     if not isinstance(value, int | float) or not math.isfinite(value):
-        return missing
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+        return _Safe(missing)
+    return _Safe("< 0.001" if value < 0.001 else f"{value:.3f}")

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from judge.cli._common import EXIT_FATAL, EXIT_USAGE
 from judge.cli._help import DESCRIPTION, EPILOG
+from judge.cli._logging import cli_redactor, redact_logs
 from judge.cli._parser import LazyCommands, VersionAction
 from judge.config import endpoint_of
 from judge.engine.outlock import holding_locks
@@ -105,6 +106,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     args = parser.parse_args(argv)
     level = {0: logging.WARNING, 1: logging.INFO}.get(args.verbose, logging.DEBUG)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    redact_logs(cli_redactor(env, getattr(args, "base_url", None)))
     try:
         with holding_locks():  # every output a command checks stays locked until it ends
             code = int(args.run(args, env))

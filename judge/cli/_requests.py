@@ -71,6 +71,7 @@ class GradeRequest:
     generation_threshold: float | None
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
+    jury: Path | None = None  # --jury JURY.yaml: a panel of judges (judge.cli._jury)
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,13 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         action="append",
         help="records from a batch results file (OpenAI or vLLM; repeat for several)",
     )
+    p.add_argument(
+        "--jury",
+        type=Path,
+        metavar="JURY.yaml",
+        help="grade with a panel of judges named in this file; -o is then a folder holding "
+        "RUBRIC.jsonl (the panel) and jurors/NAME.jsonl (default: INPUT.jury/)",
+    )
     add_human_labels_option(p)
     add_html_option(p)
     add_judge_options(p)
@@ -120,6 +127,10 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
     """`judge grade`, from its request."""
+    if request.jury is not None:
+        from judge.cli._jury import run_grade_jury  # the jury loads only when asked for
+
+        return run_grade_jury(request, env)
     check_grade_html(request)
     check_run_options(request)
     refs = rubric_refs(request.rubric)

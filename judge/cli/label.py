@@ -13,10 +13,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-import uvicorn
-
 from judge.cli._common import add_rubrics_dir_option, rubric_library
 from judge.cli._help import LABEL_EXAMPLES
+from judge.cli._listen import require_strong_token
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import LabelRequest, request_from
 from judge.errors import UsageError
@@ -26,6 +25,7 @@ from judge.label.export import export_labels
 from judge.label.labelset import LabelPlan, describe, open_label_store
 from judge.label.queue import Queues
 from judge.rubric import load_rubric
+from judge.web import serve
 
 TOKEN_ENV = "JUDGE_LABEL_TOKEN"
 
@@ -108,6 +108,10 @@ def _run_server(request: LabelRequest, env: Mapping[str, str]) -> int:
     _check(request)
     if request.annotator is not None and not ANNOTATOR.match(request.annotator):
         raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
+    token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    require_strong_token(
+        request.host, token, f"set {TOKEN_ENV}, or leave it unset for a generated one"
+    )
     assert request.rubric is not None  # _check says --rubric is required
     rubric = load_rubric(request.rubric, rubric_library(request, env))
     choices = label_choices(rubric)  # before the store: an unlabelled kind creates nothing
@@ -117,7 +121,6 @@ def _run_server(request: LabelRequest, env: Mapping[str, str]) -> int:
     inputs = [source, *([request.records] if request.records else [])]
     check_outputs([Output("--db", db, "label-store")], inputs, overwrite=None)
     store = open_label_store(db, plan)
-    token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     session = LabelSession(
         rubric,
         choices,
@@ -136,11 +139,8 @@ def _run_server(request: LabelRequest, env: Mapping[str, str]) -> int:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
-        create_label_app(session), log_level="warning", server_header=False, timeout_keep_alive=5
-    )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        serve(create_label_app(session), sock)
     finally:
         store.close()
     return 0

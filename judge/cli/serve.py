@@ -11,25 +11,32 @@ from __future__ import annotations
 
 import argparse
 import errno
-import ipaddress
 import logging
 import socket
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
-
-import uvicorn
 
 from judge.cli._help import SERVE_EXAMPLES
+from judge.cli._listen import MIN_TOKEN_CHARS, is_loopback, require_strong_token
+from judge.cli._logging import redact_logs
 from judge.cli._requests import ServeRequest, request_from
 from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
+from judge.web import serve
+
+__all__ = [
+    "MIN_TOKEN_CHARS",
+    "add_serve",
+    "bind",
+    "check_token",
+    "is_loopback",
+    "run_serve",
+    "serve_command",
+]
 
 log = logging.getLogger(__name__)
-
-MIN_TOKEN_CHARS = 16
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
@@ -49,29 +56,10 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(run=run_serve)
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_token(host: str, token: str | None) -> None:
     """Off loopback the service needs a token of at least MIN_TOKEN_CHARS characters."""
-    if is_loopback(host):
-        return
-    if token is None:
-        raise UsageError(
-            f"binding to {host} needs a bearer token: set JUDGE_SERVICE_TOKEN "
-            "or `token`/`token_env` in the configuration"
-        )
-    if len(token) < MIN_TOKEN_CHARS:
-        raise UsageError(
-            f"binding to {host} needs a bearer token of at least {MIN_TOKEN_CHARS} characters, "
-            f"got {len(token)} (e.g. `python -c 'import secrets; print(secrets.token_urlsafe())'`)"
-        )
+    how = "set JUDGE_SERVICE_TOKEN or `token`/`token_env` in the configuration"
+    require_strong_token(host, token, how)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -95,19 +83,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def install_log_redaction(redact: Callable[[str], str]) -> None:
-    """Pass every log record made from now on, by any logger, through `redact`: its message
-    and its traceback are rendered at creation and only the redacted text is kept."""
-    make_record = logging.getLogRecordFactory()
-
-    def redacted_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = make_record(*args, **kwargs)
-        record.msg, record.args = redact(record.getMessage()), None
-        if record.exc_info:
-            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
-        return record
-
-    logging.setLogRecordFactory(redacted_record)
+    """Pass every log record made from now on, by any logger, through `redact`."""
+    redact_logs(redact)
 
 
 def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -136,14 +113,5 @@ def serve_command(request: ServeRequest, env: Mapping[str, str]) -> int:
         file=sys.stderr,
         flush=True,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            timeout_keep_alive=5,
-            timeout_graceful_shutdown=10,
-            server_header=False,
-        )
-    )
-    server.run(sockets=[sock])
+    serve(app, sock, timeout_graceful_shutdown=10)
     return 0

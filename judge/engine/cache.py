@@ -5,6 +5,15 @@ endpoint (scheme, host, port, path: a model name means different weights on diff
 servers), temperature, top_p, seed, max tokens and output mode; and the case content (question,
 contexts, answer; for pairwise both answers in the order shown). Retries, timeouts,
 concurrency and the API key are not in it. Only `ok` and `abstained` outcomes are stored.
+
+Data, never objects: an entry is JSON bytes, `{"format": "llm-judge-verdict/1", "record":
+{...}}`, kept in the database row itself (`DataDisk`). diskcache's default `Disk` unpickles
+what it reads, so anyone who could write a shared cache folder could run code as the next
+user; `DataDisk` never unpickles and never opens a file a row names. A row that is not ours
+in that exact shape (a pickle, an entry of an older version of this cache, text, another
+format) is a miss: the case is graded again and its entry rewritten; a row of bytes that
+are not JSON (damaged, cut short) is a miss that is logged. A database that SQLite
+cannot read once open is a miss too, with one warning (a cache must never fail a run).
 """
 
 from __future__ import annotations
@@ -13,18 +22,23 @@ import hashlib
 import json
 import logging
 import os
-import pickle
+import re
 import sqlite3
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import diskcache
+from diskcache.core import MODE_RAW
 
 from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
 
 log = logging.getLogger(__name__)
+
+FORMAT = "llm-judge-verdict/1"
+_VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 
 
 def cache_key(rubric: Rubric, identity: dict[str, Any], case: Case) -> str:
@@ -39,10 +53,66 @@ def cache_key(rubric: Rubric, identity: dict[str, Any], case: Case) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+class DataDisk(diskcache.Disk):
+    """A diskcache `Disk` for bytes only, stored in the row: it never unpickles a key or a
+    value and never reads a file a row names. What it cannot return as bytes is `None`
+    (the cache then sees a miss)."""
+
+    def __init__(self, directory: str, min_file_size: int = 0, **_settings: Any) -> None:
+        # the folder's Settings table passes its own disk_* values (pickle_protocol, ...)
+        super().__init__(directory, min_file_size=min_file_size)
+
+    def get(self, key: Any, raw: bool) -> Any:
+        # a non-raw key is a pickle: hand back its bytes, never the object
+        return bytes(key) if isinstance(key, bytes | memoryview) else key
+
+    def store(
+        self, value: Any, read: bool, key: Any = diskcache.core.UNKNOWN
+    ) -> tuple[int, int, None, sqlite3.Binary]:
+        if read or not isinstance(value, bytes):
+            raise TypeError("the verdict cache stores bytes only")
+        return 0, MODE_RAW, None, sqlite3.Binary(value)
+
+    def remove(self, file_path: str) -> None:
+        # a row names the file to delete when it is replaced: only a name diskcache itself
+        # makes (ab/cd/<hex>.val, an older version's large entry) inside this folder
+        if _VALUE_FILE.fullmatch(str(file_path)):
+            super().remove(file_path)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> bytes | None:
+        if mode != MODE_RAW or filename is not None or not isinstance(value, bytes | memoryview):
+            return None  # a pickle, a file, text or a number: not an entry of ours
+        return bytes(value)
+
+
+def encode_entry(record: dict[str, Any]) -> bytes:
+    entry = {"format": FORMAT, "record": record}
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def decode_entry(data: bytes | None) -> dict[str, Any] | None:
+    """The record an entry holds, or None for anything that is not exactly our format;
+    bytes that are not JSON at all (a damaged or truncated row) raise ValueError."""
+    if data is None:
+        return None
+    try:
+        entry = json.loads(data)
+    except RecursionError:
+        return None
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError alike
+        raise ValueError(f"not JSON: {exc}") from None
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return None
+    record = entry.get("record")
+    return record if isinstance(record, dict) else None
+
+
 class VerdictCache:
     """A folder holding one entry per cache key. A folder it creates is private to the
     user (mode 0700); an existing folder is used as it is, its mode never changed (it may
-    be a shared folder the user chose, and is not ours to chmod)."""
+    be a shared folder the user chose, and is not ours to chmod). A database that cannot be
+    opened is a UsageError naming the folder; one that fails later is a miss (`get`) or
+    not written (`set`), with one warning for the life of the cache."""
 
     def __init__(self, directory: Path) -> None:
         try:
@@ -58,26 +128,62 @@ class VerdictCache:
         else:
             os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
         self.directory = directory
+        self._warned = False
         try:
-            self._store = diskcache.Cache(str(directory))
-        except (OSError, sqlite3.Error) as exc:
-            raise UsageError(f"cannot use the cache folder {directory}: {exc}") from None
+            self._store = diskcache.Cache(str(directory), disk=DataDisk)
+        except (OSError, sqlite3.Error, diskcache.Timeout, ValueError, KeyError) as exc:
+            raise UsageError(
+                f"cannot use the cache folder {directory}: {exc} (move it aside, or pass "
+                "--no-cache)"
+            ) from None
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The entry, or None: a miss, and so is an entry that cannot be read back (a
-        large value's file truncated or damaged), which is logged and graded again."""
+        """The record stored under `key`; None when there is none or it is not ours. A row
+        of our bytes that is not JSON (damaged or cut short) is a miss too, and logged."""
         try:
-            value = self._store.get(key)
-        except (OSError, EOFError, ValueError, pickle.UnpicklingError, sqlite3.Error) as exc:
+            data = self._store.get(key)
+        except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
+            self._warn(exc)
+            return None
+        try:
+            return decode_entry(data)
+        except ValueError as exc:
             log.warning("cache entry %s in %s is unreadable (%s): a miss", key, self.directory, exc)
             return None
-        return value if isinstance(value, dict) else None
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self._store.set(key, value)
+        try:
+            self._store.set(key, encode_entry(value))
+        except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
+            self._warn(exc)
+
+    def keys(self) -> list[str]:
+        """Every key of ours (str); for tests and tools, not the grading path."""
+        return [key for key in self._store.iterkeys() if isinstance(key, str)]
+
+    def _warn(self, exc: BaseException) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning(
+                "the verdict cache %s failed (%s): grading without it; move it aside to "
+                "start a fresh one",
+                self.directory,
+                exc,
+            )
 
     def __len__(self) -> int:
         return len(self._store)
 
     def close(self) -> None:
         self._store.close()
+
+    def __enter__(self) -> VerdictCache:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

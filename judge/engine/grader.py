@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from functools import partial
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from judge.engine.cache import VerdictCache, cache_key
 from judge.engine.identity import identity_of
 from judge.engine.identity import judge_id as hash_identity
@@ -62,10 +64,9 @@ class Grader:
         identity = self.backend.cache_identity()
         if use_cache and self.cache is not None and identity is not None:
             key = cache_key(self.rubric, identity, case)
-            hit = self.cache.get(key)
+            hit = _from_cache(self.cache.get(key), self.rubric, case, self.judge_id)
             if hit is not None:
-                hit = {**hit, "judge_id": self.judge_id}
-                return GradedRecord(**hit, id=case.id, slices=case.slices, cached=True)
+                return hit
         try:
             outcome = await self.backend.evaluate(self.rubric, case)
         except ApiError as exc:
@@ -153,6 +154,30 @@ def build_record(
     )
 
 
+def _from_cache(
+    entry: dict[str, Any] | None, rubric: Rubric, case: Case, judge_id: str
+) -> GradedRecord | None:
+    """The cached record for `case`, or None (a miss) when the entry is not a valid record
+    of a verdict by this rubric: the cache folder may be shared, what it holds is only data."""
+    if entry is None or entry.get("status") not in ("ok", "abstained"):
+        return None
+    if [entry.get(k) for k in ("rubric", "rubric_version", "rubric_sha256")] != [
+        rubric.id,
+        rubric.version,
+        rubric.sha256,
+    ]:
+        return None
+    fields = {**entry, "judge_id": judge_id, "id": case.id, "slices": case.slices}
+    try:
+        return GradedRecord.model_validate({**fields, "cached": True})
+    except ValidationError:
+        log.debug("a cache entry for %s is not a valid record; graded again", case.id)
+        return None
+
+
+_CACHEABLE_EXCLUDE = {"id", "slices", "cached", "usage", "latency_ms"}
+
+
 def _cacheable(record: GradedRecord) -> dict[str, Any]:
     # a cache hit costs nothing now: it reports zero usage and latency (the defaults)
-    return record.model_dump(mode="json", exclude={"id", "slices", "cached", "usage", "latency_ms"})
+    return record.model_dump(mode="json", exclude=_CACHEABLE_EXCLUDE)

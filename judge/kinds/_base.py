@@ -148,6 +148,11 @@ class Kind:
     #: the score at or above which a case's signal counts as high in the two-by-two
     #: diagnosis; a rubric file's `threshold` key wins where the kind's spec reads one
     signal_threshold: ClassVar[float] = 0.5
+    #: how a jury's verdicts on a case combine (judge.jury.vote): "label" when the label is
+    #: the verdict (a label without a majority leaves the case undecided: `no_majority`),
+    #: "score" when the score is (the mean or median of the votes decides; the label is
+    #: reported only where the rule finds one)
+    panel_combines: ClassVar[str] = "label"
 
     def threshold(self, rubric: Rubric) -> float:
         """The score at or above which this rubric's signal is high (`signal_threshold`,

@@ -139,6 +139,7 @@ def check_citations(
 
 class CitationsKind(Kind):
     name = "citations"
+    panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "CitationsVerdict"
     signal = None
     template_inputs = "[question, contexts, answer]"

@@ -122,6 +122,7 @@ class ContextRelevanceStats(ChoiceStats):
 
 class ContextRelevanceKind(Kind):
     name = "context_relevance"
+    panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "ContextRelevanceVerdict"
     answer_fields = ()  # it grades the retrieved chunks; there is no answer to pad or inject
     signal = "retrieval"

@@ -180,6 +180,7 @@ class CorrectnessStats(ChoiceStats):
 
 class CorrectnessKind(Kind):
     name = "correctness"
+    panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "CorrectnessVerdict"
     signal = "generation"
     template_inputs = "[question, answer, reference]"

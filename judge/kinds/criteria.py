@@ -184,6 +184,7 @@ def criteria_notes(summary: dict[str, Any]) -> list[str]:
 
 class CriteriaKind(Kind):
     name = "criteria"
+    panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "CriteriaVerdict"
     spec_model = CriteriaSpec
     columns: ClassVar[dict[str, str]] = {"mean_score": "overall", "pass_rate": "pass rate"}

@@ -70,6 +70,7 @@ class ScaleStats(ChoiceStats):
 
 class ScaleKind(Kind):
     name = "scale"
+    panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "ScaleVerdict"
     spec_model = ScaleSpec
     columns: ClassVar[dict[str, str]] = {"mean_value": "mean", "pass_rate": "pass rate"}

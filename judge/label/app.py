@@ -5,6 +5,10 @@ item's view (the rubric's inputs of the case), the label choices and the annotat
 answers. Every request but the static files needs the session token, as a bearer header or,
 for the page itself, `?token=` in the URL the server printed; the page then sends it as a
 bearer header, which a cross-site page cannot do without a CORS grant we never give.
+The token is checked before a body is read (an anonymous caller learns nothing from how a
+body would be parsed), bodies are capped at BODY_LIMIT bytes, and the request guard of
+`judge.web` refuses cross-site requests, bodies not declared JSON and, on loopback, any
+Host but a loopback name (DNS rebinding).
 The Content-Security-Policy allows scripts, styles and requests from this origin only.
 """
 
@@ -19,6 +23,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
+from starlette.datastructures import Headers, QueryParams
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.label.choices import (
     Choice,
@@ -30,6 +36,7 @@ from judge.label.choices import (
 from judge.label.queue import Queues
 from judge.label.store import Event, LabelStore, StoredItem
 from judge.rubric import Rubric
+from judge.web import BodyLimit, RequestGuard, send_error
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -48,6 +55,8 @@ _STATIC = {
     "favicon.svg": "image/svg+xml",
 }
 ANNOTATOR = re.compile(r"^[\w][\w .@-]{0,63}$")
+BODY_LIMIT = 64 << 10  # an answer is a name, a case id, a choice and a note of 4,000 chars
+_UNAUTHORISED = "open the URL `judge label` printed: it carries the token"
 
 
 @dataclass
@@ -81,14 +90,8 @@ class LabelError(Exception):
 
 
 def create_label_app(session: LabelSession) -> FastAPI:
-    """The FastAPI app of one labelling session (no OpenAPI pages: they load a CDN)."""
+    """The FastAPI app of one labelling session (no OpenAPI pages: nothing to document)."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.middleware("http")
-    async def secure(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
-        response.headers.update(SECURITY_HEADERS)
-        return response
 
     @app.exception_handler(LabelError)
     async def on_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -96,8 +99,7 @@ def create_label_app(session: LabelSession) -> FastAPI:
         return JSONResponse({"error": {"message": exc.message}}, status_code=exc.status)
 
     @app.get("/", include_in_schema=False)
-    def page(request: Request) -> Response:
-        _authorise(session, request, allow_query=True)
+    def page() -> Response:
         return Response(_asset("label.html"), media_type="text/html; charset=utf-8")
 
     @app.get("/static/{name}", include_in_schema=False)
@@ -107,36 +109,76 @@ def create_label_app(session: LabelSession) -> FastAPI:
         return Response(_asset(name), media_type=_STATIC[name])
 
     @app.get("/api/state")
-    def state(request: Request, annotator: str | None = None) -> dict[str, Any]:
-        _authorise(session, request)
+    def state(annotator: str | None = None) -> dict[str, Any]:
         return _state(session, _name(annotator) if annotator else None)
 
     @app.post("/api/answer")
-    def answer(request: Request, body: Answer) -> dict[str, Any]:
-        _authorise(session, request)
+    def answer(body: Answer) -> dict[str, Any]:
         return _answer(session, body)
 
     @app.post("/api/undo")
-    def undo(request: Request, body: Undo) -> dict[str, Any]:
-        _authorise(session, request)
+    def undo(body: Undo) -> dict[str, Any]:
         name = _name(body.annotator)
         event = session.store.undo(name)
         return _state(session, name, undone=event)
 
+    # outermost last: headers on every answer, then the guard, the token, the body limit
+    app.add_middleware(BodyLimit, limit_for=lambda _path: BODY_LIMIT)
+    app.add_middleware(TokenFirst, token=session.token)
+    app.add_middleware(RequestGuard)
+    app.add_middleware(SecurityHeaders)
     return app
+
+
+class TokenFirst:
+    """ASGI middleware: 401 unless the request carries the session token (a bearer header;
+    the page itself may take `?token=`), before any route reads or validates a body. The
+    static files (script, style, icon) are public: they hold no data."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith("/static/"):
+            header = Headers(scope=scope).get("authorization", "")
+            given = header[7:] if header.lower().startswith("bearer ") else ""
+            if not given and scope["path"] == "/":
+                given = QueryParams(scope.get("query_string", b"")).get("token", "")
+            if not hmac.compare_digest(given.encode(), self.expected):
+                await send_error(send, 401, "unauthorized", _UNAUTHORISED)
+                return
+        await self.app(scope, receive, send)
+
+
+class SecurityHeaders:
+    """ASGI middleware: SECURITY_HEADERS on every response, errors from middleware included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k in SECURITY_HEADERS}
+                kept = [
+                    (k, v)
+                    for k, v in message.get("headers", [])
+                    if k.decode("latin-1").lower() not in names
+                ]
+                added = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                message = {**message, "headers": kept + added}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def _asset(name: str) -> bytes:
     return resources.files("judge.label").joinpath("static", name).read_bytes()
-
-
-def _authorise(session: LabelSession, request: Request, *, allow_query: bool = False) -> None:
-    header = request.headers.get("authorization", "")
-    given = header[7:] if header.lower().startswith("bearer ") else ""
-    if not given and allow_query:
-        given = request.query_params.get("token", "")
-    if not hmac.compare_digest(given.encode(), session.token.encode()):
-        raise LabelError(401, "open the URL `judge label` printed: it carries the token")
 
 
 def _name(annotator: str) -> str:

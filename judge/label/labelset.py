@@ -110,6 +110,5 @@ def _check_records(records: Path | None, strata: dict[str, str], case_ids: list[
 
 
 def describe(store: LabelStore) -> str:
-    items = store.items()
-    overlap = sum(item.required > 1 for item in items)
-    return f"{len(items)} cases to label ({overlap} of them by two annotators)"
+    items, overlap = store.count_items()
+    return f"{items} cases to label ({overlap} of them by two annotators)"

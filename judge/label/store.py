@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,7 +35,10 @@ CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, annotator TEXT NOT NULL, case_id TEXT NOT NULL,
     action TEXT NOT NULL CHECK (action IN ('label', 'skip')), label TEXT, note TEXT,
     shown_order TEXT, labelled_at TEXT NOT NULL, UNIQUE (annotator, case_id));
+CREATE INDEX IF NOT EXISTS events_by_case ON events (case_id);
 """
+
+Change = Callable[[str, str, "Event | None"], None]  # (annotator, case id, their event now)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,22 @@ class LabelStore:
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
         self._items: list[StoredItem] | None = None
+        self._watchers: list[Change] = []
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every method holds: a watcher's state guarded by it moves in step."""
+        return self._lock
+
+    def watch(self, watcher: Change) -> None:
+        """Call `watcher(annotator, case_id, event)` after each committed change, under the
+        store's lock (so watchers see changes in commit order); `event` is the annotator's
+        answer for the case now, None after an undo."""
+        self._watchers.append(watcher)
+
+    def _changed(self, annotator: str, case_id: str, event: Event | None) -> None:
+        for watcher in self._watchers:
+            watcher(annotator, case_id, event)
 
     def close(self) -> None:
         self._db.close()
@@ -125,7 +144,21 @@ class LabelStore:
         return self._items
 
     def item(self, case_id: str) -> StoredItem | None:
-        return next((i for i in self.items() if i.case_id == case_id), None)
+        """One item by id: an indexed lookup (the UNIQUE case_id), whatever the set's size."""
+        rows = self._query("SELECT * FROM items WHERE case_id = ?", (case_id,))
+        if not rows:
+            return None
+        pos, cid, view, prob, req = rows[0]
+        return StoredItem(pos, cid, json.loads(view), prob, req)
+
+    def outline(self) -> list[tuple[str, int]]:
+        """(case id, labels required) of every item in position order, without the views."""
+        return self._query("SELECT case_id, required FROM items ORDER BY position")
+
+    def count_items(self) -> tuple[int, int]:
+        """(items, items needing more than one label)."""
+        rows = self._query("SELECT COUNT(*), COALESCE(SUM(required > 1), 0) FROM items")
+        return int(rows[0][0]), int(rows[0][1])
 
     # ---- events ---------------------------------------------------------------------------
 
@@ -141,30 +174,38 @@ class LabelStore:
         """Store a label (or a skip when `label` is None), replacing this annotator's
         earlier answer for the case; committed (and fsynced) before it returns."""
         action = "skip" if label is None else "label"
-        with self._transaction() as db:
-            db.execute(
-                "DELETE FROM events WHERE annotator = ? AND case_id = ?", (annotator, case_id)
-            )
-            db.execute(
-                "INSERT INTO events (annotator, case_id, action, label, note, shown_order,"
-                " labelled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (annotator, case_id, action, label, note or None, shown_order, utc_now()),
-            )
-            row = db.execute(
-                "SELECT * FROM events WHERE annotator = ? AND case_id = ?", (annotator, case_id)
-            ).fetchone()
-        return Event(*row)
+        with self._lock:
+            with self._transaction() as db:
+                db.execute(
+                    "DELETE FROM events WHERE annotator = ? AND case_id = ?", (annotator, case_id)
+                )
+                db.execute(
+                    "INSERT INTO events (annotator, case_id, action, label, note, shown_order,"
+                    " labelled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (annotator, case_id, action, label, note or None, shown_order, utc_now()),
+                )
+                row = db.execute(
+                    "SELECT * FROM events WHERE annotator = ? AND case_id = ?",
+                    (annotator, case_id),
+                ).fetchone()
+            event = Event(*row)
+            self._changed(annotator, case_id, event)
+        return event
 
     def undo(self, annotator: str) -> Event | None:
         """Remove this annotator's latest label or skip; return it (None: nothing to undo)."""
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT * FROM events WHERE annotator = ? ORDER BY seq DESC LIMIT 1", (annotator,)
-            ).fetchone()
-            if row is None:
-                return None
-            db.execute("DELETE FROM events WHERE seq = ?", (row[0],))
-        return Event(*row)
+        with self._lock:
+            with self._transaction() as db:
+                row = db.execute(
+                    "SELECT * FROM events WHERE annotator = ? ORDER BY seq DESC LIMIT 1",
+                    (annotator,),
+                ).fetchone()
+                if row is None:
+                    return None
+                db.execute("DELETE FROM events WHERE seq = ?", (row[0],))
+            event = Event(*row)
+            self._changed(annotator, event.case_id, None)
+        return event
 
     def events(self, annotator: str | None = None) -> list[Event]:
         """Events in the order given, of one annotator or of all."""

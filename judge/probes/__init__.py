@@ -58,11 +58,12 @@ _PROBE_METRICS: dict[str, tuple[str, ...]] = {
         *("consistency_rate", "inconsistent_pairs", "first_slot_inconsistency_rate"),
         *("second_slot_inconsistency_rate", "tie_inconsistency_rate", "first_position_wins"),
         *("decisive_verdicts", "first_position_win_rate", "first_position_p_value"),
+        *("first_position_pairs_up", "first_position_pairs_down"),
         *("tie_verdicts", "tie_rate", "tied_both_orders", "inconsistent.first_slot"),
         *("inconsistent.second_slot", "inconsistent.with_tie", "resolved.a", "resolved.b"),
         "resolved.tie",
     ),
-    "verbosity": ("cases", "n"),
+    "verbosity": ("cases", "n", "score_changes_total"),
     "repeat": (
         *("cases", "repeats", "judge_calls", "complete_cases", "agreeing_cases"),
         *("exact_agreement_rate", "mean_spread", "max_spread", "krippendorff_alpha_labels"),

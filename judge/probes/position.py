@@ -10,8 +10,12 @@ Definitions (pairs with both verdicts parsed; the others are counted as `unparse
 - inconsistent pairs split by slot: `first_slot` (the answer shown first won both times),
   `second_slot` (the one shown second won both times), `with_tie` (one order a tie).
 - first_position_win_rate = verdicts won by slot A / non-tie verdicts, over both orders;
-  0.5 means no position preference (each pair shows each answer first once), tested
-  against 0.5 with an exact two-sided binomial test.
+  0.5 means no position preference (each pair shows each answer first once). A pair's two
+  verdicts are one observation, not two: the interval is a pair (cluster) bootstrap, and
+  `first_position_p_value` is the exact sign test over the pairs that lean to one slot
+  (slot A won more of the pair's two verdicts than slot B: `first_position_pairs_up`,
+  or fewer: `first_position_pairs_down`; exactly the inconsistent pairs), against "each
+  leaning pair is a fair coin". A consistent pair shows no preference and does not count.
 - swap-resolved verdict: the content winner when both orders agree, else a tie.
 """
 
@@ -23,12 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from calibration.estimates.probe_stats import binomial_p, rate_fields
+from calibration.estimates.probe_stats import (
+    pair_rate_fields,
+    pair_rate_interval,
+    rate_fields,
+    sign_test_fields,
+)
 from calibration.io.rows import iter_rows
 from judge.engine.grader import Grader
 from judge.errors import InputError, UsageError
 from judge.kinds.pairwise import PAIRWISE_SCORE
 from judge.probes._common import (
+    BiasCheck,
     ProbeOptions,
     ProbeResult,
     fmt,
@@ -86,6 +96,7 @@ def position_stats(pairs: Sequence[PairVerdicts]) -> dict[str, Any]:
             split["with_tie"].append(pair.id)
     slots = [s for p in complete for s in (p.ab, p.ba)]
     first, decisive, ties = slots.count("A"), len(slots) - slots.count("tie"), slots.count("tie")
+    wins, verdicts = _first_slot_counts(complete)
     n = len(complete)
     report: dict[str, Any] = {
         "pairs": len(pairs),
@@ -101,8 +112,10 @@ def position_stats(pairs: Sequence[PairVerdicts]) -> dict[str, Any]:
         **rate_fields("tie_inconsistency_rate", len(split["with_tie"]), n),
         "first_position_wins": first,
         "decisive_verdicts": decisive,
-        **rate_fields("first_position_win_rate", first, decisive),
-        "first_position_p_value": binomial_p(first, decisive),
+        **pair_rate_fields("first_position_win_rate", wins, verdicts),
+        **sign_test_fields(
+            "first_position", [2 * w - v for w, v in zip(wins, verdicts, strict=True)]
+        ),
         "tie_verdicts": ties,
         **rate_fields("tie_rate", ties, len(slots)),
         "tied_both_orders": sum(p.ab == p.ba == "tie" for p in complete),
@@ -113,15 +126,23 @@ def position_stats(pairs: Sequence[PairVerdicts]) -> dict[str, Any]:
     return report
 
 
-def position_checks(report: dict[str, Any]) -> list[Any]:
+def _first_slot_counts(complete: Sequence[PairVerdicts]) -> tuple[list[int], list[int]]:
+    """Per pair: verdicts won by slot A, and non-tie verdicts (0 to 2 each)."""
+    wins = [(p.ab == "A") + (p.ba == "A") for p in complete]
+    verdicts = [(p.ab != "tie") + (p.ba != "tie") for p in complete]
+    return wins, verdicts
+
+
+def position_checks(report: dict[str, Any], pairs: Sequence[PairVerdicts]) -> list[Any]:
     n = report["complete_pairs"]
+    wins, verdicts = _first_slot_counts([p for p in pairs if p.ab is not None and p.ba is not None])
     return [
         rate_check("inconsistency_rate", report["inconsistent_pairs"], n, 0.0),
-        rate_check(
+        BiasCheck(
             "first_position_win_rate",
-            report["first_position_wins"],
-            report["decisive_verdicts"],
+            report["first_position_win_rate"],
             0.5,
+            lambda c: pair_rate_interval(wins, verdicts, confidence=c),
         ),
     ]
 
@@ -138,7 +159,9 @@ def position_markdown(report: dict[str, Any]) -> list[str]:
         f"| consistency rate | {fmt(report['consistency_rate'], report['consistency_rate_ci95'])} |",
         f"| first-position win rate (0.5 = no preference) | "
         f"{fmt(report['first_position_win_rate'], report['first_position_win_rate_ci95'])} |",
-        f"| binomial test vs 0.5, p | {fmt_p(report['first_position_p_value'])} |",
+        f"| sign test over the {report['first_position_pairs_up']} + "
+        f"{report['first_position_pairs_down']} pairs leaning to slot A or B, p | "
+        f"{fmt_p(report['first_position_p_value'])} |",
         f"| tie rate | {fmt(report['tie_rate'], report['tie_rate_ci95'])} |",
         "",
         f"Inconsistent pairs: {report['inconsistent_pairs']}: first-shown answer won both "
@@ -154,7 +177,7 @@ def position_markdown(report: dict[str, Any]) -> list[str]:
 def position_result(pairs: Sequence[PairVerdicts], source: dict[str, Any]) -> ProbeResult:
     report = {"probe": "position", **source, **position_stats(pairs)}
     lines = ["# Position probe", "", *position_markdown(report)]
-    return ProbeResult(report=report, checks=position_checks(report), markdown=lines)
+    return ProbeResult(report=report, checks=position_checks(report, pairs), markdown=lines)
 
 
 # ---- judging both orders ---------------------------------------------------------------

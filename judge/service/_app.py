@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Path
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 
 from judge.config import Redactor
 from judge.engine.outcome import Backend
@@ -52,7 +53,10 @@ from judge.service._models import (
 )
 from judge.service._routes import job_routes
 from judge.service._state import ServiceState, check_cases, grade_limit
+from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
+from judge.web import RequestGuard
+from judge.web.guard import JSON_TYPE
 
 __all__ = ["create_app"]
 
@@ -60,9 +64,11 @@ __all__ = ["create_app"]
 def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None) -> FastAPI:
     """The FastAPI app for `config`; the job store opens now (rebuilding what its index
     lost), jobs resume on startup. `backends` replaces judges by name (tests)."""
+    pool = JudgePool(config, backends=backends)
+    pool.open_cache()  # a cache folder that cannot be used is refused now, in one line
     state = ServiceState(
         config=config,
-        pool=JudgePool(config, backends=backends),
+        pool=pool,
         store=JobStore(config.data_dir),
         redact=Redactor(config.secrets()),
     )
@@ -81,7 +87,9 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
             await state.pool.aclose()
             state.store.close()
 
-    app = FastAPI(
+    # /docs and /redoc from assets shipped in the fastapi-offline wheel (Swagger UI, ReDoc,
+    # pinned by its version): no CDN, so the pages work offline and load nothing unpinned
+    app = FastAPIOffline(
         title="LLM judge grading service",
         version="1",
         lifespan=lifespan,
@@ -94,6 +102,8 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     app.add_middleware(BodyLimit, limit_for=_limit_for(config))
     if config.token is not None:  # outside the body limit: no token, no reading
         app.add_middleware(BearerAuth, token=config.token.get_secret_value())
+    # before the token and the body: a cross-site page or a rebound Host gets nothing
+    app.add_middleware(RequestGuard, allowed_hosts=config.allowed_hosts, body_types=_body_types)
     app.add_middleware(CatchAll)
     app.include_router(_meta_routes(state))
     secured = [Depends(_auth(config))] if config.token is not None else []
@@ -133,6 +143,13 @@ def _document_choices(app: FastAPI, state: ServiceState) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _body_types(path: str) -> tuple[str, ...]:
+    """JSON everywhere; /v1/jobs also takes its uploads (JSONL, CSV)."""
+    if path.rstrip("/") == "/v1/jobs":
+        return (JSON_TYPE, *UPLOAD_TYPES)
+    return (JSON_TYPE,)
 
 
 def _limit_for(config: ServiceConfig) -> Callable[[str], int]:

@@ -13,7 +13,6 @@ import hmac
 import json
 import logging
 import re
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -24,6 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.service._models import ErrorResponse
+from judge.web import BodyLimit as BodyLimit  # re-exported: the service's body limit
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ _STATUS_TYPES = {
     401: "unauthorized",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     409: "conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
@@ -137,41 +138,6 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(HTTPException, on_http)
     app.add_exception_handler(Exception, on_crash)
-
-
-class BodyLimit:
-    """ASGI middleware: 413 when a body is over its route's limit, by Content-Length at once
-    or, for a chunked upload, as soon as the bytes received pass it."""
-
-    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
-        self.app = app
-        self.limit_for = limit_for
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.limit_for(scope["path"])
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _send_json(send, 413, _too_large(limit))
-            return
-        received = 0
-
-        async def limited() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise HTTPException(413, _too_large(limit)["error"]["message"])
-            return message
-
-        await self.app(scope, limited, send)
-
-
-def _too_large(limit: int) -> dict[str, Any]:
-    message = f"request body is over the {limit}-byte limit"
-    return {"error": {"type": "payload_too_large", "message": message}}
 
 
 async def _send_json(

@@ -195,7 +195,10 @@ class JobRunner:
         rubric = self.pool.rubric(job.rubric)
         if rubric.sha256 != job.rubric_sha256:
             raise JudgeError(f"rubric {job.rubric} changed since the job was submitted")
-        source, records = self.store.input_path(job), self.store.records_path(job)
+        try:
+            source, records = self.store.input_path(job), self.store.records_path(job)
+        except ValueError as exc:
+            raise JobDamaged(str(exc)) from None
         await asyncio.to_thread(_check_input, job, source)
         labels = await asyncio.to_thread(_labels, self.store.labels_path(job))
         grader = self.pool.grader(job.judge, rubric)

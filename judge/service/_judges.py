@@ -88,6 +88,13 @@ class JudgePool:
             return RulesJudge(time_budget_s=self.config.limits.request_timeout_s)
         return make_backend(config)
 
+    def open_cache(self) -> None:
+        """Open the verdict cache now if any judge uses it: a folder that cannot be used is
+        a UsageError at start (one line, exit 2), not a 500 on every request. Once open, a
+        failing cache is a miss with one warning in the log (VerdictCache)."""
+        for name in self.names():
+            self._cache_for(name)
+
     def _cache_for(self, name: str) -> VerdictCache | None:
         config = self.config.judge_config(name)
         if config.offline or not config.use_cache:

@@ -148,6 +148,13 @@ class JobState(BaseModel):
     updated_at: float
 
 
+class JobList(BaseModel):
+    """One page of jobs, newest first; `next` is the `before=` of the next page (null: last)."""
+
+    jobs: list[JobState]
+    next: str | None = None
+
+
 class ErrorDetail(BaseModel):
     type: str
     message: str

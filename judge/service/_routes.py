@@ -3,7 +3,9 @@
 POST /v1/jobs takes the grade body as JSON, or the answer set itself as a JSONL (or CSV)
 upload with `?rubric=ID[@VERSION]&judge=NAME`, validates it in full like `judge grade`
 does a file (service_upload), stores it under the data dir and answers 202 with the job id
-at once. GET answers status and, once done, the records; DELETE cancels.
+at once. GET /v1/jobs lists jobs (newest first, by status, a page at a time); GET of one
+job answers its status and, once done, the records; DELETE cancels a queued or running job
+(a finished job has nothing to cancel: 409, and it is left as it is).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from judge.service._models import (
     RUBRIC_REF,
     ErrorResponse,
     JobCreated,
+    JobList,
     JobState,
+    JobStatusName,
     Progress,
 )
 from judge.service._state import ServiceState
@@ -29,6 +33,7 @@ from judge.service._store import Job
 from judge.service._upload import JSON_TYPES, UPLOAD_TYPES, submit_json, submit_upload
 
 CHUNK = 1 << 16
+PAGE, MAX_PAGE = 50, 500
 JobId = Annotated[str, PathParam(max_length=64)]
 _UPLOAD_BODY = {
     "required": True,
@@ -87,6 +92,19 @@ def job_routes(state: ServiceState) -> APIRouter:
             )
         return JSONResponse({"id": job.id, "status": job.status}, status_code=202)
 
+    @router.get("/jobs", response_model=JobList)
+    async def listing(
+        status: JobStatusName | None = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE,
+        before: Annotated[str | None, Query(max_length=64)] = None,
+    ) -> JobList:
+        """Jobs newest first, `limit` a page (of one `status` if given); pass the answer's
+        `next` as `before` for the next page."""
+        after = find_job(state, before, field="before") if before is not None else None
+        jobs = state.store.listing(status=status, limit=limit + 1, before=after)
+        page = [_state(state, job) for job in jobs[:limit]]
+        return JobList(jobs=page, next=page[-1].id if len(jobs) > limit else None)
+
     @router.get("/jobs/{job_id}", response_model=JobState, responses={404: _ERR})
     async def status(job_id: JobId) -> JobState:
         """Status, progress and (once done) the summary."""
@@ -118,20 +136,33 @@ def job_routes(state: ServiceState) -> APIRouter:
             ) from None
         return JSONLResponse(_chunks(handle))
 
-    @router.delete("/jobs/{job_id}", response_model=JobState, responses={404: _ERR})
+    @router.delete(
+        "/jobs/{job_id}",
+        response_model=JobState,
+        responses={404: _ERR, 409: _ERR | {"description": "the job has already finished"}},
+    )
     async def cancel(job_id: JobId) -> JobState:
-        """Cancel a queued or running job (a finished job is left as it is)."""
+        """Cancel a queued or running job: it ends `cancelled`, its finished records kept.
+        A job that has already finished (done, failed, cancelled) is 409, left as it is."""
         job = find_job(state, job_id)
-        if job.status in ("queued", "running"):
-            await state.jobs().cancel(job.id)
+        if job.status not in ("queued", "running"):
+            raise ServiceError(
+                409,
+                "job_finished",
+                f"job {job.id} is {job.status}: only a queued or running job can be cancelled",
+            )
+        await state.jobs().cancel(job.id)
         return _state(state, find_job(state, job_id))
 
     return router
 
 
-def find_job(state: ServiceState, job_id: str) -> Job:
+def find_job(state: ServiceState, job_id: str, *, field: str | None = None) -> Job:
+    """The job, or 404 (422 naming `field` when the id came in a query parameter)."""
     job = state.store.get(job_id)
     if job is None:
+        if field is not None:
+            raise ServiceError(422, "invalid_request", f"no job {job_id!r}", field=field)
         raise ServiceError(404, "not_found", f"no job {job_id!r}")
     return job
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import TypeAdapter
+
 from judge.errors import UsageError
 from judge.service._diskfull import DISK_FULL
 
@@ -41,6 +43,10 @@ ACTIVE = ("queued", "running")
 MANIFEST = "job.json"
 INCOMING = ".incoming-"
 HUMAN_LABELS = "human_labels.jsonl"  # a job's human labels, when it was given some
+# the only names a job's stored input has (the upload's format); a manifest or index row
+# naming anything else (`../x`) describes a job this service never made
+INPUT_NAMES = frozenset({"cases.jsonl", "cases.csv"})
+STATUSES = frozenset({"queued", "running", "done", "failed", "cancelled"})
 _JOB_ID = re.compile(r"^job_[0-9a-f]{24}$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -59,7 +65,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     input_sha256 TEXT
-)
+);
+CREATE INDEX IF NOT EXISTS jobs_by_time ON jobs (created_at, id);
 """
 
 
@@ -83,6 +90,7 @@ class Job:
 
 
 _COLUMNS = [f.name for f in dataclasses.fields(Job)]
+_MANIFEST = TypeAdapter(Job)
 
 
 def new_job_id() -> str:
@@ -129,6 +137,9 @@ class JobStore:
         return self.folder(job.id) / "records.jsonl"
 
     def input_path(self, job: Job) -> Path:
+        """The job's stored input; ValueError for a name that is not one of ours."""
+        if job.input_name not in INPUT_NAMES:
+            raise ValueError(f"job {job.id} names an input {job.input_name!r} that is not ours")
         return self.folder(job.id) / job.input_name
 
     def labels_path(self, job: Job) -> Path:
@@ -147,6 +158,22 @@ class JobStore:
 
     def by_key(self, key: str) -> Job | None:
         return self._one("SELECT * FROM jobs WHERE idempotency_key = ?", key)
+
+    def listing(self, *, status: str | None, limit: int, before: Job | None) -> list[Job]:
+        """Jobs newest first: `limit` of them, of one `status` if given, older than `before`."""
+        where: list[str] = []
+        values: list[Any] = []
+        if status is not None:
+            where.append("status = ?")
+            values.append(status)
+        if before is not None:
+            where.append("(created_at < ? OR (created_at = ? AND id < ?))")
+            values += [before.created_at, before.created_at, before.id]
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        sql = f"SELECT * FROM jobs {clause}ORDER BY created_at DESC, id DESC LIMIT ?"
+        with self._lock:
+            rows = self._db.execute(sql, (*values, limit)).fetchall()
+        return [_job(row) for row in rows]
 
     def unfinished(self) -> list[Job]:
         with self._lock:
@@ -237,7 +264,12 @@ class JobStore:
             elif _JOB_ID.match(folder.name) and self.get(folder.name) is None:
                 job = read_manifest(folder)
                 if job is None:
-                    log.warning("job folder %s has no readable %s; left as it is", folder, MANIFEST)
+                    log.warning(
+                        "job folder %s has no readable %s (or it names an input or status "
+                        "that is not ours); left as it is",
+                        folder,
+                        MANIFEST,
+                    )
                     continue
                 try:
                     self._insert(job)
@@ -265,7 +297,7 @@ def _open_index(path: Path) -> sqlite3.Connection:
             check = db.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise sqlite3.DatabaseError(check)
-            db.execute(_SCHEMA)
+            db.executescript(_SCHEMA)
             columns = {row[1] for row in db.execute("PRAGMA table_info(jobs)")}
             if "input_sha256" not in columns:
                 db.execute("ALTER TABLE jobs ADD COLUMN input_sha256 TEXT")
@@ -292,13 +324,17 @@ def write_manifest(folder: Path, job: Job) -> None:
 
 
 def read_manifest(folder: Path) -> Job | None:
-    """The job a folder's manifest describes, or None if it is missing or unreadable."""
+    """The job a folder's manifest describes, or None if it is missing, unreadable, or not
+    one of ours: typed as the index is, its own folder's id, an input name and a status
+    this service writes (a manifest is a file anyone with the data dir can edit)."""
     try:
         data = json.loads((folder / MANIFEST).read_text("utf-8"))
-        job = Job(**{name: data[name] for name in _COLUMNS if name in data})
-    except (OSError, ValueError, TypeError):
+        job = _MANIFEST.validate_python({name: data[name] for name in _COLUMNS if name in data})
+    except (OSError, ValueError, TypeError, RecursionError):  # pydantic's error is a ValueError
         return None
-    return job if job.id == folder.name else None
+    if job.id != folder.name or job.input_name not in INPUT_NAMES or job.status not in STATUSES:
+        return None
+    return job
 
 
 def _dump(summary: dict[str, Any] | None) -> str | None:

@@ -47,7 +47,7 @@ from judge.service._store import (
 
 log = logging.getLogger(__name__)
 
-JSON_TYPES = ("application/json", "")
+JSON_TYPES = ("application/json",)  # a body must say it is JSON (judge.web.guard)
 UPLOAD_TYPES = {
     "application/x-ndjson": "cases.jsonl",
     "application/jsonl": "cases.jsonl",

@@ -15,6 +15,7 @@ Read once, at the edge (`judge serve`), from a YAML or TOML file and the environ
     data_dir: ./judge-service            # SQLite job store and each job's files
     cache_dir: ~/.cache/llm-judge        # the verdict cache, shared with the CLI
     limits: {grade_body_bytes: 1048576, job_body_bytes: 67108864, grade_cases: 100}
+    allowed_hosts: [judge.internal]      # on loopback: Host names besides localhost, 127.0.0.1
 
 With no judge configured the service offers the offline rules judge as `rules`. Clients pick
 a judge by name; an endpoint URL or key never comes from a request.
@@ -77,6 +78,9 @@ class ServiceConfig(BaseModel):
     # the operator's own rubric folders, after the built-in ones; $JUDGE_RUBRICS_DIR adds more
     rubrics_dirs: list[Path] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)
+    # Host names a server on loopback answers besides localhost and loopback IPs (the name a
+    # reverse proxy on this machine forwards); any other Host is refused (DNS rebinding).
+    allowed_hosts: list[str] = Field(default_factory=list)
     # Resolved from the environment at load time; never serialised.
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, repr=False, exclude=True)
 

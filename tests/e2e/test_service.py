@@ -193,7 +193,8 @@ def test_unknown_job_and_cancel_of_a_finished_job(api: httpx.Client) -> None:
     assert_error(api.delete("/v1/jobs/job_nope"), 404)
     job_id = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": [case()]}).json()["id"]
     wait_for_job(api, job_id)
-    assert api.delete(f"/v1/jobs/{job_id}").json()["status"] == "done"
+    assert_error(api.delete(f"/v1/jobs/{job_id}"), 409)  # nothing to cancel (issue 20 item 15)
+    assert api.get(f"/v1/jobs/{job_id}").json()["status"] == "done"
 
 
 # ---- rubrics, judges, probes, calibration ----------------------------------------------

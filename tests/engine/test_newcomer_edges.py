@@ -377,8 +377,12 @@ def readme_root_outputs() -> set[str]:
     readme = (REPO / "README.md").read_text("utf-8")
     flags = r"(?:-o|--summary|--json|--markdown|--html|--db|--test-labels|--export-batch)"
     found = set()
+    elsewhere = False  # after a `cd` a block's commands write in another folder
     for line in readme.replace("\\\n", " ").splitlines():  # continued lines joined
-        if not re.match(r"\s*(?:JUDGE_\w+=\S+ )?(?:judge|vllm) ", line):
+        if line.startswith("```"):
+            elsewhere = False
+        elsewhere = elsewhere or bool(re.match(r"\s*cd |.*&& cd ", line))
+        if elsewhere or not re.match(r"\s*(?:JUDGE_\w+=\S+ )?(?:judge|vllm) ", line):
             continue
         for name in re.findall(flags + r" ([\w./-]+)", line):
             if not name.startswith(("examples/", "tests/", "/")) and "FILE" not in name:

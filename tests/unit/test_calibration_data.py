@@ -94,13 +94,14 @@ def test_hanna_relevance_rater1_vs_rater2(weights, expected):
     )
 
 
-def test_hanna_three_raters_give_the_ceiling_and_majority_ties():
+def test_hanna_three_raters_give_the_ceiling_and_keep_every_item():
     folder = DATA / "hanna-relevance"
     r = calibrate(folder / "rater1.csv", folder / "humans_long.csv", **FAST)
     inter = r["inter_annotator"]
     assert inter["annotators"] == ["rater1", "rater2", "rater3"]
     assert inter["method"] == "fleiss_kappa"
     assert inter["pairwise"]["rater1 vs rater2"]["kappa"] == pytest.approx(0.0761, abs=5e-5)
-    ties = r["excluded"]["human"]["tied majority"]
-    assert ties > 0 and r["n"] + ties == 1056
+    # Every item kept: three ratings always have a median on the 1-5 scale.
+    assert r["n"] == 1056 and r["excluded"]["human"] == {} and inter["adjudicated"] == {}
+    assert inter["consolidation"] == "median rating; between two levels, the lower"
     assert r["unmatched"]["judge_only"] == 0

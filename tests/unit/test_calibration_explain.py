@@ -91,7 +91,11 @@ def test_a_planted_length_bias_is_named():
 def test_a_planted_slice_is_named():
     ids, human, judge, cases = _cases(400, 6, slice_effect=1.5)
     section = errors_by_covariate(ids, human, judge, cases)
-    assert section["summary"].startswith("disagreement is higher in slice 'risky': OR ")
+    assert section["summary"].startswith(
+        "disagreement is higher in slice 'risky' than in slice 'routine': OR "
+    )
+    row = next(r for r in section["covariates"] if r["name"] == "slice:risky")
+    assert row["reference"] == section["reference"] == "slice 'routine'"
 
 
 def test_no_planted_effect_says_so():

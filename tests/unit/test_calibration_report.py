@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from calibration import CalibrationInputError, calibrate, read_labels, write_report
+from calibration.agreement.annotators import TIED
 from calibration.decisions.plan import plan_sample_size, simulate_interval_width
 from judge.cli._calibrate import add_arguments, run
 from tests.calibration_sets import DESIGN_KEYS
@@ -170,7 +171,7 @@ def test_numeric_judge_against_text_labels_needs_a_threshold(tmp_path):
     assert any("in-sample" in reason for reason in fitted["readiness_reasons"])
 
 
-def test_two_annotators_use_cohen_and_majority_ties_are_listed(tmp_path):
+def test_two_annotators_use_cohen_and_majority_ties_are_kept_and_listed(tmp_path):
     human = write_csv(
         tmp_path / "h.csv",
         "id,annotator,label\n"
@@ -191,8 +192,12 @@ def test_two_annotators_use_cohen_and_majority_ties_are_listed(tmp_path):
     r = calibrate(judge, human, **FAST)
     assert r["inter_annotator"]["method"] == "cohen_kappa"
     assert r["inter_annotator"]["ceiling"] == pytest.approx(0.5)
-    assert r["excluded"]["human_ids"] == {"tied majority": ["c"]}
-    assert r["n"] == 3 and r["unmatched"]["judge_only"] == 0
+    # The tie on c is kept, settled by the documented rule (the first label in the order,
+    # "n" before the pass label "y"), counted and listed; nothing is excluded.
+    assert r["excluded"]["human_ids"] == {}
+    assert r["inter_annotator"]["adjudicated_ids"] == {TIED: ["c"]}
+    assert r["n"] == 4 and r["unmatched"]["judge_only"] == 0
+    assert r["confusion_matrix"]["matrix"] == [[1, 2], [0, 1]]  # c and d: human n, judge y
 
 
 def test_label_plan_formula_agrees_with_simulation(capsys):

@@ -27,6 +27,7 @@ from tests.calibration_sets import (
     EXAMPLES,
     faithbench,
     grade_examples_offline,
+    hanna_ratings,
     llmbar,
     read_csv_labels,
 )
@@ -71,6 +72,18 @@ def _hanna() -> dict:
     }
 
 
+def _fleiss_weighted(*, named: bool) -> dict:
+    """Fleiss' kappa (Gwet's generalisation: any number of ratings an item) unweighted,
+    linear and quadratic, on the 1-5 scale, of HANNA's ratings, all or named-annotator."""
+    long = pd.DataFrame(hanna_ratings(named=named), columns=["id", "annotator", "label"])
+    wide = long.pivot(index="id", columns="annotator", values="label")
+    out: dict = {"n": int(len(wide)), "ratings": int(len(long))}
+    for weights in ("identity", "linear", "quadratic"):
+        cac = CAC(wide, weights=weights, categories=[1, 2, 3, 4, 5], digits=DIGITS)
+        out[f"fleiss_kappa_{weights}"] = float(cac.fleiss()["est"]["coefficient_value"])
+    return out
+
+
 def main() -> None:
     fb, lb = faithbench(), llmbar()
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,6 +101,8 @@ def main() -> None:
         ),
         "examples-rules-faithfulness": examples,
         "hanna-relevance-3-raters": _hanna(),
+        "hanna-relevance-fleiss-weighted": _fleiss_weighted(named=False),
+        "hanna-relevance-named-annotators": _fleiss_weighted(named=True),
     }
     out = Path(__file__).with_name("irrcac-figures.json")
     out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,142 @@
+"""`judge grade --jury JURY.yaml`: parsing and printing; the work is in judge.jury."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from calibration.io.jsonout import write_strict_json
+from judge.cli._common import config_from_args, print_summary, rubric_library
+from judge.cli._grade_many import input_file, rubric_refs
+from judge.cli._labels import human_labels_inputs, human_labels_option
+from judge.cli._outputs import Output, check_outputs
+from judge.cli._requests import GradeRequest
+from judge.cli._run import (
+    check_run_options,
+    finish_run,
+    prices_from_args,
+    run_conditions,
+    selection_from_args,
+)
+from judge.config import JudgeConfig
+from judge.errors import UsageError
+from judge.jury.config import Jury, load_jury
+from judge.jury.run import grade_panel, juror_configs, juror_path, open_panel
+from judge.rubric import Rubric, load_rubric
+
+if TYPE_CHECKING:
+    from judge.engine.measure.human_labels import HumanLabels
+
+_NOT_WITH_JURY = {
+    "batch_api": "--batch-api",
+    "export_batch": "--export-batch",
+    "import_batch": "--import-batch",
+    "html": "--html",
+}
+
+
+def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
+    """Grade with the panel of `request.jury`; exit code as `judge grade`'s."""
+    assert request.jury is not None
+    check_run_options(request)
+    given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
+    if given:
+        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet)")
+    refs = rubric_refs(request.rubric)
+    if len(refs) > 1:
+        raise UsageError("--jury grades one rubric at a time")
+    if request.input == "-" and request.output is None:
+        raise UsageError("reading cases from stdin (-) with --jury needs -o OUT/")
+    jury = load_jury(request.jury)
+    rubric = load_rubric(refs[0], rubric_library(request, env))
+    conditions = run_conditions(request, rubric)
+    base = config_from_args(request.judge, env)
+    configs = juror_configs(jury, base, env)
+    out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"-o {out_dir}: with --jury the output is a folder")
+    records = out_dir / f"{rubric.id}.jsonl"
+    labels = human_labels_option(request)
+    inputs = [] if request.input == "-" else [Path(request.input)]
+    inputs += human_labels_inputs(request)
+    check_outputs(_outputs(request, jury, out_dir, records), inputs, overwrite=request.overwrite)
+    _announce(jury)
+    with input_file(request.input, request.input_format) as input_path:
+        summary = asyncio.run(
+            _grade(jury, rubric, configs, input_path, out_dir, request, base, labels)
+        )
+    print_summary(summary)
+    _print_panel(summary["jury"])
+    print(f"records: {records} (jurors: {out_dir / 'jurors'})", file=sys.stderr)
+    if request.summary:
+        write_strict_json(request.summary, summary)
+    return finish_run(
+        summary, records, max_error_rate=request.max_error_rate, conditions=conditions
+    )
+
+
+async def _grade(
+    jury: Jury,
+    rubric: Rubric,
+    configs: list[JudgeConfig],
+    input_path: Path,
+    out_dir: Path,
+    request: GradeRequest,
+    base: JudgeConfig,
+    labels: HumanLabels | None,
+) -> dict[str, Any]:
+    async with open_panel(jury, rubric, configs) as panel:
+        return await grade_panel(
+            panel,
+            input_path,
+            out_dir,
+            selection=selection_from_args(request),
+            overwrite=request.overwrite,
+            use_cache=base.use_cache,
+            prices=prices_from_args(request, configs[0]),
+            human_labels=labels,
+        )
+
+
+def _outputs(request: GradeRequest, jury: Jury, out_dir: Path, records: Path) -> list[Output]:
+    outputs = [Output("-o", records, "records")]
+    outputs += [Output("-o", juror_path(out_dir, j.name), "records") for j in jury.jurors]
+    if request.summary:
+        outputs.append(Output("--summary", request.summary, "summary"))
+    return outputs
+
+
+def _announce(jury: Jury) -> None:
+    names = ", ".join(f"{j.name} ({j.model})" for j in jury.jurors)
+    print(
+        f"judge: a jury of {len(jury.jurors)}: {names}; labels by {jury.rule}, scores by "
+        f"{jury.scores}, min_votes {jury.quorum}",
+        file=sys.stderr,
+    )
+
+
+def _print_panel(panel: dict[str, Any]) -> None:
+    agreement = panel["agreement"]
+    alpha, ci = agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci95"]
+    print(
+        f"panel: outcomes {panel['outcomes']}; votes {panel['votes']}; "
+        f"alpha {alpha} (95% {ci}); unanimous {agreement['unanimous_share']}; "
+        f"n_eff {agreement['n_eff']} of {len(agreement['jurors'])}",
+        file=sys.stdout,
+    )
+    humans = panel.get("vs_humans")
+    if humans and "members" in humans:
+        figures = ", ".join(
+            f"{name} {m['kappa']} {m['kappa_ci95']}" for name, m in humans["members"].items()
+        )
+        versus = humans["panel_vs_best"]
+        print(
+            f"vs people (kappa, 95%): {figures}; panel vs best juror {humans['best_juror']}: "
+            f"{versus['verdict']} (McNemar p {versus['mcnemar']['p_value']:.3g}); "
+            f"errors' mean correlation {humans['error_correlation']['mean']}; "
+            f"cost x{humans['cost_ratio']}",
+            file=sys.stdout,
+        )

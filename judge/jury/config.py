@@ -1,0 +1,115 @@
+"""JURY.yaml: the jurors of a panel and the rule their votes combine by.
+
+```yaml
+rule: majority            # labels: majority (strict, of the whole panel) | plurality | unanimity
+scores: mean              # scores: mean | median (with their spread)
+min_votes: 2              # default: a majority of the panel (floor(k / 2) + 1)
+jurors:
+  - {name: a, model: gpt-4o-2024-08-06, base_url: https://api.openai.com/v1,
+     api_key_env: OPENAI_API_KEY, concurrency: 8, sampling: {temperature: 0, seed: 1}}
+  - {name: b, model: claude-3-5-sonnet-20241022, base_url: ..., weight: 2}
+```
+Each juror is a single judge with its own endpoint, key, concurrency and sampling; the
+options the command line gives (timeouts, retries, cache) apply to every juror.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+from judge.config import JudgeConfig
+from judge.errors import UsageError
+from judge.schemas import NAME
+
+LabelRule = Literal["majority", "plurality", "unanimity"]
+ScoreRule = Literal["mean", "median"]
+
+
+class Sampling(BaseModel):
+    """How a juror samples: what JudgeConfig calls temperature, top_p, seed, max_tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = 42
+    max_tokens: int = Field(default=1024, ge=16, le=32768)
+
+
+class Juror(BaseModel):
+    """One judge of the panel."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=NAME)
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    concurrency: int = Field(default=16, ge=1, le=1024)
+    sampling: Sampling = Sampling()
+    weight: float = Field(default=1.0, gt=0.0)
+
+
+class Jury(BaseModel):
+    """A panel: two or more jurors with distinct names, and the vote rules."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    jurors: tuple[Juror, ...] = Field(min_length=2)
+    rule: LabelRule = "majority"
+    scores: ScoreRule = "mean"
+    min_votes: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Jury:
+        names = [j.name for j in self.jurors]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"juror names must be distinct, repeated: {twice}")
+        if self.min_votes is not None and self.min_votes > len(self.jurors):
+            raise ValueError(f"min_votes {self.min_votes} exceeds the {len(self.jurors)} jurors")
+        return self
+
+    @property
+    def quorum(self) -> int:
+        """The votes a case needs: `min_votes`, else a majority of the panel."""
+        return self.min_votes or len(self.jurors) // 2 + 1
+
+
+def load_jury(path: Path) -> Jury:
+    """Read and validate JURY.yaml; a problem is a UsageError naming the file and field."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the jury file: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        return Jury.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in exc.errors()
+        )
+        raise UsageError(f"{path}: {problems}") from None
+
+
+def juror_config(juror: Juror, base: JudgeConfig, env: Mapping[str, str]) -> JudgeConfig:
+    """The juror's judge config: its model, endpoint, key, concurrency and sampling over
+    `base` (timeouts, retries, output mode, cache). The key is read from `api_key_env`."""
+    key = env.get(juror.api_key_env) if juror.api_key_env else None
+    if juror.api_key_env and not key:
+        raise UsageError(f"juror {juror.name!r}: ${juror.api_key_env} is not set")
+    return base.model_copy(
+        update={
+            "model": juror.model,
+            "base_url": juror.base_url or base.base_url,
+            "api_key": SecretStr(key) if key else base.api_key,
+            "concurrency": juror.concurrency,
+            **juror.sampling.model_dump(),
+        }
+    )
