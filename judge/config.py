@@ -47,6 +47,10 @@ def _in_range(value: int | str) -> int | str:
     return value
 
 
+# `concurrency`: requests in flight, or "auto" (a judge's and a juror's alike)
+Concurrency = Annotated[int | Literal["auto"], AfterValidator(_in_range)]
+
+
 class JudgeSettings(BaseModel):
     """The model and how it is asked: what a named judge in a service config also holds."""
 
@@ -64,7 +68,7 @@ class JudgeSettings(BaseModel):
     # "auto": learnt from the endpoint (AIMD on 429/503, its rate-limit headers:
     # judge.client._pacing), up to MAX_CONCURRENCY; `rpm` / `tpm` cap requests and tokens
     # a minute, for providers that send no rate-limit headers
-    concurrency: Annotated[int | Literal["auto"], AfterValidator(_in_range)] = 16
+    concurrency: Concurrency = 16
     rpm: int | None = Field(default=None, ge=1)
     tpm: int | None = Field(default=None, ge=1)
 
