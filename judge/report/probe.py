@@ -8,12 +8,11 @@ is a list of cases to look at, shown with their text; the gate's checks; the pro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judge.probes._common import fmt_p
-from judge.probes.verbosity import pad
 from judge.report.cases import MAX_CASES, case_cards, read_cases
 from judge.report.html import definitions, document, esc, figure, grid, paragraph, section, table
 from judge.report.svg import intervals
@@ -35,6 +34,12 @@ NAMES = {
     "raised_ids": "cases raised by a padding",
     "lowered_ids": "cases lowered by a padding",
 }
+
+
+def fmt_p(value: Any) -> Any:
+    """A p-value cell: `< 0.001` below that (never `0.000`), else the number."""
+    tiny = isinstance(value, int | float) and math.isfinite(value) and value < 0.001
+    return "< 0.001" if tiny else value
 
 
 def metric_name(key: str) -> str:
@@ -170,6 +175,8 @@ def _flagged(report: dict[str, Any], cases: Path | None, records: Sequence[Any] 
 def _score_changes(report: dict[str, Any], cases: Path | None) -> str:
     """Each changed pair: the original and padded scores, and the padded answer itself
     (rebuilt from the case, as the probe built it) when the cases are at hand."""
+    from judge.probes.verbosity import pad  # the probes load statistics: only when drawn
+
     changes = report["score_changes"]
     texts = read_cases(cases, {c["id"] for c in changes})
     rows = []
