@@ -145,9 +145,12 @@ def parse_conditions(
 
 
 def _number(value: object) -> float | None:
+    """The number a gate compares: a figure's ``unrounded`` value when it carries one (a
+    summary shows figures rounded to 6 decimals; the gate must not see 0.7999996 as 0.8)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) else None
+    exact = float(getattr(value, "unrounded", value))
+    return exact if math.isfinite(exact) else None
 
 
 def _why_undefined(name: str, metrics: Mapping[str, object], reasons: Mapping[str, str]) -> str:

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calibration.agreement.kappa_variance import cell_probabilities, kappa_variance_per_case
 from calibration.agreement.metrics import kappa_from_confusion
 from calibration.inference.intervals import normal_quantile
 
 __all__ = [
     "LabelPlan",
     "cell_probabilities",
+    "exact_floor",
     "kappa_variance_per_case",
     "plan_sample_size",
     "predicted_width",
@@ -49,6 +51,7 @@ class LabelPlan:
     judge_rate: float
     confidence: float
     method: str = METHOD
+    floor: int | None = None  # set when the exact floor, not the formula, decided n
 
     @property
     def prevalence(self) -> float:
@@ -62,50 +65,31 @@ class LabelPlan:
             else f"people passing {self.human_rate:.3g} and the judge {self.judge_rate:.3g} "
             "of cases"
         )
-        return (
+        text = (
             f"{self.n} labelled cases give a {self.confidence:.0%} interval about "
             f"{self.width:g} wide (±{self.width / 2:g}) around kappa {self.kappa:.3g} at "
             f"{rates} ({self.method})."
         )
-
-
-def cell_probabilities(kappa: float, human_rate: float, judge_rate: float) -> np.ndarray:
-    """The 2x2 table (rows human fail/pass, columns judge fail/pass) with these margins and
-    this kappa (see the module docstring); ``ValueError`` when no such table exists."""
-    for name, rate in (("human rate", human_rate), ("judge rate", judge_rate)):
-        if not 0 < rate < 1:
-            raise ValueError(f"{name} must be strictly between 0 and 1, got {rate}")
-    h, j = human_rate, judge_rate
-    chance = h * j + (1 - h) * (1 - j)
-    d = kappa * (1 - chance) / 2
-    table = np.array([[(1 - h) * (1 - j) + d, (1 - h) * j - d], [h * (1 - j) - d, h * j + d]])
-    if np.any(table < -1e-12):
-        highest = 2 * min(h * (1 - j), (1 - h) * j) / (1 - chance)
-        lowest = -2 * min(h * j, (1 - h) * (1 - j)) / (1 - chance)
-        raise ValueError(
-            f"kappa {kappa:g} is impossible when people pass {h:g} and the judge {j:g} of "
-            f"cases: it lies between {lowest:.3f} and {highest:.3f}"
-        )
-    return np.clip(table, 0.0, None)
-
-
-def kappa_variance_per_case(kappa: float, human_rate: float, judge_rate: float) -> float:
-    """``n · Var(κ̂)`` from Fleiss, Cohen and Everitt (1969), Psychol. Bull. 72(5), eq. 13."""
-    table = cell_probabilities(kappa, human_rate, judge_rate)
-    rows, cols = table.sum(axis=1), table.sum(axis=0)
-    p_e = float(rows @ cols)
-    diagonal = sum(table[i, i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in range(2))
-    off = sum(table[i, j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j)
-    numerator = diagonal + (1 - kappa) ** 2 * off - (kappa - p_e * (1 - kappa)) ** 2
-    return float(numerator / (1 - p_e) ** 2)
+        if self.floor is not None:
+            text += (
+                f" The formula alone asks for fewer; {self.floor} is the fewest whose "
+                "exact interval can be that narrow even at perfect agreement."
+            )
+        return text
 
 
 def predicted_width(
     n: int, kappa: float, *, human_rate: float, judge_rate: float, confidence: float = 0.95
 ) -> float:
-    """Full width of the ``confidence`` interval of kappa that ``n`` labelled cases give."""
+    """Full width of the ``confidence`` interval of kappa that ``n`` labelled cases give:
+    the large-sample width, and never less than the exact interval's at perfect
+    agreement (``(1 - ((1 - confidence)/2)^(1/n)) / (1 - p_e)``, see :func:`exact_floor`),
+    so that a kappa near 1 is not promised an interval of width 0."""
     variance = kappa_variance_per_case(kappa, human_rate, judge_rate)
-    return 2 * normal_quantile(confidence) * math.sqrt(variance / n)
+    large_sample = 2 * normal_quantile(confidence) * math.sqrt(variance / n)
+    chance = human_rate * judge_rate + (1 - human_rate) * (1 - judge_rate)
+    exact = (1 - ((1 - confidence) / 2) ** (1 / n)) / (1 - chance)
+    return max(large_sample, min(2.0, exact))
 
 
 def plan_sample_size(
@@ -130,8 +114,31 @@ def plan_sample_size(
     h = prevalence if human_rate is None else human_rate
     j = prevalence if judge_rate is None else judge_rate
     variance = kappa_variance_per_case(kappa, h, j)
-    n = max(2, math.ceil((2 * normal_quantile(confidence)) ** 2 * variance / width**2))
-    return LabelPlan(n, kappa, width, h, j, confidence)
+    formula = math.ceil((2 * normal_quantile(confidence)) ** 2 * variance / width**2)
+    chance = h * j + (1 - h) * (1 - j)
+    floor = exact_floor(width, chance, confidence=confidence)
+    n = max(2, formula, floor)
+    return LabelPlan(n, kappa, width, h, j, confidence, floor=floor if floor >= formula else None)
+
+
+def exact_floor(width: float, chance: float, *, confidence: float = 0.95) -> int:
+    """The fewest labels whose kappa interval can be ``width`` wide at all: the smallest
+    ``n`` for which even perfect agreement (``n`` of ``n``) has an exact interval no wider.
+
+    The interval reported where the bootstrap collapses
+    (:func:`calibration.agreement.small_sample.agreement_coefficient_interval`) runs from
+    ``(L - p_e)/(1 - p_e)`` to 1, with ``L = ((1 - confidence)/2)^(1/n)`` the
+    Clopper-Pearson lower bound of ``n`` of ``n``; it is at most ``width`` wide when
+    ``n >= ln((1 - confidence)/2) / ln(1 - width·(1 - p_e))``. Near kappa 1 the
+    large-sample variance goes to 0 and the formula alone would plan 2 labels; no plan
+    goes below this floor (at ``p_e = 0.5`` and width 0.2: 35 labels).
+
+    Reference: Clopper and Pearson (1934), Biometrika 26(4).
+    """
+    reach = width * (1 - chance)
+    if reach >= 1:
+        return 2
+    return max(2, math.ceil(math.log((1 - confidence) / 2) / math.log(1 - reach)))
 
 
 def simulate_interval_width(

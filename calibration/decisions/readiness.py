@@ -3,13 +3,19 @@
 The rule of thumb of the field, applied to the lower bound of the kappa interval (weighted
 kappa when a weighting was asked for) so that a small lucky sample cannot pass:
 below 0.4 ``not_ready``; 0.4 to 0.6 ``rough_signal``; above 0.6 ``gate_ready``.
-A judge that misses most of one class is never ``gate_ready``, whatever its kappa.
+A judge that misses most of one class is never ``gate_ready``, whatever its kappa, and
+neither is one whose labels hold fewer of a class than the label plan needs for an
+interval whose lower bound clears 0.6 at the observed kappa
+(:mod:`calibration.decisions.evidence`); the reasons say how many more labels of which
+class it needs.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from calibration.decisions.evidence import shortfall
 
 __all__ = ["NOT_READY", "ROUGH_SIGNAL", "GATE_READY", "assess_readiness"]
 
@@ -106,4 +112,26 @@ def assess_readiness(result: dict[str, Any]) -> tuple[str, list[str]]:
     if missed and verdict == GATE_READY:
         verdict = ROUGH_SIGNAL
         missed.append("not a gate while a class is mostly missed")
+    short = _short_of_evidence(result, value) if value > GATE_ABOVE else None
+    if short is not None and verdict == GATE_READY:
+        verdict = ROUGH_SIGNAL
+        missed.append(f"{short}; not a gate until then")
+    elif short is not None:  # the estimate clears the bar, the labels cannot yet say so
+        missed.append(short)
     return verdict, [*reasons, *missed, *context]
+
+
+def _short_of_evidence(result: dict[str, Any], kappa: float) -> str | None:
+    """Why the labels are too few to back "above 0.6"
+    (:func:`calibration.decisions.evidence.shortfall` on the confusion matrix), or ``None``
+    when they are enough."""
+    matrix = (result.get("confusion_matrix") or {}).get("matrix")
+    order = result.get("labels")
+    if not matrix or not order:
+        return None
+    human, judge = [], []
+    for i, row in enumerate(matrix):
+        for j, count in enumerate(row):
+            human += [order[i]] * count
+            judge += [order[j]] * count
+    return shortfall(human, judge, order, kappa, GATE_ABOVE)

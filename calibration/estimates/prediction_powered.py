@@ -34,13 +34,22 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement.annotators import consolidate_annotators
+from calibration.agreement.small_sample import small_sample_note
 from calibration.errors import CalibrationInputError
 from calibration.estimates._judged_cases import Cases, Sample, slice_names, unify_cases
 from calibration.estimates.binary import binary_rates
 from calibration.estimates.ppi import MeanEstimate, classical_mean, ppi_mean, ppi_mean_sampled
+from calibration.estimates.ppi_intervals import (
+    UNIT,
+    Scale,
+    clip,
+    guarded,
+    labelled_interval,
+    scale_of,
+)
 from calibration.inference.intervals import wilson_interval
 from calibration.io.classes import choose_positive, order_labels, pass_fail_classes
-from calibration.io.labels import LabelSet, labels_from_rows, normalise_label
+from calibration.io.labels import ABSTAINED, LabelSet, as_number, labels_from_rows, normalise_label
 from calibration.io.rows import read_rows
 from calibration.io.vocabulary import check_human_file
 
@@ -132,8 +141,9 @@ def _summary(
     explicit = [cases.respell(normalise_label(v)) for v in labels] if labels else None
     classes = pass_fail_classes(order_labels(cases.labels(), explicit=explicit))
     positive = _positive(cases, classes, positive_label, judge.path)
+    declared = _numeric_scale(explicit)
     by_slice = {
-        name: _block(cases.take(members), classes, positive, confidence)
+        name: _block(cases.take(members), classes, positive, confidence, declared)
         for name, members in slice_names(cases).items()
     }
     return {
@@ -150,7 +160,7 @@ def _summary(
             "excluded_records": {k: len(v) for k, v in judge.excluded.items()},
             "excluded_human": {k: len(v) for k, v in human.excluded.items()},
         },
-        "overall": _block(cases, classes, positive, confidence),
+        "overall": _block(cases, classes, positive, confidence, declared),
         "by_slice": by_slice,
     }
 
@@ -174,8 +184,19 @@ def _positive(
     return choose_positive(classes, chosen)
 
 
+def _numeric_scale(labels: Sequence[str] | None) -> list[float] | None:
+    """The numbers a rubric's labels are (relevance 1..5), ``abstained`` aside; else ``None``."""
+    values = [as_number(v) for v in labels or () if v != ABSTAINED]
+    numbers = [v for v in values if v is not None]
+    return numbers if numbers and len(numbers) == len(values) else None
+
+
 def _block(
-    cases: Cases, classes: list[str] | None, positive: str | None, confidence: float
+    cases: Cases,
+    classes: list[str] | None,
+    positive: str | None,
+    confidence: float,
+    declared: Sequence[float] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"judged": len(cases.ids), "labelled": cases.n_labelled}
     if classes is not None and positive is not None:
@@ -186,7 +207,7 @@ def _block(
         out["mean_score"] = _estimates(scores, confidence, rate=False)
     numeric = cases.numeric_labels() if classes is None else None
     if numeric is not None:
-        out["mean_label"] = _estimates(numeric, confidence, rate=False)
+        out["mean_label"] = _estimates(numeric, confidence, rate=False, declared=declared)
     return out
 
 
@@ -208,41 +229,60 @@ def _corrected(cases: Cases, classes: list[str], positive: str) -> dict[str, Any
     }
 
 
-def _interval(est: MeanEstimate, rate: bool) -> dict[str, Any]:
+def _interval(est: MeanEstimate, scale: Scale | None) -> dict[str, Any]:
     body = est.as_dict()
-    if rate and est.ci is not None:  # a rate lies in [0, 1]; clipping only helps coverage
-        body["ci95"] = [max(0.0, est.ci[0]), min(1.0, est.ci[1])]
+    body["ci95"] = list(c) if (c := clip(est.ci, scale)) is not None else None
     return body
 
 
-def _estimates(sample: Sample, confidence: float, *, rate: bool) -> dict[str, Any]:
-    """Judge-only, human-only and PPI++ figures of one quantity."""
+def _estimates(
+    sample: Sample, confidence: float, *, rate: bool, declared: Sequence[float] | None = None
+) -> dict[str, Any]:
+    """Judge-only, human-only and PPI++ figures of one quantity, every interval on the
+    quantity's scale and none narrower than the labels allow (:mod:`calibration.estimates.ppi_intervals`)."""
     labelled, f = sample.labelled, sample.f
     yl, fl, fu = sample.y[labelled], f[labelled], f[~labelled]
+    scale = UNIT if rate else scale_of(yl, f, declared=declared)
     out: dict[str, Any] = {"n_labelled": len(yl), "n_unlabelled": len(fu)}
-    out["judge_only"] = _plain(f, confidence, rate)
+    out["judge_only"] = _plain(f, confidence, rate, scale)
     if len(yl) == 0:
         out["reason"] = "no labelled case: only the judge's own figure"
         return out
+    own = labelled_interval(yl, scale, confidence, rate=rate)
     if sample.weights is None:
-        out["human_only"] = _plain(yl, confidence, rate)
+        out["human_only"] = _plain(yl, confidence, rate, scale)
         ppi = ppi_mean(yl, fl, fu, confidence=confidence)
         classical = classical_mean(yl, confidence=confidence)
     else:
         d = sample.weights[labelled]
         ppi = ppi_mean_sampled(yl, fl, f, d, confidence=confidence)
         classical = ppi_mean_sampled(yl, fl, f, d, lam=0.0, confidence=confidence)
-        out["human_only"] = _interval(classical, rate)
-    out["ppi"] = _interval(ppi, rate)
+        out["human_only"] = _interval(classical, scale)
+    out["ppi"] = _interval(ppi, scale)
+    if sample.weights is None and len(fu) == 0:
+        # Every case labelled: nothing to impute, PPI++ is the human-only estimate.
+        out["ppi"]["ci95"] = out["human_only"]["ci95"]
+        out["ppi"]["interval_note"] = "every case labelled: the human-only interval"
+    else:
+        ci, note = guarded(ppi.ci, own, len(yl), scale)
+        out["ppi"]["ci95"] = list(ci) if ci is not None else None
+        if note:
+            out["ppi"]["interval_note"] = note
     if ppi.std_error > 0 and np.isfinite(classical.std_error):
         out["ppi"]["effective_labels"] = len(yl) * (classical.std_error / ppi.std_error) ** 2
     if len(yl) < 2:
         out["reason"] = "one labelled case: no interval"
+    note = small_sample_note(len(yl))
+    if note:
+        out["note"] = note
     return out
 
 
-def _plain(values: np.ndarray, confidence: float, rate: bool) -> dict[str, Any]:
-    """A mean with a Wilson interval (rates) or a normal one (means)."""
+def _plain(
+    values: np.ndarray, confidence: float, rate: bool, scale: Scale | None
+) -> dict[str, Any]:
+    """A mean with a Wilson interval (rates) or a normal one kept on the scale and widened
+    as :func:`calibration.estimates.ppi_intervals.guarded` says (means)."""
     if len(values) == 0:
         return {"estimate": float("nan"), "ci95": None, "n": 0}
     if rate:
@@ -250,4 +290,16 @@ def _plain(values: np.ndarray, confidence: float, rate: bool) -> dict[str, Any]:
         ci = wilson_interval(hits, len(values), confidence=confidence)
         return {"estimate": hits / len(values), "ci95": list(ci), "n": len(values)}
     est = classical_mean(values, confidence=confidence)
-    return {"estimate": est.estimate, "ci95": list(est.ci) if est.ci else None, "n": len(values)}
+    own = labelled_interval(values, scale, confidence, rate=False)
+    if est.ci is None:  # one value: no spread to estimate, the score interval alone
+        guarded_ci, note = own, (None if own is None else "one value: the score interval")
+    else:
+        guarded_ci, note = guarded(est.ci, own, len(values), scale)
+    body: dict[str, Any] = {
+        "estimate": est.estimate,
+        "ci95": list(guarded_ci) if guarded_ci else None,
+        "n": len(values),
+    }
+    if note:
+        body["interval_note"] = note
+    return body

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibration.inference.intervals import normal_quantile
+from calibration.inference.intervals import normal_quantile, wilson_interval
 
 __all__ = ["CorrectedRate", "corrected_pass_rate", "rogan_gladen", "rogan_gladen_interval"]
 
@@ -80,7 +80,10 @@ def rogan_gladen_interval(
     (``Y`` near 0) and as fewer of the judged cases are labelled. Like Wilson's (and
     unlike a Wald or delta-method interval) it does not rely on the ratio being normal,
     which fails when ``Y`` is small. ``(nan, nan)`` when either class is missing from the
-    labels or ``Y <= 0``.
+    labels, ``Y <= 0``, or no rate in [0, 1] passes the test (the judge's rate and its
+    measured errors contradict each other at this confidence, as when ``Y`` is near 0);
+    :func:`corrected_pass_rate` then reports the rate undefined, saying why, instead of
+    a point.
 
     Seeded simulations (tests/unit/test_calibration_rates.py) check that it covers the full-data
     human rate at least at its nominal rate.
@@ -109,11 +112,12 @@ def rogan_gladen_interval(
     qb = -2 * a * youden - z2 * (youden**2 / n_judged + fpc * (s1 - s0))
     qc = a * a - z2 * fpc * s0
     disc = qb * qb - 4 * qa * qc
-    point = min(1.0, max(0.0, a / youden))
-    if disc < 0:  # no rate in [0, 1] fits: the correction left the unit interval
-        return (point, point)
+    if disc < 0:  # no rate fits the score inequality: the caller falls back
+        return nan
     root = math.sqrt(disc)
     low, high = (-qb - root) / (2 * qa), (-qb + root) / (2 * qa)
+    if high < 0 or low > 1:  # every rate that fits lies off [0, 1]
+        return nan
     return (min(1.0, max(0.0, low)), min(1.0, max(0.0, high)))
 
 
@@ -134,10 +138,20 @@ def corrected_pass_rate(
 ) -> CorrectedRate:
     """:func:`rogan_gladen` on the judge's rate over all judged cases, with Se and Sp from
     the labelled ones, and :func:`rogan_gladen_interval`; ``reason`` says why it is
-    undefined (``nan``) when it is."""
+    undefined (``nan``) when it is.
+
+    With every judged case labelled (``m = N``) there is nothing to correct: the rate is
+    the human rate with its Wilson interval, whatever the judge's Se and Sp (it is
+    defined even when ``Se + Sp <= 1`` or one class is missing). Where the score interval
+    finds no rate in [0, 1] (``Y`` near 0) the corrected rate is undefined and ``reason``
+    says why and gives the labelled cases' own rate with its Wilson interval: never a
+    point interval."""
     n_pos, n_neg = tp + fn, tn + fp
+    m = n_pos + n_neg
     apparent = judged_positive / n_judged if n_judged else float("nan")
-    sizes = (n_judged, n_pos + n_neg, apparent)
+    sizes = (n_judged, m, apparent)
+    if m and m == n_judged:  # every judged case labelled: the rate is the human one
+        return CorrectedRate(n_pos / m, wilson_interval(n_pos, m), *sizes, None)
     if n_pos == 0 or n_neg == 0:
         reason = "corrected rate undefined: the labelled cases hold only one class"
         return CorrectedRate(float("nan"), None, *sizes, reason)
@@ -150,4 +164,14 @@ def corrected_pass_rate(
         )
         return CorrectedRate(rate, None, *sizes, reason)
     ci = rogan_gladen_interval(judged_positive, n_judged, tp=tp, fn=fn, tn=tn, fp=fp)
+    if not all(math.isfinite(b) for b in ci):
+        low, high = wilson_interval(n_pos, m)
+        reason = (
+            f"corrected rate undefined: no rate in [0, 1] fits the judge's rate "
+            f"{apparent:.3f} with sensitivity {se:.3f} and specificity {sp:.3f} at 95% "
+            f"(Se + Sp - 1 = {se + sp - 1:.3f}: its verdicts say almost nothing about the "
+            f"true rate); the {m} labelled cases alone give {n_pos / m:.3f} "
+            f"[{low:.3f}, {high:.3f}] (Wilson)"
+        )
+        return CorrectedRate(float("nan"), None, *sizes, reason)
     return CorrectedRate(rate, ci, *sizes, None)

@@ -21,6 +21,7 @@ from calibration.agreement.coefficients import ac1_from_confusion, prevalence_no
 from calibration.agreement.correlation import correlations, grouped_correlations
 from calibration.agreement.metrics import (
     Weights,
+    _weight_matrix,
     adjacent_agreement,
     balanced_accuracy,
     kappa_from_confusion,
@@ -29,6 +30,7 @@ from calibration.agreement.metrics import (
     per_class_scores,
 )
 from calibration.agreement.multirater import krippendorff_alpha_from_counts
+from calibration.agreement.small_sample import cohen_chance, fce_kappa_interval, kappa_type_interval
 from calibration.estimates.binary import binary_rates
 from calibration.inference.intervals import (
     DEFAULT_RESAMPLES,
@@ -79,6 +81,35 @@ def _matrix_ci(
         return None
     matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
     return bootstrap_table_ci(matrix, of_matrix, n_resamples=opts.n_bootstrap, seed=opts.seed)
+
+
+def _coefficient_ci(
+    out: dict[str, Any],
+    name: str,
+    boot: tuple[float, float] | None,
+    matrix: np.ndarray,
+    chance: float,
+    disagreement: np.ndarray | None = None,
+    large_sample: tuple[float, float] | None = None,
+) -> None:
+    """Set ``NAME_ci95`` (and its ``_method`` and ``_reason``): the bootstrap interval, or,
+    where it is degenerate, the exact agreement interval (:mod:`calibration.agreement.small_sample`)."""
+    if boot is None:  # no bootstrap asked for (--bootstrap 0)
+        out[f"{name}_ci95"] = None
+        return
+    interval = kappa_type_interval(
+        boot, matrix, chance, disagreement=disagreement, large_sample=large_sample
+    )
+    out[f"{name}_ci95"] = interval.ci
+    out[f"{name}_ci95_method"] = interval.method
+    out[f"{name}_ci95_reason"] = interval.reason
+
+
+def _ac1_chance(matrix: np.ndarray) -> float:
+    """Gwet's chance agreement ``Σ π_k (1 - π_k) / (q - 1)`` (see coefficients)."""
+    n, q = matrix.sum(), matrix.shape[0]
+    share = (matrix.sum(axis=0) + matrix.sum(axis=1)) / (2 * n)
+    return float((share * (1 - share)).sum() / (q - 1))
 
 
 def _pair_alpha(h: np.ndarray, j: np.ndarray, k: int) -> float:
@@ -132,11 +163,9 @@ def _categorical(
         "expected_agreement": float((matrix.sum(0) * matrix.sum(1)).sum() / n**2) if n else None,
         "kappa": kappa,
         "kappa_undefined_reason": None if np.isfinite(kappa) else _undefined_reason(matrix, order),
-        "kappa_ci95": _matrix_ci(h, j, k, opts, kappa_from_confusion)
-        if np.isfinite(kappa)
-        else None,
+        "kappa_ci95": None,
         "ac1": ac1,
-        "ac1_ci95": _matrix_ci(h, j, k, opts, ac1_from_confusion) if np.isfinite(ac1) else None,
+        "ac1_ci95": None,
         "krippendorff_alpha": _pair_alpha(h, j, k),
         "weights": opts.weights,
         "weighted_kappa": None,
@@ -146,6 +175,13 @@ def _categorical(
         "balanced_accuracy": balanced_accuracy(h, j, labels=range(k)),
     }
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
+    if np.isfinite(kappa):
+        boot = _matrix_ci(h, j, k, opts, kappa_from_confusion)
+        chance = cohen_chance(matrix, _weight_matrix(k, None))
+        _coefficient_ci(out, "kappa", boot, matrix, chance, large_sample=fce_kappa_interval(matrix))
+    if np.isfinite(ac1):
+        boot = _matrix_ci(h, j, k, opts, ac1_from_confusion)
+        _coefficient_ci(out, "ac1", boot, matrix, _ac1_chance(matrix))
     _class_rates(matrix, order, out["per_class"])
     if opts.weights:
         # Weighed on the labels' values (the scale's own distances), not their positions.
@@ -153,7 +189,17 @@ def _categorical(
         weighted = weigh(matrix)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
-            out["weighted_kappa_ci95"] = _matrix_ci(h, j, k, opts, weigh)
+            w = _weight_matrix(k, opts.weights, label_values(order))
+            # Two classes: every weighting is unweighted kappa, the same large-sample interval.
+            _coefficient_ci(
+                out,
+                "weighted_kappa",
+                _matrix_ci(h, j, k, opts, weigh),
+                matrix,
+                cohen_chance(matrix, w),
+                w,
+                fce_kappa_interval(matrix),
+            )
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
     )

@@ -120,6 +120,10 @@ def _agreement(r: dict[str, Any]) -> list[str]:
         lines += [f"_{escape_markdown(r['kappa_undefined_reason'])}_", ""]
     if r.get("prevalence_note"):
         lines += [f"**{escape_markdown(r['prevalence_note'])}**", ""]
+    for key, name in (("kappa", "kappa"), ("ac1", "AC1"), ("weighted_kappa", "weighted kappa")):
+        if r.get(f"{key}_ci95_reason"):  # a degenerate bootstrap replaced (small_sample)
+            lines += [f"_{name} interval: {escape_markdown(r[f'{key}_ci95_reason'])}; reported instead: "
+                      f"{escape_markdown(r[f'{key}_ci95_method'])}_", ""]  # fmt: skip
     return lines
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from calibration.agreement.small_sample import SMALL_SAMPLE
+
 __all__ = [
     "GATE_METRIC_NAMES",
     "gate_figures",
@@ -98,6 +100,7 @@ def verdict_line(result: dict[str, Any]) -> str:
         f"p = {m['p_value']:.3g}, {m['candidate_only_correct']} cases only the candidate got "
         f"right, {m['baseline_only_correct']} only the baseline); "
         f"{result['flips']['rate']:.1%} of verdicts flipped ({result['n']} cases)"
+        + (f"; verdict from {result['verdict_basis']}" if result["n"] < SMALL_SAMPLE else "")
     )
 
 

@@ -51,7 +51,16 @@ def _figure_lines(result: dict[str, Any]) -> list[str]:
     if result.get("prevalence_note"):
         lines.append(f"note: {result['prevalence_note']}")
     if result.get("weighted_kappa") is not None:
-        lines.append(f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}")
+        lines.append(
+            f"{result['weights']} weighted kappa = {_fmt(result['weighted_kappa'])}"
+            f"{_interval(result.get('weighted_kappa_ci95'))}"
+        )
+    for key, name in (("kappa", "kappa"), ("ac1", "AC1"), ("weighted_kappa", "weighted kappa")):
+        if result.get(f"{key}_ci95_reason"):
+            lines.append(
+                f"note: {name} interval: {result[f'{key}_ci95_reason']}; reported instead: "
+                f"{result[f'{key}_ci95_method']}"
+            )
     corr = result.get("correlation")
     if corr:
         lines.append(

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from calibration.compare.anchor_inputs import read_gate_inputs
+from calibration.compare.anchor_inputs import GateInputs, read_gate_inputs
 from calibration.compare.judges import compare_judges
+from calibration.decisions.evidence import shortfall
 from calibration.decisions.gates import Condition, GateError, evaluate, parse_condition
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
@@ -88,13 +89,25 @@ def _conditions(request: GateRequest) -> list[Condition]:
     return conditions
 
 
-def _gate(result: dict[str, Any], request: GateRequest) -> dict[str, Any]:
+def _evidence(inputs: GateInputs, result: dict[str, Any], bar: float) -> str | None:
+    """Why the anchor labels are too few to back ``--min-kappa`` (the label plan per class,
+    :mod:`calibration.decisions.evidence`), or ``None`` when they are enough."""
+    kappa = result["candidate"]["kappa"]
+    return shortfall(inputs.human, inputs.candidate, inputs.labels, kappa, bar)
+
+
+def _gate(result: dict[str, Any], request: GateRequest, inputs: GateInputs) -> dict[str, Any]:
     worse = result["verdict"] == "worse"
     checks = [f"candidate significantly worse -> {'failed' if worse else 'ok'}"]
     reasons = gate_undefined_reasons(result)
     evaluated = evaluate(_conditions(request), gate_figures(result), reasons=reasons)
     checks += [check.describe() for check in evaluated]
-    return {"failed": worse or any(c.fails for c in evaluated), "checks": checks}
+    bar = request.min_kappa
+    short = None if bar is None else _evidence(inputs, result, bar)
+    if short is not None:
+        checks.append(f"enough labels for --min-kappa {bar:g}: {short} -> failed")
+    failed = worse or any(c.fails for c in evaluated) or short is not None
+    return {"failed": failed, "checks": checks}
 
 
 def _write(result: dict[str, Any], request: GateRequest) -> None:
@@ -124,7 +137,7 @@ def run(request: GateRequest) -> int:
     )
     result["files"] = inputs.files
     result["left_out"] = inputs.left_out
-    result["gate"] = _gate(result, request)
+    result["gate"] = _gate(result, request, inputs)
     result = to_strict_json(result)
     _write(result, request)
     print("\n".join(terminal_lines(result)))

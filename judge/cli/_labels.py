@@ -61,6 +61,9 @@ def print_estimates(summary: dict[str, Any]) -> None:
     if ppi.get("reason"):
         console.print(f"human labels ({_name(ppi)}): no estimates: {ppi['reason']}")
         return
+    # only with labels: offline grading never loads the statistics
+    from calibration.agreement.small_sample import SMALL_SAMPLE
+
     counts = ppi["counts"]
     weighted = "; reweighted by inclusion probability" if ppi.get("weighted") else ""
     table = Table(
@@ -78,21 +81,29 @@ def print_estimates(summary: dict[str, Any]) -> None:
         for name, stats in summary.get("by_slice", {}).items()
         if "ppi" in stats
     ]
+    rough = False
     for name, block in rows:
         for quantity in QUANTITIES:
             q = block.get(quantity)
             if q is None:
                 continue
+            mark = "*" if q.get("note") else ""
+            rough = rough or bool(mark)
             table.add_row(
                 name,
                 quantity.replace("_", " "),
-                f"{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
+                f"{mark}{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
                 _interval(q.get("judge_only")),
                 _interval(q.get("human_only")),
                 _interval(q),
                 _interval(q.get("corrected")) if "corrected" in q else "",
             )
     console.print(table)
+    if rough:
+        console.print(
+            f"* under {SMALL_SAMPLE} labels: every interval is rough, and PPI++'s is widened "
+            "to the labelled cases' own score interval; label more (judge calibrate --plan)"
+        )
 
 
 def _name(ppi: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from judge.engine.pricing import estimate_cost
 from judge.kinds import KindStats
+from judge.kinds._base import Rounded
 from judge.rubric import Rubric
 from judge.schemas import GradedRecord
 
@@ -36,7 +37,7 @@ class _Stats:
         self.kind.add_ok(record)
 
     def result(self) -> dict[str, Any]:
-        mean = round(self.score_sum / self.scored, 6) if self.scored else None
+        mean = Rounded(self.score_sum / self.scored) if self.scored else None
         return {
             "cases": sum(self.statuses.values()),
             "status": dict(sorted(self.statuses.items())),

@@ -86,9 +86,27 @@ def numbers_of(data: Any, names: Iterable[str]) -> dict[str, float]:
     return out
 
 
+class Rounded(float):
+    """A summary figure: its value is rounded to 6 decimals (what summary.json shows and
+    stores), and `unrounded` keeps the exact one, which gates compare
+    (`calibration.decisions.gates.evaluate`): a pass rate of 0.7999996 fails `pass_rate < 0.8`,
+    though the summary shows 0.8."""
+
+    unrounded: float
+
+    def __new__(cls, value: float) -> Rounded:
+        figure = super().__new__(cls, round(value, 6))
+        figure.unrounded = float(value)
+        return figure
+
+    def __reduce__(self) -> tuple[type[Rounded], tuple[float]]:
+        return (Rounded, (self.unrounded,))
+
+
 def ratio(num: float, den: float) -> float | None:
-    """num / den rounded for the summary; None when nothing was counted."""
-    return round(num / den, 6) if den else None
+    """num / den rounded for the summary (`Rounded`: gates see the exact value); None when
+    nothing was counted."""
+    return Rounded(num / den) if den else None
 
 
 class KindStats:

@@ -172,6 +172,12 @@ def _quantity(q: Mapping[str, Any]) -> dict[str, Any]:
             out["corrected"]["reason"] = body["reason"]
     if q.get("reason"):
         out["reason"] = q["reason"]
+    if q.get(
+        "note"
+    ):  # under 30 labels: every interval is rough (calibration.agreement.small_sample)
+        out["note"] = q["note"]
+    if ppi.get("interval_note"):
+        out["interval_note"] = ppi["interval_note"]
     return out
 
 
