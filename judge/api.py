@@ -20,15 +20,14 @@ from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
-    import httpx
-
+    from judge.client import AsyncHttpClient
     from judge.engine.measure.human_labels import HumanLabels
 
 T = TypeVar("T")
 CaseLike = Case | Mapping[str, Any]
 
 
-def make_backend(config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None) -> Backend:
+def make_backend(config: JudgeConfig, *, http_client: AsyncHttpClient | None = None) -> Backend:
     """The rules judge when no model is configured, else a model judge for the endpoint."""
     if config.offline:
         return RulesJudge()
@@ -45,7 +44,7 @@ def open_cache(config: JudgeConfig) -> VerdictCache | None:
 
 @asynccontextmanager
 async def open_grader(
-    config: JudgeConfig, rubric: Rubric, *, http_client: httpx.AsyncClient | None = None
+    config: JudgeConfig, rubric: Rubric, *, http_client: AsyncHttpClient | None = None
 ) -> AsyncIterator[Grader]:
     """A grader with its backend and cache, both closed when the block ends."""
     async with open_graders(config, [rubric], http_client=http_client) as graders:
@@ -57,14 +56,14 @@ async def open_graders(
     config: JudgeConfig,
     rubrics: Sequence[Rubric],
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: AsyncHttpClient | None = None,
 ) -> AsyncIterator[list[Grader]]:
     """One grader per rubric, all sharing one backend (one connection pool) and one cache,
     closed when the block ends."""
     backend = make_backend(config, http_client=http_client)
     cache = open_cache(config)
     try:
-        yield [Grader(backend, r, cache=cache, concurrency=config.concurrency) for r in rubrics]
+        yield [Grader(backend, r, cache=cache, concurrency=config.max_in_flight) for r in rubrics]
     finally:
         await backend.aclose()
         if cache is not None:
@@ -85,7 +84,7 @@ class Judge:
         config: JudgeConfig | None = None,
         *,
         rubrics_dir: Path | RubricLibrary | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: AsyncHttpClient | None = None,
     ) -> None:
         self.config = config or JudgeConfig()
         self.rubrics_dir = rubrics_dir
@@ -104,7 +103,7 @@ class Judge:
             self._backend,
             self.rubric(rubric),
             cache=self._cache,
-            concurrency=self.config.concurrency,
+            concurrency=self.config.max_in_flight,
         )
 
     async def aclose(self) -> None:
