@@ -85,7 +85,7 @@ async def grade_once(
 
         cache = VerdictCache(config.cache_dir)
     try:
-        grader = Grader(backend, load_rubric(rubric), cache=cache, concurrency=config.concurrency)
+        grader = Grader(backend, load_rubric(rubric), cache=cache, concurrency=config.max_in_flight)
         return await grade_file(grader, source, output, overwrite=True, use_cache=config.use_cache)
     finally:
         await backend.aclose()
@@ -144,9 +144,11 @@ def bench_concurrency(work: Path, cases: int) -> tuple[list[Row], dict[str, Any]
 
 
 async def _bare_requests(url: str, bodies: list[dict[str, Any]], sdk: bool) -> None:
-    """The same requests with no engine around them: the openai SDK alone, or httpx alone."""
-    import httpx
+    """The same requests with no engine around them: the openai SDK alone, or httpx alone
+    (the SDK's own: httpx2 under openai 3.x)."""
     import openai
+
+    from judge.client._http import httpx
 
     limits = httpx.Limits(max_connections=32, max_keepalive_connections=32)
     gate = asyncio.Semaphore(32)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.request
@@ -10,16 +11,30 @@ from typing import Any
 
 
 class ServerProcess:
-    """`python -m judge.testserver` on a free port; `with ServerProcess(latency=0.1) as s:`."""
+    """`python -m judge.testserver` on a free port; `with ServerProcess(latency=0.1) as s:`.
+    `cpu` pins it to one CPU (Linux; -1: anywhere); `extra` are more server options."""
 
-    def __init__(self, *, latency: float = 0.0) -> None:
+    def __init__(
+        self, *, latency: float = 0.0, cpu: int = -1, extra: list[str] | None = None
+    ) -> None:
         self.latency = latency
+        self.cpu = cpu
+        self.extra = list(extra or [])
         self.base_url = ""
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ServerProcess:
         command = [sys.executable, "-m", "judge.testserver", "--latency", str(self.latency)]
-        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        command += self.extra
+        cpu = self.cpu
+
+        def pinned() -> None:
+            if cpu >= 0 and hasattr(os, "sched_setaffinity"):
+                os.sched_setaffinity(0, {cpu})
+
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, text=True, preexec_fn=pinned
+        )
         assert self._process.stdout is not None
         self.base_url = self._process.stdout.readline().strip()
         if not self.base_url.startswith("http://"):
@@ -36,8 +51,6 @@ class ServerProcess:
     def cpu_seconds(self) -> float:
         """User + system CPU time the server process has used so far (Linux /proc)."""
         assert self._process is not None
-        import os
-
         with open(f"/proc/{self._process.pid}/stat") as handle:
             fields = handle.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -31,8 +31,7 @@ from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
-    import httpx
-
+    from judge.client import AsyncHttpClient
     from judge.engine.measure.human_labels import HumanLabels
 
 T = TypeVar("T")
@@ -73,7 +72,7 @@ async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
     return await make()
 
 
-def make_backend(config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None) -> Backend:
+def make_backend(config: JudgeConfig, *, http_client: AsyncHttpClient | None = None) -> Backend:
     """The rules judge when no model is configured, else a model judge for the endpoint.
 
     >>> type(make_backend(JudgeConfig())).__name__
@@ -100,7 +99,7 @@ def open_cache(config: JudgeConfig) -> VerdictCache | None:
 
 @asynccontextmanager
 async def open_grader(
-    config: JudgeConfig, rubric: Rubric, *, http_client: httpx.AsyncClient | None = None
+    config: JudgeConfig, rubric: Rubric, *, http_client: AsyncHttpClient | None = None
 ) -> AsyncIterator[Grader]:
     """A grader with its backend and cache, both closed when the block ends.
 
@@ -121,7 +120,7 @@ async def open_graders(
     config: JudgeConfig,
     rubrics: Sequence[Rubric],
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: AsyncHttpClient | None = None,
 ) -> AsyncIterator[list[Grader]]:
     """One grader per rubric, all sharing one backend (one connection pool) and one cache,
     closed when the block ends.
@@ -136,7 +135,7 @@ async def open_graders(
     backend = make_backend(config, http_client=http_client)
     cache = open_cache(config)
     try:
-        yield [Grader(backend, r, cache=cache, concurrency=config.concurrency) for r in rubrics]
+        yield [Grader(backend, r, cache=cache, concurrency=config.max_in_flight) for r in rubrics]
     finally:
         await backend.aclose()
         if cache is not None:
@@ -150,8 +149,9 @@ class Judge:
 
     `config` says which model and how (`JudgeConfig()`: the offline rules judge);
     `rubrics_dir` adds a folder (or library) of user rubrics to the released ones;
-    `http_client` is an `httpx.AsyncClient` for the model endpoint (used by the async
-    methods; the sync ones may run on a worker thread's loop, so leave it out there).
+    `http_client` is a `judge.client.AsyncHttpClient` (the SDK's `httpx.AsyncClient`) for
+    the model endpoint (used by the async methods; the sync ones may run on a worker
+    thread's loop, so leave it out there).
 
     >>> judge = Judge()                       # offline rules judge
     >>> judge.grade({"id": "1", "question": "q?", "contexts": ["c"], "answer": "c."}).status
@@ -163,7 +163,7 @@ class Judge:
         config: JudgeConfig | None = None,
         *,
         rubrics_dir: Path | RubricLibrary | None = None,
-        http_client: httpx.AsyncClient | None = None,
+        http_client: AsyncHttpClient | None = None,
     ) -> None:
         self.config = config or JudgeConfig()
         self.rubrics_dir = rubrics_dir
@@ -194,7 +194,7 @@ class Judge:
             self._backend,
             self.rubric(rubric),
             cache=self._cache,
-            concurrency=self.config.concurrency,
+            concurrency=self.config.max_in_flight,
         )
 
     async def aclose(self) -> None:

@@ -6,15 +6,17 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr
+from pydantic_core import PydanticCustomError
 
 # What the openai SDK talks to when no base URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
+MAX_CONCURRENCY = 1024  # the ceiling of --concurrency, and where "auto" stops growing
 
 # A model name pinned to a snapshot carries a date (2024-08-06, 20240806, 0613) or a version
 # tag after a colon or an @ (ollama `llama3:8b-instruct-q4`, vertex `@001`).
@@ -28,6 +30,25 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     xdg = env.get("XDG_CACHE_HOME") or ""
     base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "llm-judge"
+
+
+def _in_range(value: int | str) -> int | str:
+    """`concurrency`: "auto", or 1..MAX_CONCURRENCY (one error, said as pydantic says it)."""
+    if value == "auto" or not isinstance(value, int):
+        return value
+    if value < 1:
+        raise PydanticCustomError(
+            "greater_than_equal", "Input should be greater than or equal to {ge}", {"ge": 1}
+        )
+    if value > MAX_CONCURRENCY:
+        raise PydanticCustomError(
+            "less_than_equal", "Input should be less than or equal to {le}", {"le": MAX_CONCURRENCY}
+        )
+    return value
+
+
+# `concurrency`: requests in flight, or "auto" (a judge's and a juror's alike)
+Concurrency = Annotated[int | Literal["auto"], AfterValidator(_in_range)]
 
 
 class JudgeSettings(BaseModel):
@@ -44,7 +65,17 @@ class JudgeSettings(BaseModel):
     output_mode: OutputMode = "auto"
     timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=20)
-    concurrency: int = Field(default=16, ge=1, le=1024)
+    # "auto": learnt from the endpoint (AIMD on 429/503, its rate-limit headers:
+    # judge.client._pacing), up to MAX_CONCURRENCY; `rpm` / `tpm` cap requests and tokens
+    # a minute, for providers that send no rate-limit headers
+    concurrency: Concurrency = 16
+    rpm: int | None = Field(default=None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests ever in flight: the number, or MAX_CONCURRENCY for "auto"."""
+        return MAX_CONCURRENCY if self.concurrency == "auto" else self.concurrency
 
 
 class JudgeConfig(JudgeSettings):

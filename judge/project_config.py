@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from judge.config import Concurrency
 from judge.errors import UsageError
 
 JUDGE_TOML = "judge.toml"
@@ -42,7 +43,7 @@ class ProjectSettings(BaseModel):
 
     model: str | None = None  # --model
     base_url: str | None = None  # --base-url
-    concurrency: int | None = Field(default=None, ge=1, le=1024)  # --concurrency
+    concurrency: Concurrency | None = None  # --concurrency: 1..1024, or "auto"
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)  # --temperature
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)  # --top-p
     seed: int | None = None  # --seed

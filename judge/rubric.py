@@ -115,14 +115,22 @@ class Rubric(BaseModel):
     def render(self, case: Case, *, output_mode: str = "json_schema") -> list[dict[str, str]]:
         """Chat messages for one case. Case text travels as a JSON payload, never formatted
         into the instructions, so quotes and braces inside it cannot end the data early."""
+        return [
+            {"role": "system", "content": self.system_text(output_mode)},
+            {"role": "user", "content": self.user_text(case)},
+        ]
+
+    def system_text(self, output_mode: str = "json_schema") -> str:
+        """The system message: the same for every case (in `prompt` mode, with the schema)."""
         system = self.behaviour.system_prompt(self)
         if output_mode == "prompt":
             schema = json.dumps(self.json_schema(), separators=(",", ":"))
             system += f"\nThe JSON must match this schema: {schema}"
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": json.dumps(self.payload(case), ensure_ascii=False)},
-        ]
+        return system
+
+    def user_text(self, case: Case) -> str:
+        """The user message: the case's payload as JSON."""
+        return json.dumps(self.payload(case), ensure_ascii=False)
 
     def payload(self, case: Case) -> dict[str, Any]:
         return self.behaviour.payload(self, case)

@@ -1,5 +1,6 @@
-"""Shared test helpers: canned cases, OpenAI-shaped replies for respx, and a test-server
-responder that puts a kill at a fixed request count."""
+"""Shared test helpers: canned cases, OpenAI-shaped replies on a mock of the SDK's own
+transport (`MockEndpoint`), and a test-server responder that puts a kill at a fixed request
+count."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from pydantic import BaseModel
 
+from judge.client._http import httpx  # the SDK's own: httpx2 under openai 3.x, httpx under 2.x
 from judge.kinds import Scored, kind_for_schema
 from judge.testing import Reply
 
@@ -96,6 +97,36 @@ def api_error(
 ) -> httpx.Response:
     body = {"error": {"message": message, "type": "test_error", "code": None}}
     return httpx.Response(status, json=body, headers=headers or {})
+
+
+class MockEndpoint:
+    """A scripted endpoint on the transport the SDK actually uses (`MockTransport` of its
+    httpx), for `LLMJudge(config, http_client=endpoint.client())`. Each request takes the
+    next of `replies` (a response, or an exception to raise, as a dropped connection would);
+    the last one repeats. `requests` holds what was sent; `sent(i)` its JSON body."""
+
+    def __init__(self, *replies: httpx.Response | Exception) -> None:
+        assert replies, "script at least one reply"
+        self.replies = list(replies)
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(reply, Exception):
+            raise reply
+        return httpx.Response(reply.status_code, headers=reply.headers, content=reply.content)
+
+    @property
+    def call_count(self) -> int:
+        return len(self.requests)
+
+    def sent(self, index: int = -1) -> dict[str, Any]:
+        body: dict[str, Any] = json.loads(self.requests[index].content)
+        return body
+
+    def client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(transport=httpx.MockTransport(self))
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, get_args
 from pydantic import SecretStr, ValidationError
 
 from judge.cli._labels import print_estimates
-from judge.config import JudgeConfig, JudgeSettings, OutputMode, default_cache_dir, endpoint_of
+from judge.config import (
+    JudgeConfig,
+    JudgeSettings,
+    OutputMode,
+    default_cache_dir,
+    endpoint_of,
+)
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import RubricLibrary
@@ -38,6 +44,19 @@ OFFLINE_NOTE = (
 _D = {name: field.default for name, field in JudgeSettings.model_fields.items()}
 
 
+def concurrency_option(text: str) -> int | str:
+    """`--concurrency`: a number of requests in flight (its range is the config's to
+    check), or `auto`."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid int value: {text!r} (a number, or auto)"
+        ) from None
+
+
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options that pick and tune the judge; shared by `grade` and `probe`."""
     group = parser.add_argument_group("judge")
@@ -46,9 +65,16 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
     group.add_argument(
         "--concurrency",
-        type=int,
+        type=concurrency_option,
         default=_D["concurrency"],
-        help="requests in flight (%(default)s)",
+        help="requests in flight (%(default)s), or auto: learnt from the endpoint's 429s and "
+        "rate-limit headers",
+    )
+    group.add_argument(
+        "--rpm", type=int, default=None, help="at most this many requests a minute (no cap)"
+    )
+    group.add_argument(
+        "--tpm", type=int, default=None, help="at most this many tokens a minute (no cap)"
     )
     group.add_argument(
         "--temperature",
@@ -123,6 +149,8 @@ def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
             max_retries=args.max_retries,
             output_mode=args.output_mode,
             concurrency=args.concurrency,
+            rpm=args.rpm,
+            tpm=args.tpm,
             cache_dir=args.cache_dir or default_cache_dir(env),
             use_cache=not args.no_cache,
         )
@@ -218,6 +246,23 @@ def print_summary(summary: dict[str, Any]) -> None:
     if resumed:
         print(resumed, flush=True)
     print_estimates(summary)
+
+
+def say_requests(backend: object) -> None:
+    """One line on stderr: requests sent, refused (429/503), the most in flight and, for
+    `--concurrency auto`, the window it reached (a model judge's; the rules judge sends none)."""
+    summary = getattr(backend, "request_summary", None)
+    if summary is None:
+        return
+    sent = summary()
+    line = (
+        f"requests: {sent['sent']} sent, {sent['refused']} refused (429/503); "
+        f"at most {sent['peak_in_flight']} in flight"
+    )
+    if "window" in sent:
+        window = sent["window"]
+        line += f" (--concurrency auto reached {window['peak']}, ended at {window['final']})"
+    print(line, file=sys.stderr)
 
 
 def rules_judge_notes(summary: dict[str, Any]) -> list[str]:

@@ -27,6 +27,7 @@ from judge.cli._common import (
     config_from_args,
     print_summary,
     rubric_library,
+    say_requests,
     show_progress,
 )
 from judge.cli._diagnosis import print_diagnosis
@@ -108,7 +109,7 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
         async def grade() -> dict[str, dict[str, Any]]:
             async with open_graders(config, rubrics) as graders:
                 targets = [Target(g, files[g.rubric.id]) for g in graders]
-                return await grade_files(
+                done = await grade_files(
                     targets,
                     input_path,
                     selection=selection_from_args(args),
@@ -116,8 +117,10 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
                     use_cache=config.use_cache,
                     progress=show_progress(env),
                     prices=prices,
-                    concurrency=config.concurrency,
+                    concurrency=config.max_in_flight,
                 )
+                say_requests(graders[0].backend)
+                return done
 
         summaries = asyncio.run(grade())
     by_id = {r.id: summaries[r.ref] for r in rubrics}

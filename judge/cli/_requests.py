@@ -31,7 +31,9 @@ class JudgeOptions:
     model: str | None
     base_url: str | None
     offline: bool
-    concurrency: int
+    concurrency: int | Literal["auto"]  # a number in flight, or learnt from the endpoint
+    rpm: int | None
+    tpm: int | None
     temperature: float
     top_p: float | None
     seed: int

@@ -19,6 +19,7 @@ from judge.cli._common import (
     config_from_args,
     print_summary,
     rubric_library,
+    say_requests,
     show_progress,
 )
 from judge.cli._grade_many import (
@@ -185,7 +186,7 @@ async def _grade(
     labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     async with open_grader(config, rubric) as grader:
-        return await grade_file(
+        summary = await grade_file(
             grader,
             input_path,
             output,
@@ -196,3 +197,5 @@ async def _grade(
             prices=prices,
             human_labels=labels,
         )
+        say_requests(grader.backend)
+        return summary

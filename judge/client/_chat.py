@@ -1,4 +1,7 @@
-"""Chat completions through the `openai` SDK, pinned to one model and its settings.
+"""Chat completions, pinned to one model and its settings: straight on aiohttp
+(`judge.client._direct`) when it is installed and no `http_client` is given, else through
+the `openai` SDK; the SDK's errors either way. `--concurrency auto` and the --rpm/--tpm
+caps pace the requests here (`judge.client._pacing`).
 
 It asks for structured output with the verdict's JSON schema and steps down to JSON mode,
 then to the schema in the prompt, when a server refuses `response_format` (only in `auto`
@@ -9,29 +12,74 @@ API calls.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from judge import errors
-from judge.client._retry import api_key, async_sdk, redactor, retrying, translate_error
+from judge.client._http import aiohttp_available, chat_clients, httpx, sync_client
+from judge.client._pacing import Pacer, Pacing, Slot
+from judge.client._retry import (
+    api_key,
+    async_sdk,
+    parse_retry_after,
+    redactor,
+    retrying,
+    translate_error,
+)
 from judge.config import JudgeConfig, endpoint_of
 from judge.schemas import Usage
+
+if TYPE_CHECKING:
+    from judge.client._direct import DirectChat
 
 log = logging.getLogger(__name__)
 
 MODES = ("json_schema", "json_object", "prompt")
-POOL_SIZE = 8  # connections per HTTP pool
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided")
 
 Messages = list[dict[str, str]]
+
+
+AUTO_START = 16  # where --concurrency auto starts (judge.client._pacing)
+
+
+@dataclass
+class RequestStats:
+    """Requests sent, refused (429/503), in flight now and at most."""
+
+    sent: int = 0
+    refused: int = 0
+    in_flight: int = 0
+    peak: int = 0
+
+    def started(self) -> None:
+        self.sent += 1
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def finished(self) -> None:
+        self.in_flight -= 1
+
+
+class _Unpaced:
+    """The slot of a request no pacer holds back: reports go nowhere."""
+
+    def succeeded(self, headers: Mapping[str, str] | None = None) -> None:
+        return None
+
+    def refused(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
+        return None
+
+
+AnySlot = _Unpaced | Slot
 
 
 @dataclass(frozen=True)
@@ -51,28 +99,51 @@ class Completion:
 class ChatClient:
     """An async chat client pinned to one model and one set of sampling parameters."""
 
-    def __init__(self, config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None):
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        transport: str = "auto",
+    ):
         if config.model is None:
             raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
         self.config = config
         self._redact = redactor(config)
-        # httpcore's pool rescans every connection for every queued request, so one pool of
-        # N connections costs O(N^2) per request; a few small pools, used in turn, keep the
-        # client's CPU per request flat as concurrency grows (benchmarks/RESULTS.md).
+        # straight on aiohttp (judge.client._direct) when it is installed and no client is
+        # given; else the SDK, on the aiohttp pool or a few small httpx pools used in turn
+        # (judge.client._http)
+        self._direct: DirectChat | None = None
+        direct = transport == "direct" or (transport == "auto" and aiohttp_available())
         if http_client is not None:
-            clients = [http_client]
+            self._sdks = [async_sdk(config, http_client=http_client)]
+        elif direct:
+            from judge.client._direct import DirectChat
+
+            self._sdks = [async_sdk(config)]  # builds the errors; sends nothing
+            self._direct = DirectChat(
+                self._sdks[0], concurrency=config.max_in_flight, timeout=config.timeout
+            )
         else:
-            shards = -(-config.concurrency // POOL_SIZE)
-            size = -(-config.concurrency // shards)
-            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-            tls = httpx.create_ssl_context()  # one context: building each costs ~40 ms
-            clients = [
-                openai.DefaultAsyncHttpxClient(limits=limits, verify=tls) for _ in range(shards)
-            ]
-        self._sdks = [async_sdk(config, http_client=client) for client in clients]
+            clients = chat_clients(config.max_in_flight, transport=transport)
+            self._sdks = [async_sdk(config, http_client=client) for client in clients]
         self._turn = itertools.cycle(self._sdks)
         self._told_unreachable = False
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
+        self.requests = RequestStats()
+        self._encoded: dict[tuple[str, str, int], tuple[str, dict[str, Any]]] = {}
+        auto = config.concurrency == "auto"
+        self._pacer: Pacer | None = None
+        if auto or config.rpm or config.tpm:
+            start = AUTO_START if auto else config.max_in_flight
+            pacing = Pacing(
+                start=start,
+                ceiling=config.max_in_flight,
+                adaptive=auto,
+                rpm=config.rpm,
+                tpm=config.tpm,
+            )
+            self._pacer = Pacer(pacing)
 
     @property
     def output_mode(self) -> str:
@@ -80,6 +151,8 @@ class ChatClient:
         return self._mode
 
     async def aclose(self) -> None:
+        if self._direct is not None:
+            await self._direct.aclose()
         for sdk in self._sdks:
             await sdk.close()
 
@@ -147,16 +220,55 @@ class ChatClient:
     async def _send(
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
     ) -> Completion:
-        body = self.request_body(messages, mode, schema_name, schema)
+        content = self._encode(messages, mode, schema_name, schema)
+        if self._pacer is None:
+            return await self._post(content, mode, _Unpaced())
+        # what a provider counts against a token limit: the prompt (~4 bytes a token) and
+        # the completion it may have to make room for (max_tokens)
+        tokens = len(content) / 4 + self.config.max_tokens if self.config.tpm else 0.0
+        async with self._pacer.slot(tokens) as slot:
+            return await self._post(content, mode, slot)
+
+    def _encode(
+        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+    ) -> bytes:
+        """`request_body` as JSON bytes: all but the messages (model, sampling, the schema)
+        encoded once per mode and schema, the messages per request."""
+        key = (mode, schema_name, id(schema))
+        fixed = self._encoded.get(key)
+        if fixed is None:
+            rest = self.request_body([], mode, schema_name, schema)
+            del rest["messages"]
+            # the schema is held with its text, so its id() is not reused while cached
+            fixed = self._encoded[key] = (json.dumps(rest)[1:], schema)
+        return ('{"messages": ' + json.dumps(messages) + ", " + fixed[0]).encode()
+
+    async def _post(self, content: bytes, mode: str, slot: AnySlot) -> Completion:
+        sent = self.requests
+        sent.started()
         started = time.perf_counter()
         try:
             # `post` rather than `chat.completions.create`: the body is already exactly what
-            # the API takes, and reading the JSON ourselves skips the SDK's per-request
-            # parameter transform and model construction (~1 ms of CPU a request).
-            response = await next(self._turn).post(
-                "/chat/completions", body=body, cast_to=httpx.Response
-            )
-            data = response.json()
+            # the API takes (encoded once, above), and reading the JSON ourselves skips the
+            # SDK's per-request parameter transform and model construction.
+            if self._direct is not None:
+                headers, body = await self._direct.post(content)
+            else:
+                response = await next(self._turn).post(
+                    "/chat/completions",
+                    content=content,
+                    cast_to=httpx.Response,
+                    options={"follow_redirects": False},  # even on a caller's own http_client
+                )
+                headers, body = response.headers, response.content
+            slot.succeeded(headers)
+            data = json.loads(body)
+        except openai.APIStatusError as exc:
+            if exc.status_code in (429, 503):
+                sent.refused += 1
+                headers = exc.response.headers
+                slot.refused(parse_retry_after(headers), headers)
+            raise translate_error(exc, self._redact) from None
         except openai.OpenAIError as exc:
             error = translate_error(exc, self._redact)
             if isinstance(error, errors.ApiConnectionError):
@@ -164,9 +276,27 @@ class ChatClient:
             raise error from None
         except ValueError as exc:  # a 200 whose body is not JSON
             raise errors.ServerError(f"unreadable reply body: {exc}") from None
+        finally:
+            sent.finished()
         if not isinstance(data, Mapping):
             raise errors.ServerError("the reply body is not a JSON object")
         return completion_from(data, mode, (time.perf_counter() - started) * 1000)
+
+    def request_summary(self) -> dict[str, Any]:
+        """What the summary says about the requests: sent, refused (429/503), the most in
+        flight, and for `--concurrency auto` the window it reached."""
+        out: dict[str, Any] = {
+            "concurrency": self.config.concurrency,
+            "sent": self.requests.sent,
+            "refused": self.requests.refused,
+            "peak_in_flight": self.requests.peak,
+        }
+        if self._pacer is not None and self.config.concurrency == "auto":
+            out["window"] = {
+                "peak": self._pacer.stats.peak_limit,
+                "final": self._pacer.stats.final_limit,
+            }
+        return out
 
     def _say_unreachable(self, error: errors.ApiError) -> None:
         # Retries of an unreachable endpoint take a while (backoff, every case); say what is
@@ -190,6 +320,7 @@ def served_models(config: JudgeConfig) -> list[str]:
         base_url=config.base_url,
         max_retries=0,
         timeout=min(config.timeout, 30.0),
+        http_client=sync_client(),
     )
     try:
         return sorted({model.id for model in sdk.models.list()})

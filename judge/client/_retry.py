@@ -15,15 +15,15 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
-import httpx
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
 from judge import errors
+from judge.client._http import ReplyTooLarge, async_client, httpx
 from judge.config import JudgeConfig, Redactor, secrets_of
 
 log = logging.getLogger("judge.client")
@@ -43,13 +43,14 @@ def redactor(config: JudgeConfig) -> Redactor:
 def async_sdk(
     config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None
 ) -> openai.AsyncOpenAI:
-    """The SDK client for an endpoint, its own retries off (ours are `retrying`)."""
+    """The SDK client for an endpoint, its own retries off (ours are `retrying`), on
+    `http_client` (else one that follows no redirect: `judge.client._http`)."""
     return openai.AsyncOpenAI(
         api_key=api_key(config) or "no-key",  # local servers take any key; the SDK wants one
         base_url=config.base_url,
         max_retries=0,
         timeout=config.timeout,
-        http_client=http_client,
+        http_client=http_client if http_client is not None else async_client(),
     )
 
 
@@ -98,7 +99,7 @@ def _log_retry(state: RetryCallState) -> None:
     log.debug("attempt %d failed (%s); retrying in %.2fs", state.attempt_number, exc, wait)
 
 
-def parse_retry_after(headers: httpx.Headers | None) -> float | None:
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from `retry-after-ms`, or `Retry-After` as seconds or an HTTP date."""
     if not headers:
         return None
@@ -126,6 +127,8 @@ def translate_error(exc: openai.OpenAIError, redact: Callable[[str], str] = str)
     """Map an SDK exception to the project's error tree; `redact` (the config's
     `Redactor`) scrubs the key and any URL password from what the server said."""
     message = redact(getattr(exc, "message", None) or str(exc))
+    if isinstance(exc, ReplyTooLarge):
+        return errors.ApiError(message)  # not transient: the same server says it again
     if isinstance(exc, openai.APITimeoutError):
         return errors.ApiTimeoutError(f"request timed out: {message}")
     if isinstance(exc, openai.APIConnectionError):
@@ -135,7 +138,13 @@ def translate_error(exc: openai.OpenAIError, redact: Callable[[str], str] = str)
     status = exc.status_code
     retry_after = parse_retry_after(exc.response.headers)
     kind: type[errors.ApiError] = errors.ApiError
-    if status in (401, 403):
+    if 300 <= status < 400:
+        where = redact(exc.response.headers.get("location", "") or "elsewhere")
+        message = (
+            f"the endpoint answered HTTP {status}, a redirect to {where}; redirects are not "
+            "followed (the prompt goes to --base-url only): give the final URL as --base-url"
+        )
+    elif status in (401, 403):
         kind = errors.AuthError
         message = f"authentication failed ({message}); check OPENAI_API_KEY"
     elif status == 404:

@@ -13,7 +13,7 @@ from judge.rubric import Rubric
 from judge.schemas import Case, JudgeInfo, Usage
 
 if TYPE_CHECKING:
-    import httpx
+    from judge.client import AsyncHttpClient
 
 REPAIR_PROMPT = (
     "Your reply was not a valid verdict: {reason}. Reply again with only the corrected JSON object."
@@ -23,30 +23,46 @@ REPAIR_PROMPT = (
 class LLMJudge:
     """Backend for any OpenAI-compatible endpoint, pinned to one model and its settings."""
 
-    def __init__(self, config: JudgeConfig, *, http_client: httpx.AsyncClient | None = None):
+    def __init__(self, config: JudgeConfig, *, http_client: AsyncHttpClient | None = None):
         self.config = config
         self.client = ChatClient(config, http_client=http_client)
         self.name = config.model or ""
+        self._prepared: dict[int, PreparedRubric] = {}  # by id(); each holds its rubric
+        self._identity: dict[str, Any] | None = None
 
     def cache_identity(self) -> dict[str, Any]:
-        return model_identity(self.config)
+        if self._identity is None:  # the config is frozen: the same for every case
+            self._identity = model_identity(self.config)
+        return dict(self._identity)
 
     async def aclose(self) -> None:
         await self.client.aclose()
 
+    def request_summary(self) -> dict[str, Any]:
+        """Requests sent and refused, the most in flight (`ChatClient.request_summary`)."""
+        return self.client.request_summary()
+
+    def prepared(self, rubric: Rubric) -> PreparedRubric:
+        """What is the same for every case of `rubric`, built on its first case."""
+        ready = self._prepared.get(id(rubric))
+        if ready is None or ready.rubric is not rubric:
+            ready = self._prepared[id(rubric)] = PreparedRubric(rubric)
+        return ready
+
     async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
         """One case. Transient API failures become `api_error`; fatal ones propagate."""
-        schema = rubric.json_schema()
+        ready = self.prepared(rubric)
+        schema = ready.schema
 
         def render(mode: str) -> list[dict[str, str]]:
-            return rubric.render(case, output_mode=mode)
+            return ready.render(case, mode)
 
         usage, latency = Usage(), 0.0
         extra: list[dict[str, str]] = []
         for attempt in range(2):  # the reply, then at most one repair
             try:
                 reply = await self.client.complete(
-                    render, schema_name=rubric.schema_name, schema=schema, extra=extra
+                    render, schema_name=ready.schema_name, schema=schema, extra=extra
                 )
             except ApiError as exc:
                 if exc.fatal:
@@ -67,6 +83,27 @@ class LLMJudge:
                 {"role": "user", "content": REPAIR_PROMPT.format(reason=reason)},
             ]
         raise AssertionError("unreachable")
+
+
+class PreparedRubric:
+    """A rubric's fixed request parts, built once rather than per case: the verdict's JSON
+    schema (pydantic's `model_json_schema` is the costliest step of a request), its name
+    and the system message of each output mode. `render` equals `Rubric.render`."""
+
+    def __init__(self, rubric: Rubric) -> None:
+        self.rubric = rubric
+        self.schema = rubric.json_schema()
+        self.schema_name = rubric.schema_name
+        self._systems: dict[str, str] = {}
+
+    def render(self, case: Case, mode: str) -> list[dict[str, str]]:
+        system = self._systems.get(mode)
+        if system is None:
+            system = self._systems[mode] = self.rubric.system_text(mode)
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": self.rubric.user_text(case)},
+        ]
 
 
 def model_identity(cfg: JudgeConfig) -> dict[str, Any]:

@@ -1,13 +1,17 @@
 """The graded-records file: append as records complete, resume, and finish in input order.
 
-Every line is written whole and flushed, so a run killed at any moment leaves a file whose
-complete lines are valid records (a torn last line is cut off on the next run). Running the
-same command again keeps the records already `ok` or `abstained` for the same rubric file and
-grades the rest; the file is then rewritten atomically in input order, one line per case.
+Every line is written whole and flushed before the event loop next waits (once per loop
+turn, not once per record), so a run killed at any moment leaves a file whose complete lines
+are valid records (a torn last line, one that begins as a record does, is cut off on the
+next run) and loses at most the records its last turn finished, which the next run grades
+again. Running the same command again keeps the records already `ok` or `abstained` for the
+same rubric file and grades the rest; the file is then rewritten atomically in input order,
+one line per case.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -96,17 +100,41 @@ def _whole_record(raw: bytes) -> bool:
 
 
 class RecordWriter:
-    """Appends records to the output file, one flushed line each."""
+    """Appends records to the output file, whole lines, flushed before the event loop
+    next waits: the records of one burst (those an event-loop turn finishes) go to the
+    file in one write, not one each, and none waits longer than that turn. Outside an
+    event loop each record is flushed at once."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         cut_torn_tail(path)
         self._handle: IO[str] = path.open("a", encoding="utf-8")
+        self._flush_due = False
+        self._failed: OSError | None = None  # a deferred flush's error (a full disk, say)
 
     def write(self, record: GradedRecord) -> None:
+        if self._failed is not None:  # said at the next write, as an immediate flush would
+            raise self._failed
         self._handle.write(record.model_dump_json() + "\n")
-        self._handle.flush()
+        if self._flush_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._handle.flush()
+            return
+        self._flush_due = True
+        loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_due = False
+        if self._handle.closed:
+            return
+        try:
+            self._handle.flush()
+        except OSError as exc:  # a loop callback's error would only be logged: keep it
+            self._failed = exc
 
     def close(self) -> None:
         self._handle.close()

@@ -20,7 +20,7 @@ from judge.jury.run import grade_panel, juror_configs, open_panel
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 
 if TYPE_CHECKING:
-    import httpx
+    from judge.client import AsyncHttpClient
 
 
 async def agrade_file_with_jury(
@@ -32,7 +32,7 @@ async def agrade_file_with_jury(
     config: JudgeConfig | None = None,
     env: Mapping[str, str] | None = None,
     rubrics_dir: Path | RubricLibrary | None = None,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: AsyncHttpClient | None = None,
     human_labels: HumanLabels | str | Path | Iterable[Mapping[str, Any]] | None = None,
     **options: Any,
 ) -> dict[str, Any]:

@@ -7,10 +7,13 @@ min_votes: 2              # default: a majority of the panel (floor(k / 2) + 1)
 jurors:
   - {name: a, model: gpt-4o-2024-08-06, base_url: https://api.openai.com/v1,
      api_key_env: OPENAI_API_KEY, concurrency: 8, sampling: {temperature: 0, seed: 1}}
-  - {name: b, model: claude-3-5-sonnet-20241022, base_url: ..., weight: 2}
+  - {name: b, model: claude-3-5-sonnet-20241022, base_url: ..., weight: 2,
+     concurrency: auto, rpm: 500}
 ```
-Each juror is a single judge with its own endpoint, key, concurrency and sampling; the
-options the command line gives (timeouts, retries, cache) apply to every juror.
+Each juror is a single judge with its own endpoint, key, concurrency (a number, or `auto`:
+learnt from its endpoint) and sampling, and the `rpm` / `tpm` caps of its endpoint (when
+not given, the command line's); the options the command line gives (timeouts, retries,
+cache) apply to every juror.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
-from judge.config import JudgeConfig
+from judge.config import Concurrency, JudgeConfig
 from judge.errors import UsageError
 from judge.schemas import NAME
 
@@ -50,7 +53,9 @@ class Juror(BaseModel):
     model: str = Field(min_length=1)
     base_url: str | None = None
     api_key_env: str | None = None
-    concurrency: int = Field(default=16, ge=1, le=1024)
+    concurrency: Concurrency = 16
+    rpm: int | None = Field(default=None, ge=1)  # None: the command line's --rpm
+    tpm: int | None = Field(default=None, ge=1)  # None: the command line's --tpm
     sampling: Sampling = Sampling()
     weight: float = Field(default=1.0, gt=0.0)
 
@@ -99,8 +104,9 @@ def load_jury(path: Path) -> Jury:
 
 
 def juror_config(juror: Juror, base: JudgeConfig, env: Mapping[str, str]) -> JudgeConfig:
-    """The juror's judge config: its model, endpoint, key, concurrency and sampling over
-    `base` (timeouts, retries, output mode, cache). The key is read from `api_key_env`."""
+    """The juror's judge config: its model, endpoint, key, concurrency, rate caps and
+    sampling over `base` (timeouts, retries, output mode, cache; the rate caps when the
+    juror gives none). The key is read from `api_key_env`."""
     key = env.get(juror.api_key_env) if juror.api_key_env else None
     if juror.api_key_env and not key:
         raise UsageError(f"juror {juror.name!r}: ${juror.api_key_env} is not set")
@@ -110,6 +116,8 @@ def juror_config(juror: Juror, base: JudgeConfig, env: Mapping[str, str]) -> Jud
             "base_url": juror.base_url or base.base_url,
             "api_key": SecretStr(key) if key else base.api_key,
             "concurrency": juror.concurrency,
+            "rpm": juror.rpm if juror.rpm is not None else base.rpm,
+            "tpm": juror.tpm if juror.tpm is not None else base.tpm,
             **juror.sampling.model_dump(),
         }
     )

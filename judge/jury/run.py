@@ -40,8 +40,7 @@ from judge.rubric import Rubric
 from judge.schemas import GradedRecord
 
 if TYPE_CHECKING:
-    import httpx
-
+    from judge.client import AsyncHttpClient
     from judge.engine.measure.human_labels import HumanLabels
 
 
@@ -69,7 +68,7 @@ async def open_panel(
     rubric: Rubric,
     configs: list[JudgeConfig],
     *,
-    http_client: httpx.AsyncClient | None = None,
+    http_client: AsyncHttpClient | None = None,
 ) -> Any:
     """A `Panel` whose backends and cache are closed when the block ends."""
     if not rubric.behaviour.needs_judge:
@@ -80,7 +79,7 @@ async def open_panel(
         for config in configs:
             backend = make_backend(config, http_client=http_client)
             stack.push_async_callback(backend.aclose)
-            graders.append(Grader(backend, rubric, cache=cache, concurrency=config.concurrency))
+            graders.append(Grader(backend, rubric, cache=cache, concurrency=config.max_in_flight))
         try:
             yield Panel(jury, rubric, tuple(graders))
         finally:

@@ -70,12 +70,12 @@ class JudgePool:
     def grader(self, name: str, rubric: Rubric) -> Grader:
         config = self.config.judge_config(name)
         if name not in self._backends:
-            self._backends[name] = _Throttled(self._make(name, config), config.concurrency)
+            self._backends[name] = _Throttled(self._make(name, config), config.max_in_flight)
         return Grader(
             self._backends[name],
             rubric,
             cache=self._cache_for(name),
-            concurrency=config.concurrency,
+            concurrency=config.max_in_flight,
         )
 
     def _make(self, name: str, config: JudgeConfig) -> Backend:

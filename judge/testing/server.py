@@ -28,14 +28,14 @@ import socket
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, MutableMapping
+from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from judge.kinds import get_kind, kind_for_request, kind_for_schema
@@ -65,6 +65,8 @@ class Reply:
     refusal: str | None = None
     delay: float = 0.0
     drop_connection: bool = False
+    huge_body: int = 0  # > 0: a 200 whose body is this many bytes, streamed, never held
+    declare_length: bool = False  # with huge_body: say its size in Content-Length
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,46 @@ class FaultPlan:
 
 
 @dataclass
+class RateLimit:
+    """A provider's request rate limit: a token bucket of `burst` requests (default one
+    second's worth) refilled at `per_second`. A chat request beyond it gets a 429 with
+    Retry-After (seconds until one request is allowed, and `retry-after-ms`); every chat
+    reply carries OpenAI's headers: `x-ratelimit-limit-requests`,
+    `x-ratelimit-remaining-requests` and `x-ratelimit-reset-requests` (time to a full
+    bucket, as "1.5s")."""
+
+    per_second: float
+    burst: float | None = None
+    level: float = math.nan
+    stamp: float = 0.0
+
+    @property
+    def capacity(self) -> float:
+        return self.burst if self.burst is not None else max(self.per_second, 1.0)
+
+    def take(self, now: float) -> tuple[bool, dict[str, str]]:
+        """(allowed, headers) for a request arriving at `now` (monotonic seconds)."""
+        if math.isnan(self.level):
+            self.level, self.stamp = self.capacity, now
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.per_second)
+        self.stamp = now
+        allowed = self.level >= 1.0
+        if allowed:
+            self.level -= 1.0
+        full_in = (self.capacity - self.level) / self.per_second
+        headers = {
+            "x-ratelimit-limit-requests": str(int(self.capacity)),
+            "x-ratelimit-remaining-requests": str(int(self.level)),
+            "x-ratelimit-reset-requests": f"{full_in:.3f}s",
+        }
+        if not allowed:
+            wait = (1.0 - self.level) / self.per_second
+            headers["retry-after"] = f"{math.ceil(wait * 1000) / 1000:g}"
+            headers["retry-after-ms"] = str(math.ceil(wait * 1000))
+        return allowed, headers
+
+
+@dataclass
 class ChatRequest:
     """What a responder sees of one chat request."""
 
@@ -160,6 +202,7 @@ class ServerStats:
     requests_by_path: Counter[str] = field(default_factory=Counter)
     requests_by_mode: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
+    rate_limited: int = 0  # 429s answered by the RateLimit
     bodies: deque[dict[str, Any]] = field(
         default_factory=lambda: deque(maxlen=MAX_BODIES), repr=False
     )
@@ -199,6 +242,8 @@ class FakeOpenAIServer:
         api_key: str | None = None,
         strict_model: bool = False,
         token_counter: Callable[[str], int] = approx_tokens,
+        served_models: Sequence[str] | None = None,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.responder = responder
         self.latency = latency
@@ -210,6 +255,8 @@ class FakeOpenAIServer:
         self.api_key = api_key
         self.strict_model = strict_model
         self.token_counter = token_counter
+        self.served_models = [model] if served_models is None else list(served_models)
+        self.rate_limit = rate_limit
         self.stats = ServerStats()
         self._lock = threading.Lock()
         self._scripted: deque[Reply] = deque()
@@ -352,12 +399,16 @@ class FakeOpenAIServer:
                 "requests_by_path": dict(stats.requests_by_path),
                 "requests_by_mode": dict(stats.requests_by_mode),
                 "faults": dict(stats.faults),
+                "rate_limited": stats.rate_limited,
             }
 
     async def _models(self, request: Request) -> Response:
         self._count_path(request)
-        model = {"id": self.model, "object": "model", "created": 1704067200, "owned_by": "test"}
-        return JSONResponse({"object": "list", "data": [model]})
+        models = [
+            {"id": name, "object": "model", "created": 1704067200, "owned_by": "test"}
+            for name in self.served_models
+        ]
+        return JSONResponse({"object": "list", "data": models})
 
     def _count_path(self, request: Request) -> None:
         with self._lock:
@@ -382,6 +433,16 @@ class FakeOpenAIServer:
         problem = self._refuse(request, body)
         if problem is not None:
             return problem
+        limit_headers: dict[str, str] = {}
+        if self.rate_limit is not None:
+            with self._lock:
+                allowed, limit_headers = self.rate_limit.take(time.monotonic())
+                self.stats.rate_limited += not allowed
+            if not allowed:
+                message = "Rate limit reached for requests"
+                response = error_response(429, message, "rate_limit_exceeded")
+                response.headers.update(limit_headers)
+                return response
         chat = parse_chat_request(body, dict(request.headers))
         prompt_tokens = self._prompt_tokens(chat)
         with self._lock:
@@ -396,6 +457,8 @@ class FakeOpenAIServer:
             return Response(b"{}" * 64, headers={_DROP_HEADER: "1"})
         if reply.status != 200:
             return self._error(reply)
+        if reply.huge_body:
+            return _huge(reply)
         content = reply.content
         if content is None and reply.verdict is not None:
             content = json.dumps(reply.verdict)
@@ -406,7 +469,7 @@ class FakeOpenAIServer:
             self.stats.completion_tokens += completion_tokens
         return JSONResponse(
             self._completion(chat, content, reply, prompt_tokens, completion_tokens),
-            headers=reply.headers,
+            headers={**limit_headers, **reply.headers},
         )
 
     async def _sleep(self, seconds: float) -> None:
@@ -502,6 +565,25 @@ class FakeOpenAIServer:
                 "total_tokens": prompt + completion,
             },
         }
+
+
+def _huge(reply: Reply) -> Response:
+    """A reply of `reply.huge_body` bytes (the opening of a JSON object, then spaces),
+    streamed in 1 MiB chunks: the server never holds it whole."""
+    size, chunk = reply.huge_body, b" " * (1 << 20)
+
+    async def body() -> AsyncIterator[bytes]:
+        head = b'{"id": "chatcmpl-huge", "choices": ['
+        yield head
+        left = size - len(head)
+        while left > 0:
+            yield chunk[: min(left, len(chunk))]
+            left -= len(chunk)
+
+    headers = {**reply.headers, "content-type": "application/json"}
+    if reply.declare_length:
+        headers["content-length"] = str(size)
+    return StreamingResponse(body(), headers=headers)
 
 
 _ERROR_TYPES = {
@@ -633,6 +715,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reject", action="append", default=[], help="refuse this response_format type"
     )
+    parser.add_argument(
+        "--rate-limit",
+        type=float,
+        default=None,
+        metavar="N",
+        help="allow N chat requests per second (429 beyond, with Retry-After and the "
+        "x-ratelimit-* headers)",
+    )
     args = parser.parse_args(argv)
     options = {
         "retry_after": args.retry_after,
@@ -650,6 +740,7 @@ def main(argv: list[str] | None = None) -> int:
         host=args.host,
         port=args.port,
         reject_response_format=set(args.reject),
+        rate_limit=RateLimit(args.rate_limit) if args.rate_limit else None,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -276,3 +276,9 @@ def test_a_key_sets_only_the_flag_that_means_it(
         assert args.seed == 7 and args.concurrency == 3
     if command[0] == "compare":
         assert args.rubrics_dir == [project / "r"]
+
+
+def test_concurrency_auto_in_the_file_is_the_flags_auto(project: Path) -> None:
+    (project / "judge.toml").write_text('concurrency = "auto"\n')
+    config, _ = grade_args()
+    assert config.concurrency == "auto"

@@ -11,9 +11,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
 import pytest
-import respx
 
 from judge.cli import main
 from judge.cli._run import prices_from_args
@@ -119,14 +117,16 @@ def test_base_url_alone_grades_with_the_one_model_it_serves(
     ],
 )
 def test_base_url_serving_several_or_no_models_is_usage(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], served: list[str], says: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    server_factory: Callable[..., FakeOpenAIServer],
+    served: list[str],
+    says: str,
 ) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", [case("a")])
-    body = {"object": "list", "data": [{"id": m, "object": "model", "created": 0,
-                                        "owned_by": "x"} for m in served]}  # fmt: skip
-    with respx.mock(assert_all_called=True) as mock:
-        mock.get("http://models.test/v1/models").mock(return_value=httpx.Response(200, json=body))
-        code = grade(source, tmp_path / "o.jsonl", "--base-url", "http://models.test/v1")
+    server = server_factory(served_models=served)
+    code = grade(source, tmp_path / "o.jsonl", "--base-url", server.base_url)
+    assert server.stats.requests_by_path == {"/v1/models": 1}  # asked, nothing graded
     assert code == 2
     assert says in capsys.readouterr().err
     assert not (tmp_path / "o.jsonl").exists()

@@ -1,0 +1,331 @@
+"""The client's table (issue 22): `python -m benchmarks.client [--scale 0.25]`.
+
+For each (latency, concurrency C) row, the same N requests against the test server in its
+own process (pinned to the last CPU; this process to the first, where the machine has two),
+by four clients in one run:
+
+- project: `grade_file` with the model judge (`LLMJudge`), cache off: the whole engine;
+- openai SDK + httpx: `chat.completions.create` on one `DefaultAsyncHttpxClient` pool of C;
+- SDK + aiohttp: the same on `DefaultAioHttpClient` (the `openai[aiohttp]` extra);
+- raw aiohttp: `ClientSession.post(...).json()`, no SDK: the floor.
+
+efficiency = ideal / actual wall time, ideal = N x latency / C; CPU per case = this
+process's CPU time (`time.process_time`) over the run / N: the server's is not counted.
+Then cProfile's top functions for the project at the profiled row, and `--concurrency auto`
+against the test server's rate limit (`--rate-limit R`): refused share and wall time
+against the ideal N / R. Writes `benchmarks/CLIENT.md` (or `--output`). Figures, not tests:
+on a shared machine they are noisy, so compare rows of one run, not runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import os
+import platform
+import pstats
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.cases import case, write_cases
+from benchmarks.server import ServerProcess
+from judge.config import JudgeConfig
+from judge.engine.files import grade_file
+from judge.engine.grader import Grader
+from judge.engine.model import LLMJudge
+from judge.rubric import load_rubric
+from judge.schemas import Case
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = "judge-test-2024-01-01"
+ROWS = [(1.0, 32), (1.0, 128), (1.0, 512), (0.2, 128)]  # the issue's table
+COLUMNS = ("project", "SDK + httpx", "SDK + aiohttp", "raw aiohttp")
+
+
+@dataclass
+class Cell:
+    wall: float
+    cpu: float
+    done: int
+
+    def text(self, ideal: float, n: int) -> str:
+        if self.done < n:
+            return f"{ideal / self.wall:.2f} ({self.done}/{n} done), {1000 * self.cpu / n:.2f} ms"
+        return f"{ideal / self.wall:.2f}, {1000 * self.cpu / n:.2f} ms"
+
+
+def pin(cpu: int) -> None:
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        os.sched_setaffinity(0, {cpu})
+
+
+def bodies(n: int) -> list[dict[str, Any]]:
+    """The project's own request bodies for n benchmark cases (faithfulness, json_schema)."""
+    config = JudgeConfig(model=MODEL, base_url="http://127.0.0.1:9/v1")
+    judge = LLMJudge(config)
+    ready = judge.prepared(load_rubric("faithfulness"))
+    made = []
+    for i in range(n):
+        messages = ready.render(Case.model_validate(case(i)), "json_schema")
+        made.append(
+            judge.client.request_body(messages, "json_schema", ready.schema_name, ready.schema)
+        )
+    return made
+
+
+async def gated(concurrency: int, jobs: list[Callable[[], Awaitable[object]]]) -> int:
+    gate = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def run(job: Callable[[], Awaitable[object]]) -> None:
+        nonlocal done
+        async with gate:
+            await job()
+            done += 1
+
+    await asyncio.gather(*(run(j) for j in jobs), return_exceptions=True)
+    return done
+
+
+async def sdk_run(url: str, sent: list[dict[str, Any]], concurrency: int, aio: bool) -> int:
+    import openai
+
+    from judge.client._http import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    http = (openai.DefaultAioHttpClient if aio else openai.DefaultAsyncHttpxClient)(limits=limits)
+    client = openai.AsyncOpenAI(base_url=url, api_key="x", max_retries=0, http_client=http)
+    try:
+        return await gated(
+            concurrency, [lambda b=b: client.chat.completions.create(**b) for b in sent]
+        )
+    finally:
+        await client.close()
+
+
+async def aiohttp_run(url: str, sent: list[dict[str, Any]], concurrency: int) -> int:
+    import aiohttp
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
+        async def post(body: dict[str, Any]) -> object:
+            async with session.post(url + "/chat/completions", json=body) as response:
+                return await response.json()
+
+        return await gated(concurrency, [lambda b=b: post(b) for b in sent])
+
+
+async def project_run(config: JudgeConfig, source: Path, output: Path) -> int:
+    backend = LLMJudge(config)
+    try:
+        grader = Grader(backend, load_rubric("faithfulness"), concurrency=config.max_in_flight)
+        summary = await grade_file(grader, source, output, overwrite=True, use_cache=False)
+        return int(summary["status"].get("ok", 0) + summary["status"].get("abstained", 0))
+    finally:
+        await backend.aclose()
+
+
+def timed(make: Callable[[], Awaitable[int]], timeout: float) -> Cell:
+    cpu, start = time.process_time(), time.perf_counter()
+
+    async def bounded() -> int:
+        try:
+            return await asyncio.wait_for(make(), timeout)
+        except TimeoutError:
+            return -1
+
+    done = asyncio.run(bounded())
+    return Cell(time.perf_counter() - start, time.process_time() - cpu, max(done, 0))
+
+
+def config_for(url: str, concurrency: int | str, **more: Any) -> JudgeConfig:
+    return JudgeConfig(model=MODEL, base_url=url, concurrency=concurrency, use_cache=False, **more)
+
+
+def rounds_of(latency: float, scale: float) -> int:
+    """Round trips per row: about 8 s of ideal time at scale 1, at least 2."""
+    return max(2, round(8 * scale / latency))
+
+
+def run_row(
+    work: Path, latency: float, concurrency: int, n: int, server_cpu: int
+) -> dict[str, Cell]:
+    """One row of the table: the four clients, one after another, on one server."""
+    source = write_cases(work / f"rows-{concurrency}-{latency}.jsonl", n)
+    sent = bodies(n)
+    limit = 5 * n * latency / concurrency + 30
+    warm = write_cases(work / "warm.jsonl", 32)
+    with ServerProcess(latency=latency, cpu=server_cpu) as server:
+        url = server.base_url
+        # a warm-up first: imports, connections and caches are not measured
+        timed(lambda: project_run(config_for(url, 32), warm, work / "w.jsonl"), 60)
+        runs: dict[str, Callable[[], Awaitable[int]]] = {
+            "project": lambda: project_run(
+                config_for(url, concurrency), source, work / "records.jsonl"
+            ),
+            "SDK + httpx": lambda: sdk_run(url, sent, concurrency, aio=False),
+            "SDK + aiohttp": lambda: sdk_run(url, sent, concurrency, aio=True),
+            "raw aiohttp": lambda: aiohttp_run(url, sent, concurrency),
+        }
+        row = {}
+        for name in COLUMNS:
+            print(f"  {latency:g} s, C={concurrency}: {name} ...", file=sys.stderr, flush=True)
+            row[name] = timed(runs[name], limit)
+    return row
+
+
+def table_rows(work: Path, scale: float, server_cpu: int) -> list[str]:
+    lines = ["| latency, C | N | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 2) + "|"]
+    for latency, concurrency in ROWS:
+        n = concurrency * rounds_of(latency, scale)
+        row = run_row(work, latency, concurrency, n, server_cpu)
+        ideal = n * latency / concurrency
+        texts = [row[name].text(ideal, n) for name in COLUMNS]
+        lines.append(f"| {latency:g} s, {concurrency} | {n} | " + " | ".join(texts) + " |")
+    return lines
+
+
+def profile_project(work: Path, latency: float, concurrency: int, n: int, cpu: int) -> str:
+    """cProfile of the project's run: the top functions by own time."""
+    source = write_cases(work / "profile.jsonl", n)
+    with ServerProcess(latency=latency, cpu=cpu) as server:
+        config = config_for(server.base_url, concurrency)
+        timed(lambda: project_run(config_for(server.base_url, 32), source, work / "w.jsonl"), 60)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        asyncio.run(project_run(config, source, work / "records.jsonl"))
+        profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(25)
+    text = out.getvalue()
+    start = text.find("   ncalls")
+    return text[start:] if start >= 0 else text
+
+
+def pacing_row(
+    work: Path, rate: float, latency: float, n: int, cpu: int, concurrency: int | str = "auto"
+) -> list[str]:
+    """`--concurrency auto` (or a fixed number) against a server allowing `rate` requests
+    a second."""
+    source = write_cases(work / "paced.jsonl", n)
+    extra = ["--rate-limit", f"{rate:g}"]
+    with ServerProcess(latency=latency, cpu=cpu, extra=extra) as server:
+        config = config_for(server.base_url, concurrency)
+        server.reset()
+        backend = LLMJudge(config)
+
+        async def run() -> int:
+            try:
+                rubric = load_rubric("faithfulness")
+                grader = Grader(backend, rubric, concurrency=config.max_in_flight)
+                summary = await grade_file(
+                    grader, source, work / "paced.jsonl.out", overwrite=True, use_cache=False
+                )
+                return int(summary["cases"])
+            finally:
+                await backend.aclose()
+
+        cell = timed(run, 10 * n / rate + 60)
+        stats = server.stats()
+    sent = backend.request_summary()
+    chats = stats["requests_by_path"].get("/v1/chat/completions", 0)
+    refused = stats["rate_limited"]
+    ideal = n / rate
+    return [
+        "| rate limit | latency | N | ideal N / R | wall | wall / ideal | requests sent | "
+        "refused (429) | refused share | window reached | most in flight |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| {rate:g}/s | {latency:g} s | {n} | {ideal:.2f} s | {cell.wall:.2f} s | "
+        f"{cell.wall / ideal:.3f} | {chats} | {refused} | {refused / max(chats, 1):.2%} | "
+        f"{sent.get('window', {}).get('peak')} | {sent['peak_in_flight']} |",
+    ]
+
+
+def machine() -> str:
+    import openai
+
+    from judge.client._http import httpx
+
+    cpus = os.cpu_count()
+    versions = f"openai {openai.__version__}, {httpx.__name__} {httpx.__version__}"
+    try:
+        import aiohttp
+
+        versions += f", aiohttp {aiohttp.__version__}"
+    except ImportError:
+        pass
+    return f"{platform.platform()}, {cpus} CPUs; Python {platform.python_version()}, {versions}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.client", description=__doc__)
+    parser.add_argument("--scale", type=float, default=1.0, help="N per row x this (0.25: quick)")
+    parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "CLIENT.md")
+    parser.add_argument("--rate", type=float, default=200.0, help="the rate-limited row's R/s")
+    parser.add_argument("--skip-table", action="store_true", help="only the profile and pacing")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    cpus = os.cpu_count() or 1
+    server_cpu = cpus - 1 if cpus > 1 else -1
+    pin(0)
+    with tempfile.TemporaryDirectory(prefix="judge-client-bench-") as tmp:
+        work = Path(tmp)
+        lines: list[str] = []
+        if not args.skip_table:
+            print("running: the table ...", file=sys.stderr, flush=True)
+            lines = table_rows(work, args.scale, server_cpu)
+        print("running: the profile ...", file=sys.stderr, flush=True)
+        profile_n = max(512, int(2048 * args.scale))
+        profile = profile_project(work, 1.0, 512, profile_n, server_cpu)
+        print("running: --concurrency auto against a rate limit ...", file=sys.stderr, flush=True)
+        paced_n = max(1000, int(20 * args.rate * args.scale))  # >= 20 s at 50/s
+        paced = pacing_row(work, args.rate, 0.2, paced_n, server_cpu)
+    command = "python -m benchmarks.client" + "".join(
+        f" {a}" for a in map(shlex.quote, argv if argv is not None else sys.argv[1:])
+    )
+    took = time.perf_counter() - started
+    text = "\n".join(
+        [
+            "# Client benchmark (issue 22)",
+            "",
+            f"Command: `{command}` (from the repository root; took {took:.0f} s)",
+            f"Machine: {machine()}",
+            f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            "",
+            "Each cell: efficiency (ideal N x latency / C over actual wall time), client CPU "
+            "per case. The server runs in its own process (pinned apart where there are two "
+            "CPUs); its CPU is not counted. On a shared machine the figures are noisy: compare "
+            "cells of one run.",
+            "",
+            *lines,
+            "",
+            f"## Where the project's CPU goes (cProfile, 1 s latency, C = 512, N = {profile_n})",
+            "",
+            "```",
+            profile.rstrip(),
+            "```",
+            "",
+            "## `--concurrency auto` against the test server's rate limit",
+            "",
+            *paced,
+            "",
+        ]
+    )
+    args.output.write_text(text, "utf-8")
+    print(text)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
