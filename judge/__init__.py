@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from judge.api import Judge, make_backend
     from judge.config import JudgeConfig
+    from judge.engine.frame_out import records_frame, records_table
     from judge.engine.grader import Grader
     from judge.engine.rules import RulesJudge, token_f1
     from judge.errors import ApiError, InputError, JudgeError, RubricError
@@ -25,6 +26,7 @@ _HOMES = {
     "judge.config": ("JudgeConfig",),
     "judge.errors": ("ApiError", "InputError", "JudgeError", "RubricError"),
     "judge.engine.grader": ("Grader",),
+    "judge.engine.frame_out": ("records_frame", "records_table"),
     "judge.rubric": ("Rubric", "list_rubrics", "load_rubric"),
     "judge.engine.rules": ("RulesJudge", "token_f1"),
     "judge.schemas": ("Case", "GradedRecord", "JudgeInfo", "Usage"),
@@ -49,6 +51,8 @@ __all__ = [
     "list_rubrics",
     "load_rubric",
     "make_backend",
+    "records_frame",
+    "records_table",
     "token_f1",
 ]
 

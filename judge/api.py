@@ -1,9 +1,18 @@
-"""The Python API: `Judge` grades one case, many cases, or a file."""
+"""The Python API: `Judge` grades one case, many cases, or a file.
+
+Every grading method has a sync form (`grade`, `grade_many`, `grade_file`) and an async one
+(`agrade`, ...). The sync forms work anywhere, a Jupyter notebook or an async web app
+included: inside a running event loop they run the coroutine on a worker thread with a loop
+of its own (`run_sync`), so no `nest_asyncio`-style patch of the caller's loop is needed.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -11,7 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from judge.config import JudgeConfig, default_cache_dir
 from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection, grade_file
+from judge.engine.frames import is_frame
 from judge.engine.grader import Grader
+from judge.engine.inputs import frame_cases
 from judge.engine.outcome import Backend
 from judge.engine.pricing import prices_for
 from judge.engine.rules import RulesJudge
@@ -27,8 +38,46 @@ T = TypeVar("T")
 CaseLike = Case | Mapping[str, Any]
 
 
+def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """Run the coroutine that `make` builds to completion and return its result, from sync
+    code, whether or not an event loop is running in this thread.
+
+    With no running loop this is `asyncio.run`. Inside one (a notebook cell, an async
+    handler) the coroutine runs on a worker thread with a fresh loop of its own, and this
+    thread waits for it: the caller's loop is never re-entered or patched, so other
+    libraries on it keep working; it is blocked while the call lasts, as any sync call
+    blocks it (await the async form to keep it serving). Context variables are copied to
+    the worker; an exception raised there is raised here.
+
+    >>> async def answer() -> int:
+    ...     return 42
+    >>> run_sync(answer)
+    42
+    >>> async def from_a_loop() -> int:   # as in a notebook cell
+    ...     return run_sync(answer)
+    >>> asyncio.run(from_a_loop())
+    42
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(make))
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-sync") as pool:
+        return pool.submit(context.run, asyncio.run, _awaited(make)).result()
+
+
+async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
+    # the coroutine is created inside the loop that awaits it: none is left unawaited
+    return await make()
+
+
 def make_backend(config: JudgeConfig, *, http_client: AsyncHttpClient | None = None) -> Backend:
-    """The rules judge when no model is configured, else a model judge for the endpoint."""
+    """The rules judge when no model is configured, else a model judge for the endpoint.
+
+    >>> type(make_backend(JudgeConfig())).__name__
+    'RulesJudge'
+    """
     if config.offline:
         return RulesJudge()
     from judge.engine.model import LLMJudge  # the HTTP client and SDK load only for a model judge
@@ -37,6 +86,12 @@ def make_backend(config: JudgeConfig, *, http_client: AsyncHttpClient | None = N
 
 
 def open_cache(config: JudgeConfig) -> VerdictCache | None:
+    """The verdict cache a config asks for (`cache_dir`, else the default folder); None for
+    the rules judge (it is deterministic and free) or when `use_cache` is off.
+
+    >>> open_cache(JudgeConfig()) is None   # offline: nothing to cache
+    True
+    """
     if config.offline or not config.use_cache:
         return None
     return VerdictCache(config.cache_dir or default_cache_dir())
@@ -46,7 +101,16 @@ def open_cache(config: JudgeConfig) -> VerdictCache | None:
 async def open_grader(
     config: JudgeConfig, rubric: Rubric, *, http_client: AsyncHttpClient | None = None
 ) -> AsyncIterator[Grader]:
-    """A grader with its backend and cache, both closed when the block ends."""
+    """A grader with its backend and cache, both closed when the block ends.
+
+    >>> async def one() -> str:
+    ...     async with open_grader(JudgeConfig(), load_rubric("faithfulness")) as grader:
+    ...         record = await grader.grade_case(Case(id="1", question="q?",
+    ...                                                contexts=["c"], answer="c."))
+    ...     return record.status
+    >>> asyncio.run(one())
+    'ok'
+    """
     async with open_graders(config, [rubric], http_client=http_client) as graders:
         yield graders[0]
 
@@ -59,7 +123,15 @@ async def open_graders(
     http_client: AsyncHttpClient | None = None,
 ) -> AsyncIterator[list[Grader]]:
     """One grader per rubric, all sharing one backend (one connection pool) and one cache,
-    closed when the block ends."""
+    closed when the block ends.
+
+    >>> async def refs() -> list[str]:
+    ...     rubrics = [load_rubric("faithfulness"), load_rubric("relevance")]
+    ...     async with open_graders(JudgeConfig(), rubrics) as graders:
+    ...         return [g.rubric.ref for g in graders]
+    >>> asyncio.run(refs())
+    ['faithfulness@1', 'relevance@1']
+    """
     backend = make_backend(config, http_client=http_client)
     cache = open_cache(config)
     try:
@@ -72,7 +144,14 @@ async def open_graders(
 
 class Judge:
     """A pinned judge. Async methods share one connection pool (close with `aclose`);
-    the sync ones open and close their own around each call.
+    the sync ones open and close their own around each call, and work inside a running
+    event loop too (a notebook, an async app: see `run_sync`).
+
+    `config` says which model and how (`JudgeConfig()`: the offline rules judge);
+    `rubrics_dir` adds a folder (or library) of user rubrics to the released ones;
+    `http_client` is a `judge.client.AsyncHttpClient` (the SDK's `httpx.AsyncClient`) for
+    the model endpoint (used by the async methods; the sync ones may run on a worker
+    thread's loop, so leave it out there).
 
     >>> judge = Judge()                       # offline rules judge
     >>> judge.grade({"id": "1", "question": "q?", "contexts": ["c"], "answer": "c."}).status
@@ -93,9 +172,21 @@ class Judge:
         self._cache: VerdictCache | None = None
 
     def rubric(self, ref: str | Rubric) -> Rubric:
+        """The rubric a reference names (`faithfulness`, `faithfulness@1`), from the
+        released ones or `rubrics_dir`; a `Rubric` is returned as is.
+
+        >>> Judge().rubric("faithfulness@1").ref
+        'faithfulness@1'
+        """
         return ref if isinstance(ref, Rubric) else load_rubric(ref, self.rubrics_dir)
 
     def grader(self, rubric: str | Rubric) -> Grader:
+        """A grader for `rubric` on this judge's backend and cache (opened on first use,
+        shared by every grader of this judge until `aclose`).
+
+        >>> Judge().grader("faithfulness").rubric.ref
+        'faithfulness@1'
+        """
         if self._backend is None:
             self._backend = make_backend(self.config, http_client=self._http_client)
             self._cache = open_cache(self.config)
@@ -107,6 +198,11 @@ class Judge:
         )
 
     async def aclose(self) -> None:
+        """Close the backend (its connection pool) and the cache the async methods opened;
+        the judge opens them again when next used.
+
+        >>> asyncio.run(Judge().aclose())
+        """
         if self._backend is not None:
             await self._backend.aclose()
         if self._cache is not None:
@@ -114,31 +210,65 @@ class Judge:
         self._backend, self._cache = None, None
 
     async def agrade(self, case: CaseLike, rubric: str | Rubric = "faithfulness") -> GradedRecord:
+        """Grade one case (a `Case` or a mapping with the fields and aliases of an input
+        file); the record. Await it in async code and notebooks; `grade` is the sync form.
+
+        >>> async def main() -> str:
+        ...     judge = Judge()
+        ...     try:
+        ...         record = await judge.agrade({"id": "1", "question": "q?",
+        ...                                      "contexts": ["c"], "answer": "c."})
+        ...     finally:
+        ...         await judge.aclose()
+        ...     return record.status
+        >>> asyncio.run(main())
+        'ok'
+        """
         return await self.grader(rubric).grade_case(_as_case(case), use_cache=self.config.use_cache)
 
     async def agrade_many(
         self, cases: Iterable[CaseLike], rubric: str | Rubric = "faithfulness"
     ) -> list[GradedRecord]:
+        """Grade many cases concurrently (up to `config.concurrency` at once); the records
+        in input order. `cases`: `Case`s, mappings, or a pandas/polars DataFrame or Arrow
+        table with a file's columns and aliases (every row checked first: `InputError`
+        names the bad rows). `grade_many` is the sync form.
+
+        >>> cases = [{"id": str(i), "question": "q?", "contexts": ["c"], "answer": "c."}
+        ...          for i in range(3)]
+        >>> [r.id for r in asyncio.run(Judge().agrade_many(cases))]
+        ['0', '1', '2']
+        """
         grader = self.grader(rubric)
+        if is_frame(cases):
+            cases = frame_cases(cases, grader.rubric)
         return await grader.grade_many(
             (_as_case(c) for c in cases), use_cache=self.config.use_cache
         )
 
     async def agrade_file(
         self,
-        input_path: str | Path,
+        input_path: str | Path | Any,
         output_path: str | Path,
         rubric: str | Rubric = "faithfulness",
         *,
         human_labels: HumanLabels | str | Path | Iterable[Mapping[str, Any]] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """Grade a JSONL/CSV file into a records file; returns the summary. Options: see
+        """Grade a JSONL/CSV/Parquet file, or a pandas/polars DataFrame or Arrow table (the
+        same columns and aliases), into a records file; returns the summary. Options: see
         `judge.engine.files.grade_file` (selection, overwrite, progress, prices).
 
         `human_labels` (a CSV/JSONL path, or rows with `id` and `label`) of some of the
         cases add the prediction-powered estimates to the summary (`summary["ppi"]`, as
-        `judge grade --human-labels`); they are checked before the first request."""
+        `judge grade --human-labels`); they are checked before the first request.
+
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "graded.jsonl"
+        >>> summary = asyncio.run(Judge().agrade_file("examples/cases.jsonl", out))
+        >>> summary["rubric"], summary["cases"] > 0
+        ('faithfulness@1', True)
+        """
         options.setdefault("use_cache", self.config.use_cache)
         options.setdefault("selection", Selection())
         if human_labels is not None:
@@ -146,26 +276,58 @@ class Judge:
             from judge.engine.measure.human_labels import to_human_labels
 
             options["human_labels"] = to_human_labels(human_labels)
-        return await grade_file(self.grader(rubric), Path(input_path), Path(output_path), **options)
+        grader = self.grader(rubric)
+        if not is_frame(input_path):
+            return await grade_file(grader, Path(input_path), Path(output_path), **options)
+        cases = frame_cases(input_path, grader.rubric)
+        with tempfile.TemporaryDirectory(prefix="judge-frame-") as folder:
+            # the frame's cases as a file: resume, selection and the summary follow a file's rules
+            staged = Path(folder) / "frame.jsonl"
+            with staged.open("w", encoding="utf-8") as out:
+                for case in cases:
+                    out.write(case.model_dump_json(exclude_defaults=True) + "\n")
+            return await grade_file(grader, staged, Path(output_path), **options)
 
     def grade(self, case: CaseLike, rubric: str | Rubric = "faithfulness") -> GradedRecord:
+        """`agrade`, synchronously: works in a script, a notebook cell or an async app alike
+        (inside a running loop it grades on a worker thread; `run_sync`).
+
+        >>> record = Judge().grade({"id": "1", "question": "How long is the trial?",
+        ...                         "contexts": ["The free trial lasts 14 days."],
+        ...                         "answer": "The trial lasts 40 days."})
+        >>> record.status, record.score, record.label
+        ('ok', 0.0, 'unfaithful')
+        """
         return self._run(lambda: self.agrade(case, rubric))
 
     def grade_many(
         self, cases: Iterable[CaseLike], rubric: str | Rubric = "faithfulness"
     ) -> list[GradedRecord]:
+        """`agrade_many`, synchronously (in a running loop too: `run_sync`).
+
+        >>> cases = [{"id": str(i), "question": "q?", "contexts": ["c"], "answer": "c."}
+        ...          for i in range(2)]
+        >>> [r.status for r in Judge().grade_many(cases)]
+        ['ok', 'ok']
+        """
         return self._run(lambda: self.agrade_many(cases, rubric))
 
     def grade_file(
         self,
-        input_path: str | Path,
+        input_path: str | Path | Any,
         output_path: str | Path,
         rubric: str | Rubric = "faithfulness",
         *,
         human_labels: HumanLabels | str | Path | Iterable[Mapping[str, Any]] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """`agrade_file`, synchronously."""
+        """`agrade_file`, synchronously (in a running loop too: `run_sync`).
+
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "graded.jsonl"
+        >>> Judge().grade_file("examples/cases.jsonl", out)["kind"]
+        'faithfulness'
+        """
         return self._run(
             lambda: self.agrade_file(
                 input_path, output_path, rubric, human_labels=human_labels, **options
@@ -175,7 +337,14 @@ class Judge:
     def summarise(
         self, records: Iterable[GradedRecord], rubric: str | Rubric = "faithfulness"
     ) -> dict[str, Any]:
-        """The summary (DESIGN.md) of records from `grade_many`, as `grade_file` returns it."""
+        """The summary (DESIGN.md) of records from `grade_many`, as `grade_file` returns it.
+
+        >>> judge = Judge()
+        >>> records = judge.grade_many([{"id": "1", "question": "q?", "contexts": ["c"],
+        ...                              "answer": "c."}])
+        >>> judge.summarise(records)["cases"]
+        1
+        """
         return summarise(records, self.rubric(rubric), prices_for(self.config))
 
     def _run(self, make: Callable[[], Awaitable[T]]) -> T:
@@ -185,7 +354,7 @@ class Judge:
             finally:
                 await self.aclose()
 
-        return asyncio.run(main())
+        return run_sync(main)
 
 
 def _as_case(case: CaseLike) -> Case:

@@ -133,11 +133,13 @@ def api_key_from(env: Mapping[str, str]) -> SecretStr | None:
 def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
     """Build the frozen config from the judge options (a request's `judge`), falling back to
     the environment read at the edge."""
-    model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or None)
+    # flag, then environment, then the project file ([tool.judge]: judge.project_config)
+    project_url = args.project_base_url
+    model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or args.project_model)
     try:
         config = JudgeConfig(
             model=model,
-            base_url=args.base_url or env.get("OPENAI_BASE_URL") or None,
+            base_url=args.base_url or env.get("OPENAI_BASE_URL") or project_url,
             api_key=api_key_from(env),
             temperature=args.temperature,
             top_p=args.top_p,
@@ -155,7 +157,7 @@ def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
     except ValidationError as exc:
         problems = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise UsageError(problems.replace("_", "-")) from None
-    if config.offline and args.base_url and not args.offline:
+    if config.offline and (args.base_url or project_url) and not args.offline:
         # --base-url alone: the endpoint's one model, never a silent fall back to rules
         config = config.model_copy(update={"model": discover_model(config)})
     return config

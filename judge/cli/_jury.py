@@ -35,6 +35,7 @@ _NOT_WITH_JURY = {
     "export_batch": "--export-batch",
     "import_batch": "--import-batch",
     "html": "--html",
+    "parquet": "--parquet",
 }
 
 

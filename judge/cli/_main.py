@@ -61,6 +61,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "label cases blind in the browser; `judge label export` writes the CSV",
         "judge.cli.label:add_label_command",
     ),
+    "config": (
+        "the effective settings ([tool.judge] / judge.toml, flags, environment)",
+        "judge.cli.config:add_config",
+    ),
 }
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from judge.engine.frames import is_records_parquet
 from judge.engine.outlock import hold
 from judge.engine.records import is_records_file
 from judge.errors import InputError, UsageError
@@ -117,6 +118,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "requests": ("batch request file", _is_request_file),
     "html": ("HTML report of this tool", _is_html_report),
     "compare": ("comparison (judge compare --json)", _is_comparison),
+    "parquet": ("Parquet table of records of this tool", is_records_parquet),
     "labels": ("labels CSV (judge label export)", _is_labels_csv),
     "label-store": ("label store (an SQLite database)", _is_label_store),
     "gate": ("gate result (judge gate --json)", _is_gate),

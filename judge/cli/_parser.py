@@ -14,6 +14,8 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
+from judge.cli._project import apply_project_defaults
+
 Register = Callable[[argparse._SubParsersAction], None]
 
 
@@ -48,6 +50,7 @@ class LazyCommands(argparse._SubParsersAction):
             module, _, function = self.targets[name].partition(":")
             register: Register = getattr(importlib.import_module(module), function)
             register(cast(argparse._SubParsersAction, _Into(parser)))
+            apply_project_defaults(parser, name)  # [tool.judge]: flags still override
             parser._loaded = True  # type: ignore[attr-defined]
         return parser
 

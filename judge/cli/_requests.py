@@ -43,6 +43,15 @@ class JudgeOptions:
     output_mode: OutputMode
     cache_dir: Path | None
     no_cache: bool
+    # Not options: the project file's model and endpoint (`[tool.judge]`, set as parser
+    # defaults by judge.cli._project), which rank below $JUDGE_MODEL and $OPENAI_BASE_URL.
+    project_model: str | None = None
+    project_base_url: str | None = None
+
+
+FROM_PROJECT_FILE = frozenset({"project_model", "project_base_url"})
+"""Request fields no option fills: the project file's defaults that rank below the
+environment (see `JudgeOptions`)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class GradeRequest:
     rubric: str
     output: Path | None
     summary: Path | None
+    parquet: Path | None
     input_format: str | None
     limit: int | None
     sample: int | None
@@ -127,6 +137,9 @@ class CalibrateRequest:
     prevalence: float | None
     require_ready: bool
     fail_if: tuple[Condition, ...]
+    from_tool: str | None = None
+    foreign_metric: str | None = None
+    pass_labels: str | None = None
     html: Path | None = None
 
 
@@ -158,6 +171,7 @@ class CompareRequest:
     seed: int
     metric: tuple[str, ...]
     fail_if: tuple[str, ...]
+    from_tool: str | None
     rubrics_dir: tuple[Path, ...]
 
 
@@ -221,6 +235,19 @@ class LabelRequest:
     overlap: float
     annotator: str | None
     rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class ConfigRequest:
+    """`judge config`: the options `judge grade` takes from the project file, to show."""
+
+    json: bool
+    price_input: float | None
+    price_output: float | None
+    fail_if: tuple[str, ...]
+    max_error_rate: float
+    rubrics_dir: tuple[Path, ...]
+    judge: JudgeOptions
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.cli import _calibrate as calibration_cli
+from judge.cli._foreign import add_foreign_options, foreign_judge_side
 from judge.cli._help import CALIBRATE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
@@ -26,6 +27,7 @@ def add_calibrate(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     calibration_cli.add_arguments(p)  # --cases included: --html and --explain share it
+    add_foreign_options(p)
     add_html_option(p)
     p.set_defaults(run=lambda args, env: run_calibrate(args))
 
@@ -42,4 +44,4 @@ def run_calibrate(args: argparse.Namespace) -> int:
         html = request.html
         return [write_calibration_report(html, result, request.cases)] if html else []
 
-    return calibration_cli.run(request, on_result=on_result)
+    return calibration_cli.run(foreign_judge_side(request), on_result=on_result)

@@ -21,7 +21,7 @@ from judge.cli._requests import CompareRequest, request_from
 from judge.engine.measure.run_gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
-from judge.report.runs import read_run
+from judge.report.foreign_runs import read_any_run
 
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
@@ -73,6 +73,13 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         help="exit 3 when METRIC OP NUMBER holds for a comparison, e.g. "
         "'faithfulness.score.diff < -0.05' or 'significant_lower > 0' (repeatable)",
     )
+    p.add_argument(
+        "--from",
+        dest="from_tool",
+        choices=["promptfoo", "deepeval", "inspect", "ragas"],
+        help="read every RUN file as this tool's output (detected when not given): each of "
+        "its metrics is compared as METRIC.score",
+    )
     add_rubrics_dir_option(p)
     p.set_defaults(run=run_compare)
 
@@ -93,7 +100,7 @@ def compare_command(request: CompareRequest, env: Mapping[str, str]) -> int:
     if request.json:
         check_outputs([Output("--json", request.json, "compare")], request.runs, overwrite=False)
     library = rubric_library(request, env)
-    runs = [read_run(path, library) for path in request.runs]
+    runs = [read_any_run(path, library, request.from_tool) for path in request.runs]
     result = compare_runs(
         runs,
         alpha=request.alpha,

@@ -33,6 +33,7 @@ from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
 from judge.cli._labels import add_human_labels_option, human_labels_inputs, human_labels_option
 from judge.cli._outputs import check_outputs
+from judge.cli._parquet import add_parquet_option, parquet_outputs, write_parquet_option
 from judge.cli._requests import GradeRequest, request_from
 from judge.cli._run import (
     add_run_options,
@@ -64,7 +65,9 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         epilog=GRADE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", help="JSONL or CSV file of cases, or - for stdin (then -o is needed)")
+    p.add_argument(
+        "input", help="JSONL, CSV or Parquet file of cases, or - for stdin (then -o is needed)"
+    )
     p.add_argument(
         "--rubric",
         required=True,
@@ -79,6 +82,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         "holding RUBRIC.jsonl for each (default: INPUT.graded/)",
     )
     p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
+    add_parquet_option(p)
     p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
     p.add_argument("--limit", type=int, help="grade only the first N cases")
     p.add_argument(
@@ -153,7 +157,8 @@ def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
         )
     output = request.output or Path(f"{Path(request.input).stem}.{rubric.id}.jsonl")
     inputs = ([] if stdin else [Path(request.input)]) + human_labels_inputs(request)
-    check_outputs(grade_outputs(request, output), inputs, overwrite=request.overwrite)
+    outputs = grade_outputs(request, output) + parquet_outputs(request.parquet, output)
+    check_outputs(outputs, inputs, overwrite=request.overwrite)
     config = config_from_args(request.judge, env)
     with input_file(request.input, request.input_format) as input_path:
         announce_judge(config)
@@ -166,6 +171,7 @@ def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
     print(f"records: {output}", file=sys.stderr)
     if request.summary:
         write_strict_json(request.summary, summary)
+    write_parquet_option(request.parquet, output, rubric_library(request, env))
     return finish_run(summary, output, max_error_rate=request.max_error_rate, conditions=conditions)
 
 

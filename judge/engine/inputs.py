@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from calibration.io.rows import TOO_DEEP, csv_header, is_csv, nested_too_deep
 from calibration.io.rows import iter_rows as read_any_rows
 from judge.engine._inputs_csv import case_cells
+from judge.engine.frames import frame_rows, is_parquet, parquet_rows
 from judge.errors import InputError
 from judge.rubric import Rubric
 from judge.schemas import CASE_ALIASES, Case
@@ -47,9 +48,14 @@ def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
     A file in Ragas' column names with no `id` gets ids from row numbers (`row-1`, ...),
     decided on its first row so that every pass over the file agrees."""
-    csv_file = is_csv(path)
+    return _with_derived_ids(_raw_rows(path, is_csv(path)))
+
+
+def _with_derived_ids(
+    rows: Iterable[tuple[int, dict[str, Any] | str]],
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
     derive: bool | None = None
-    for index, (number, row) in enumerate(_raw_rows(path, csv_file), 1):
+    for index, (number, row) in enumerate(rows, 1):
         if isinstance(row, dict):
             if derive is None:
                 derive = _derives_ids(row)
@@ -59,6 +65,9 @@ def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 
 def _raw_rows(path: Path, csv_file: bool) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    if is_parquet(path):
+        yield from parquet_rows(path)
+        return
     for number, row in read_any_rows(path):
         if csv_file and isinstance(row, dict):
             row = case_cells(row)  # a metadata cell is JSON: the depth rule applies to it too
@@ -198,6 +207,38 @@ def _check_csv_header(path: Path, rubrics: Rubrics) -> list[tuple[int | None, st
             text = f"CSV has no column {', '.join(missing)} (needed by rubric {rubric.ref})"
             problems.append((1, None, text))
     return problems
+
+
+def frame_cases(
+    frame: Any, rubric: Rubrics | None = None, *, name: str = "DataFrame"
+) -> list[Case]:
+    """The cases of a pandas or polars DataFrame or an Arrow table, by a file's rules
+    (column names, aliases, Ragas' names with ids from row numbers, list cells as text);
+    every row checked first, as a file's: InputError naming each bad row (from 1) and id,
+    duplicate ids included."""
+    cases: list[Case] = []
+    problems: list[tuple[int | None, str | None, str]] = []
+    first_row: dict[str, int] = {}
+    for number, row in _with_derived_ids(enumerate(frame_rows(frame), 1)):
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append((None, None, f"stopped after {MAX_PROBLEMS} problems"))
+            break
+        assert isinstance(row, dict)
+        case, problem = to_case(row, rubric)
+        if case is None:
+            case_id = str(row.get("id")) if row.get("id") not in (None, "") else None
+            problems.append((None, case_id, f"row {number}: {problem or 'invalid case'}"))
+        elif case.id in first_row:
+            message = f"row {number}: duplicate id (first on row {first_row[case.id]})"
+            problems.append((None, case.id, message))
+        else:
+            first_row[case.id] = number
+            cases.append(case)
+    if not problems and not cases:
+        problems.append((None, None, "empty frame: no cases to grade"))
+    if problems:
+        raise InputError(name, problems)
+    return cases
 
 
 def iter_cases(path: Path) -> Iterator[Case]:

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from judge.config import JudgeConfig, JudgeSettings, default_cache_dir
 from judge.errors import UsageError
@@ -84,6 +84,14 @@ class ServiceConfig(BaseModel):
     # Resolved from the environment at load time; never serialised.
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, repr=False, exclude=True)
 
+    @field_validator("data_dir", "cache_dir", "rubrics_dirs")
+    @classmethod
+    def _expand_home(cls, value: Path | list[Path] | None) -> Path | list[Path] | None:
+        """`~` and `~user` in every path mean the home folder, as in a shell."""
+        if isinstance(value, list):
+            return [p.expanduser() for p in value]
+        return None if value is None else value.expanduser()
+
     def judge_names(self) -> list[str]:
         return list(self.judges) or [RULES_JUDGE]
 
@@ -132,7 +140,7 @@ def load_service_config(
         )
         raise UsageError(f"{where}invalid service configuration: {problems}") from None
     _check_names(config)
-    listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
+    listed = [Path(p).expanduser() for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
     update = {**_resolve_secrets(config, env), "rubrics_dirs": [*config.rubrics_dirs, *listed]}
     return config.model_copy(update=update)
 

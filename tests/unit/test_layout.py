@@ -28,6 +28,7 @@ REQUESTS = {
     "rubrics": _requests.RubricsRequest,
     "label": _requests.LabelRequest,
     "serve": _requests.ServeRequest,
+    "config": _requests.ConfigRequest,
 }
 
 
@@ -98,7 +99,7 @@ def _fields(kind: type) -> set[str]:
     for f in dataclasses.fields(kind):
         nested = _requests._NESTED.get(f.name)
         names |= _fields(nested) if nested is not None else {f.name}
-    return names
+    return names - _requests.FROM_PROJECT_FILE  # the project file's defaults, not options
 
 
 @pytest.mark.parametrize("command", sorted(REQUESTS))

@@ -63,3 +63,15 @@ def test_installed_copy_is_found_through_importlib_resources(
 def test_a_source_tree_reads_its_own_rubrics_folder() -> None:
     # this suite runs from the source tree (editable or PYTHONPATH), where nothing is copied
     assert packaged_rubrics_dir() == REPO / "rubrics"
+
+
+def test_the_license_file_matches_the_metadata() -> None:
+    """Issue 23 item 6: pyproject says MIT; the LICENSE file (shipped by setuptools'
+    default license-files) is the MIT text."""
+    import tomllib
+
+    from tests.helpers import REPO
+
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"] == "MIT"
+    text = (REPO / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Permission is hereby granted" in text

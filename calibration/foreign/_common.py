@@ -1,0 +1,87 @@
+"""What every foreign reader returns, and its error."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from calibration.errors import CalibrationInputError
+
+PASS, FAIL = "pass", "fail"
+
+
+class ForeignFormatError(CalibrationInputError):
+    """A file that is not the tool's output it was read as (names the file and field)."""
+
+
+@dataclass
+class ForeignRows:
+    """Label rows read from another tool's output: `rows` of `id`, `label` (`pass`/`fail`,
+    absent when the tool has no pass field), `score` (absent when it has none); `mapped`
+    says which of the tool's fields each came from, `unmapped` names the fields read past."""
+
+    tool: str
+    path: Path
+    rows: list[dict[str, Any]]
+    mapped: dict[str, str]
+    unmapped: list[str] = field(default_factory=list)
+    metric: str | None = None
+
+    def describe(self) -> str:
+        """One paragraph for the terminal: the mapping and the unmapped fields."""
+        which = f" (metric {self.metric})" if self.metric else ""
+        parts = ", ".join(f"{ours} <- {theirs}" for ours, theirs in self.mapped.items())
+        text = f"{self.path}: {self.tool} output{which}, {len(self.rows)} rows: {parts}"
+        if self.unmapped:
+            text += f"; unmapped: {', '.join(self.unmapped)}"
+        return text
+
+
+def load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ForeignFormatError(f"{path}: cannot be read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ForeignFormatError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+
+
+def pass_label(value: Any) -> str | None:
+    """`pass` / `fail` for a boolean, None for anything else."""
+    if isinstance(value, bool):
+        return PASS if value else FAIL
+    return None
+
+
+def number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def pick_metric(path: Path, tool: str, names: list[str], wanted: str | None) -> str:
+    """The metric to read: `wanted` (matched case-insensitively), or the only one there is."""
+    if wanted is not None:
+        for name in names:
+            if name.lower() == wanted.lower():
+                return name
+        raise ForeignFormatError(
+            f"{path}: no {tool} metric {wanted!r}; it has {', '.join(names) or 'none'}"
+        )
+    if len(names) == 1:
+        return names[0]
+    raise ForeignFormatError(
+        f"{path}: {tool} output with {len(names)} metrics ({', '.join(names) or 'none'}): "
+        "choose one with --metric"
+    )
+
+
+def unique_ids(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    for row in rows:
+        if row["id"] in seen:
+            raise ForeignFormatError(f"{path}: id {row['id']!r} appears twice")
+        seen.add(row["id"])
+    return rows

@@ -1,0 +1,54 @@
+"""`judge grade --parquet OUT.parquet`: the records also as a Parquet table (one row per
+record, `judge.engine.frame_out`'s columns). The records file (`-o`) stays JSONL: it is
+what a rerun resumes. pyarrow is optional (`llm-judge[frames]`), imported when asked for."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from judge.cli._outputs import Output
+from judge.engine.frames import is_parquet
+from judge.errors import UsageError
+from judge.rubric import RubricLibrary
+
+
+def add_parquet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--parquet",
+        type=Path,
+        metavar="OUT.parquet",
+        help="also write the records as a Parquet table here (pip install 'llm-judge[frames]')",
+    )
+
+
+def parquet_outputs(parquet: Path | None, records: Path) -> list[Output]:
+    """The Parquet output (`--parquet`, a request's `parquet`) to check with the others; a
+    records path in Parquet is refused (records are JSONL, resumable line by line)."""
+    if is_parquet(records):
+        raise UsageError(
+            f"-o {records}: the records file is JSONL (a rerun resumes it); "
+            f"write Parquet with --parquet {records}"
+        )
+    if parquet is None:
+        return []
+    from judge.engine.frames import _require
+
+    _require("pyarrow", "write --parquet")  # before any request is sent
+    return [Output("--parquet", parquet, "parquet")]
+
+
+def write_parquet_option(
+    parquet: Path | None, records: Path, rubrics: Path | RubricLibrary | None
+) -> None:
+    """Write the records file's records to `parquet` (`--parquet`), when one is asked for."""
+    if parquet is None:
+        return
+    from judge.engine.frame_out import write_parquet
+    from judge.engine.records import scan_records
+    from judge.schemas import GradedRecord
+
+    rows = (GradedRecord.model_validate(data) for _, data in scan_records(records))
+    count = write_parquet(rows, parquet, rubrics_dir=rubrics)
+    print(f"parquet: {parquet} ({count} records)", file=sys.stderr)
