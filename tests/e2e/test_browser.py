@@ -238,7 +238,8 @@ def test_reports_show_what_they_claim_in_the_browser(browser: Any, tmp_path: Pat
     page.close()
 
     page, watch = _open_report(browser, calibrate, tmp_path / "calibrate.png")
-    agreement = page.locator("section", has_text="Agreement").first
+    heading = page.get_by_role("heading", name="Agreement", exact=True)
+    agreement = page.locator("section").filter(has=heading)
     for name in ("Gwet's AC1", "Krippendorff's alpha", "corrected pass rate (Rogan-Gladen)"):
         expect(agreement.get_by_text(name, exact=False).first).to_be_visible()
     assert watch.errors == []
