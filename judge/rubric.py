@@ -299,6 +299,10 @@ def lock_sha256(rubrics_dir: Path = DEFAULT_RUBRICS_DIR) -> str | None:
     return file_sha256(path) if path.is_file() else None
 
 
+#: how every rubrics.lock this tool writes begins (the output check recognises it by this)
+LOCK_HEADER = "# Released rubric files and their sha256."
+
+
 def write_lock(rubrics_dir: Path) -> list[str]:
     """Lock every rubric file of a folder: entries already locked are kept as they are
     (a changed locked file is refused, not re-locked); new files are added. Returns the
@@ -316,7 +320,7 @@ def write_lock(rubrics_dir: Path) -> list[str]:
             if ref not in lock:
                 lock[ref] = file_sha256(path)
                 added.append(ref)
-    header = "# Released rubric files and their sha256. A released file never changes: add v<N+1>.yaml.\n"
+    header = f"{LOCK_HEADER} A released file never changes: add v<N+1>.yaml.\n"
     body = "".join(f"{ref} {digest}\n" for ref, digest in sorted(lock.items()))
     (rubrics_dir / LOCK_NAME).write_text(header + body, "utf-8")
     return added

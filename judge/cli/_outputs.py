@@ -22,6 +22,7 @@ from judge.engine.frames import is_records_parquet
 from judge.engine.outlock import hold
 from judge.engine.records import is_records_file
 from judge.errors import InputError, UsageError
+from judge.rubric import LOCK_HEADER
 
 MAX_JSON_BYTES = 64 * 1024 * 1024  # a summary or probe report is far smaller
 
@@ -110,6 +111,20 @@ def _is_label_store(path: Path) -> bool:
 
 # "records" (a grade's -o) has no entry: grade_file checks it after the input validates,
 # against the rubric and the judge too (judge.engine.records.check_resumable).
+def _never(path: Path) -> bool:
+    """For outputs no run replaces unasked: an existing one is always refused."""
+    return False
+
+
+def _is_rubric_lock(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = LOCK_HEADER.encode()
+            return handle.read(len(head)) == head
+    except OSError:
+        return False
+
+
 RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "probe-records": ("records file", is_records_file),
     "summary": ("summary file", _is_summary),
@@ -122,6 +137,9 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "labels": ("labels CSV (judge label export)", _is_labels_csv),
     "label-store": ("label store (an SQLite database)", _is_label_store),
     "gate": ("gate result (judge gate --json)", _is_gate),
+    "test-labels": ("test split's labels (judge align)", _never),
+    "rubric-version": ("new rubric version", _never),
+    "rubric-lock": ("rubric lock (judge rubrics lock)", _is_rubric_lock),
     "gate-markdown": ("gate report (judge gate --markdown)", _is_gate_markdown),
 }
 

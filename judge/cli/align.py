@@ -21,7 +21,7 @@ from calibration.pairs.teaching_cases import AlignmentSet, alignment_set
 from judge.cli._common import EXIT_OK, add_rubrics_dir_option, rubric_library, user_rubric_dirs
 from judge.cli._flag_types import non_negative_int, test_split
 from judge.cli._help import ALIGN_EXAMPLES
-from judge.cli._outputs import same_file
+from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import AlignRequest, request_from
 from judge.engine.measure.aligned_rubric import (
     aligned_target,
@@ -154,7 +154,7 @@ def align_command(request: AlignRequest, env: Mapping[str, str]) -> int:
     rubric = load_rubric(request.rubric, library)
     target = aligned_target(rubric, library, user_dirs)
     test_labels = request.test_labels or Path(f"{request.labels.stem}.test.jsonl")
-    _check_test_labels(test_labels, request)
+    _check_outputs(test_labels, target.path, request)
     model = _check_records(request.records, rubric)
     aligned = _alignment(request)
     disagreements = aligned.disagreements()
@@ -195,12 +195,15 @@ def _alignment(request: AlignRequest) -> AlignmentSet:
         raise UsageError(str(exc)) from None
 
 
-def _check_test_labels(path: Path, request: AlignRequest) -> None:
-    for source in (request.labels, request.records, request.cases):
-        if same_file(path, source):
-            raise UsageError(f"--test-labels {path} would overwrite the input {source}")
-    if path.exists() and not request.overwrite:
-        raise UsageError(f"--test-labels {path} exists; pass --overwrite or choose another path")
+def _check_outputs(test_labels: Path, rubric_file: Path, request: AlignRequest) -> None:
+    """Both outputs through the one output check (and locked): the test split's labels
+    replaced only with --overwrite, the new rubric version never (it is written O_EXCL)."""
+    inputs = [request.labels, request.records, *([request.cases] if request.cases else [])]
+    test_output = Output("--test-labels", test_labels, "test-labels")
+    check_outputs([test_output], inputs, overwrite=request.overwrite)
+    check_outputs(
+        [Output("the aligned rubric", rubric_file, "rubric-version")], inputs, overwrite=None
+    )
 
 
 def _check_records(records: Path, rubric: Rubric) -> str | None:

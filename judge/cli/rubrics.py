@@ -16,6 +16,7 @@ from judge.cli._common import (
     user_rubric_dirs,
 )
 from judge.cli._help import RUBRICS_EXAMPLES
+from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import RubricsRequest, request_from
 from judge.errors import UsageError
 from judge.kinds import get_kind, kind_names
@@ -114,7 +115,8 @@ def _new(request: RubricsRequest, env: Mapping[str, str]) -> int:
             "write a change as that rubric's next version file"
         )
     path = folder / rubric_id / "v1.yaml"
-    path.parent.mkdir()
+    check_outputs([Output("judge rubrics new", path, "rubric-version")], [], overwrite=None)
+    path.parent.mkdir(exist_ok=True)  # the output's lock may have made it
     path.write_text(get_kind(request.kind).template(rubric_id), "utf-8")
     print(
         f"wrote {path}: edit it, try it (judge grade ... --rubrics-dir {folder} "
@@ -126,6 +128,8 @@ def _new(request: RubricsRequest, env: Mapping[str, str]) -> int:
 def _lock(request: RubricsRequest, env: Mapping[str, str]) -> int:
     folder = _one_folder(request, env, "lock")
     rubric_library(request, env)  # ids are checked against the built-in rubrics first
+    lock = Output("judge rubrics lock", folder / "rubrics.lock", "rubric-lock")
+    check_outputs([lock], [], overwrite=None)
     added = write_lock(folder)
     print(
         f"{folder / 'rubrics.lock'}: " + (f"locked {', '.join(added)}" if added else "nothing new")
