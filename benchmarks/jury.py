@@ -36,8 +36,8 @@ from judge.testing.jurors import plant_panel  # noqa: E402
 LABELS = ["compliant", "minor_issue", "violation"]
 PRICE = (2.50, 10.0)  # USD per million prompt / completion tokens (assumed, every juror)
 PLANTINGS = {
-    "correlated": {"error_rates": [0.2, 0.25, 0.15], "shared": [0, 1]},
-    "independent": {"error_rates": [0.15, 0.15, 0.15], "shared": []},
+    "correlated": dict(error_rates=[0.2, 0.25, 0.15], shared=[0, 1]),
+    "independent": dict(error_rates=[0.15, 0.15, 0.15], shared=[]),
 }
 
 

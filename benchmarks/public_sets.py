@@ -1,7 +1,8 @@
 """Public human-labelled sets as case files and label files, to measure a judge against people.
 
-    python -m benchmarks.public_sets ../shared/data public-sets
+    python -m benchmarks.public_sets DATA public-sets
 
+(DATA: the folder of the public human-labelled sets, as the README's command names it)
 reads the upstream dumps in `DATA/external/` (each folder's SOURCE.md names the repository,
 commit and licence) and writes, per set, a case file for `judge grade` and the human labels
 for `judge calibrate` (README, "The rules judge"):

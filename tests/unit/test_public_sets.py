@@ -98,6 +98,6 @@ def test_the_readme_says_how_far_to_trust_the_rules_judge() -> None:
     section = readme[start : readme.index("\n## ", start + 1)]
     for name in ("FaithBench", "LLMBar", "Topical-Chat", "examples/human_labels.csv"):
         assert name in section
-    assert "python -m benchmarks.public_sets ../shared/data" in section
+    assert re.search(r"python -m benchmarks\.public_sets \S+/data public-sets", section)
     assert "not a gate" in section and "first" in section and "baseline" in section
     assert len(re.findall(r"^judge calibrate ", section, re.MULTILINE)) >= 5
