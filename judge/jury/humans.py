@@ -5,7 +5,8 @@ Reads the panel's records and the human labels, spells every label the rubric's 
 `calibration.compare.jury.jury_vs_humans`: each juror's and the panel's kappa, AC1 and
 accuracy on the same cases, the panel against its best juror (paired bootstrap and
 McNemar, as `judge gate`), the correlation of the jurors' errors. With the token counts,
-the panel's cost relative to its best juror.
+the panel's cost relative to its best juror (tokens per case graded: a cyclic panel
+costs about one juror).
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ def against_humans(
     rubric: Rubric,
     human: HumanLabels,
     *,
-    tokens: Mapping[str, int],
+    tokens: Mapping[str, float],
+    panel_tokens: float,
     n_bootstrap: int,
 ) -> dict[str, Any]:
-    """`jury_vs_humans` on the labelled cases, and `cost_ratio` (the panel's tokens over
-    its best juror's); `{"skipped": reason}` where the rubric names no labels."""
+    """`jury_vs_humans` on the labelled cases, and `cost_ratio`: the panel's tokens per
+    case (`panel_tokens`) over its best juror's (`tokens`: each juror's per case it
+    graded); `{"skipped": reason}` where the rubric names no labels."""
     names = [c.name for c in rubric.behaviour.choices(rubric)]
     if not names:
         return {"skipped": f"rubric {rubric.ref} names no labels to compare with people"}
@@ -57,8 +60,7 @@ def against_humans(
         n_bootstrap=n_bootstrap,
     )
     best = tokens.get(result["best_juror"])
-    total = sum(tokens.values())
-    result["cost_ratio"] = round(total / best, 6) if best else None
+    result["cost_ratio"] = round(panel_tokens / best, 6) if best else None
     return result
 
 

@@ -6,7 +6,9 @@ the spread of the scores, which jurors failed and why, and every juror's vote wi
 status and judge identity. Its `verdict` is the verdict of the first juror (in the file's
 order) whose vote is the panel's label, or, where scores decide, whose score is nearest
 the panel's (`panel.verdict_from`): a representative for kind statistics such as claim
-counts, never what decided the case.
+counts, never what decided the case. In `mode: cyclic` a case outside the overlap has
+one juror (`graded_by`, `votes: 1 of 1`: its verdict is the panel's, and its failure the
+panel's failure); an overlap case (`overlap: true`) has the whole panel and its rule.
 """
 
 from __future__ import annotations
@@ -35,18 +37,30 @@ def panel_identity(jury: Jury, identities: Sequence[dict[str, Any]]) -> dict[str
         {"name": j.name, "weight": j.weight, "identity": identity}
         for j, identity in zip(jury.jurors, identities, strict=True)
     ]
-    return {"jury": jurors, "rule": jury.rule, "scores": jury.scores, "quorum": jury.quorum}
+    identity = {"jury": jurors, "rule": jury.rule, "scores": jury.scores, "quorum": jury.quorum}
+    if jury.mode != "full":
+        identity.update(mode=jury.mode, overlap=jury.overlap_share)
+    return identity
 
 
 def panel_record(
-    rubric: Rubric, jury: Jury, records: Sequence[GradedRecord], identity: dict[str, Any]
+    rubric: Rubric,
+    jury: Jury,
+    records: Sequence[GradedRecord],
+    identity: dict[str, Any],
+    *,
+    members: Sequence[int] | None = None,
 ) -> PanelRecord:
-    """The panel's record from the jurors' records of one case (in the jury file's order)."""
+    """The panel's record from the jurors' records of one case (in the jury file's order):
+    every juror's, or those of the jurors numbered `members` (cyclic mode), whose quorum
+    is then the jury's or, for fewer jurors, all of them."""
+    jurors = list(jury.jurors) if members is None else [jury.jurors[i] for i in members]
     votes = [
         Vote(j.name, r.status, r.label, r.score, j.weight, r.error)
-        for j, r in zip(jury.jurors, records, strict=True)
+        for j, r in zip(jurors, records, strict=True)
     ]
-    result = tally(votes, rule=jury.rule, scores=jury.scores, quorum=jury.quorum)
+    quorum = min(jury.quorum, len(jurors))
+    result = tally(votes, rule=jury.rule, scores=jury.scores, quorum=quorum)
     combines = rubric.behaviour.panel_combines
     status, label, score = _decision(result, combines)
     source = _representative(votes, result, combines) if status == "ok" else None
@@ -115,6 +129,9 @@ def _panel(
     source: int | None,
 ) -> dict[str, Any]:
     return {
+        "mode": jury.mode,
+        "graded_by": [v.juror for v in votes],
+        "overlap": len(votes) == len(jury.jurors) if jury.mode == "cyclic" else None,
         "rule": jury.rule,
         "scores": jury.scores,
         "combines": combines,

@@ -7,7 +7,9 @@ resume as a single judge, so a juror's file is a single judge's file. The jurors
 concurrently, each within its own concurrency. When every juror is done, the panel's
 records are built from the jurors' files (one per case, input order) and written to
 `OUT/<rubric>.jsonl` by an atomic rewrite; a rerun re-reads the jurors' files (none of
-their finished cases is asked again) and rebuilds the panel's.
+their answered cases is asked again) and rebuilds the panel's. In `mode: cyclic` each
+juror grades only its share (`judge.jury.plan`), and the panel's file holds the cases
+this run selected.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import asyncio
 import copy
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -30,11 +32,12 @@ from judge.engine.files import Selection, grade_file
 from judge.engine.grader import Grader
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
-from judge.engine.records import check_resumable, scan_records
+from judge.engine.records import KEEP_STATUSES, check_resumable, scan_records
 from judge.engine.summary import summarise
 from judge.errors import ApiError, UsageError
 from judge.jury.config import Juror, Jury, juror_config
 from judge.jury.humans import against_humans
+from judge.jury.plan import CyclicPlan, cyclic_plan
 from judge.jury.records import PanelRecord, panel_identity, panel_record
 from judge.rubric import Rubric
 from judge.schemas import GradedRecord
@@ -42,6 +45,9 @@ from judge.schemas import GradedRecord
 if TYPE_CHECKING:
     from judge.client import AsyncHttpClient
     from judge.engine.measure.human_labels import HumanLabels
+
+
+Prices = tuple[float, float] | None  # USD per million prompt, completion tokens
 
 
 @dataclass(frozen=True)
@@ -99,65 +105,147 @@ async def grade_panel(
     selection: Selection | None = None,
     overwrite: bool = False,
     use_cache: bool = True,
-    prices: tuple[float, float] | None = None,
+    prices: Prices | list[Prices] = None,
     n_boot: int = 1000,
     human_labels: HumanLabels | None = None,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
     """Grade `input_path` with every juror, then write the panel's records to
     `out_dir/<rubric>.jsonl`; the panel's summary, with `jury` (each juror's summary, the
     panel's outcomes and `agreement`: calibration.agreement.panel). The input (and the
     `human_labels`, against it) is validated before any juror is asked anything; with
     labels, `jury.vs_humans` compares every juror and the panel with people
-    (judge.jury.humans)."""
+    (judge.jury.humans). In `mode: cyclic` each juror grades its share of the cases
+    (judge.jury.plan) and the agreement is measured on the overlap. `prices` (USD per
+    million prompt and completion tokens: one pair for every juror, or one per juror)
+    price the jurors that give no `price` of their own; `jury.cost` says what each juror
+    and the panel spent.
+
+    A rerun sends nothing for a case a juror has answered: its `ok` and `abstained`
+    records are kept, as a single judge's, and so are its `parse_error` records (the
+    juror did answer, and a panel's vote must not change with how often it is rerun);
+    `retry_failed` asks the parse errors again. `api_error` cases (no answer came) are
+    asked again on every rerun."""
     names = [j.name for j in panel.jury.jurors]
-    await asyncio.to_thread(validate_file, input_path, [panel.rubric])
+    validated = await asyncio.to_thread(validate_file, input_path, [panel.rubric])
     if human_labels is not None:
         ids = (c.id for c in iter_cases(input_path))
         await asyncio.to_thread(human_labels.check, panel.rubric, ids)
+    chosen = selection or Selection()
+    plan = None
+    if panel.jury.mode == "cyclic":
+        plan = await asyncio.to_thread(_plan, panel.jury, input_path, chosen, validated.count)
+    selections = (
+        [chosen] * len(names)
+        if plan is None
+        else [Selection(only=plan.share(n)) for n in range(len(names))]
+    )
     paths = [juror_path(out_dir, n) for n in names]
     if overwrite:
         for path in paths:
             path.unlink(missing_ok=True)
     for grader, path in zip(panel.graders, paths, strict=True):  # all before any is asked
         await asyncio.to_thread(_check_resumable, grader, path)
+    keep = KEEP_STATUSES if retry_failed else (*KEEP_STATUSES, "parse_error")
+    priced = juror_prices(panel.jury, prices)
 
-    async def one(grader: Grader, path: Path, juror: Juror) -> dict[str, Any]:
+    async def one(
+        grader: Grader, path: Path, juror: Juror, share: Selection, price: Prices
+    ) -> dict[str, Any]:
         try:
-            return await _grade_juror(grader, path)
+            return await grade_file(
+                grader,
+                input_path,
+                path,
+                selection=share,
+                use_cache=use_cache,
+                prices=price,
+                keep=keep,
+            )
         except ApiError as exc:
             raise _naming(exc, juror) from exc
 
-    async def _grade_juror(grader: Grader, path: Path) -> dict[str, Any]:
-        return await grade_file(
-            grader,
-            input_path,
-            path,
-            selection=selection or Selection(),
-            use_cache=use_cache,
-            prices=prices,
-        )
-
-    summaries = await _all(
-        [one(g, p, j) for g, p, j in zip(panel.graders, paths, panel.jury.jurors, strict=True)]
-    )
+    jobs = zip(panel.graders, paths, panel.jury.jurors, selections, priced, strict=True)
+    summaries = await _all([one(*job) for job in jobs])
     output = out_dir / f"{panel.rubric.id}.jsonl"
-    await asyncio.to_thread(_write_panel, panel, paths, output)
-    summary = await asyncio.to_thread(_summarise_panel, panel, paths, output, prices, n_boot)
+    await asyncio.to_thread(_write_panel, panel, paths, output, plan)
+    summary = await asyncio.to_thread(_summarise_panel, panel, output, None, n_boot)
     summary["jury"]["jurors"] = {
         name: _juror_summary(s, str(path))
         for name, s, path in zip(names, summaries, paths, strict=True)
     }
+    summary["jury"]["cost"] = panel_cost(names, summaries, priced, summary["cases"])
+    summary["estimated_cost_usd"] = summary["jury"]["cost"]["total_usd"]
+    if plan is not None:
+        summary["jury"]["graded_by"] = {name: len(plan.share(n)) for n, name in enumerate(names)}
     if human_labels is not None:
-        tokens = {
-            n: s["tokens"]["prompt"] + s["tokens"]["completion"]
-            for n, s in zip(names, summaries, strict=True)
-        }
         records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
+        if plan is not None:  # every juror's vote exists on the overlap only
+            records = [r for r in records if r.panel["overlap"]]
         compare = partial(
-            against_humans, records, panel.rubric, human_labels, tokens=tokens, n_bootstrap=n_boot
+            against_humans,
+            records,
+            panel.rubric,
+            human_labels,
+            tokens={n: _per_case(s) for n, s in zip(names, summaries, strict=True)},
+            panel_tokens=_per_case(summary),
+            n_bootstrap=n_boot,
         )
         summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
+        if plan is not None:
+            summary["jury"]["vs_humans"]["on"] = "overlap"
     return summary
+
+
+def juror_prices(jury: Jury, prices: Prices | list[Prices]) -> list[Prices]:
+    """Each juror's price: its own `price`, else the given one (for it, or for all)."""
+    given = list(prices) if isinstance(prices, list) else [prices] * len(jury.jurors)
+    return [
+        (j.price.input, j.price.output) if j.price is not None else p  # type: ignore[misc]
+        for j, p in zip(jury.jurors, given, strict=True)
+    ]
+
+
+def panel_cost(
+    names: Sequence[str],
+    summaries: Sequence[dict[str, Any]],
+    prices: Sequence[Prices],
+    cases: int,
+) -> dict[str, Any]:
+    """What each juror's records cost and how many requests they took (a record not from
+    the cache took one, its repair aside), this run's requests (`sent_this_run`), and the
+    panel's totals and per case. A cost is unknown (None) where a juror's price is."""
+    jurors = {}
+    for name, summary, price in zip(names, summaries, prices, strict=True):
+        jurors[name] = {
+            "price_per_million": list(price) if price is not None else None,
+            "cost_usd": summary.get("estimated_cost_usd"),
+            "requests": summary["cases"] - summary.get("cached", 0),
+            "sent_this_run": summary["run"]["sent"],
+            "cases": summary["cases"],
+        }
+    costs = [j["cost_usd"] for j in jurors.values()]
+    total = None if any(c is None for c in costs) else round(sum(costs), 6)
+    requests = sum(j["requests"] for j in jurors.values())
+    return {
+        "jurors": jurors,
+        "total_usd": total,
+        "per_case_usd": None if total is None or not cases else round(total / cases, 8),
+        "requests": requests,
+        "requests_per_case": round(requests / cases, 6) if cases else None,
+        "sent_this_run": sum(j["sent_this_run"] for j in jurors.values()),
+    }
+
+
+def _plan(jury: Jury, input_path: Path, selection: Selection, count: int) -> CyclicPlan:
+    ids = [case.id for case in iter_cases(input_path)]
+    return cyclic_plan(ids, selection.indices(count), len(jury.jurors), jury.overlap_share)
+
+
+def _per_case(summary: dict[str, Any]) -> float:
+    """A juror's tokens per case it graded."""
+    tokens = summary["tokens"]["prompt"] + summary["tokens"]["completion"]
+    return tokens / summary["cases"] if summary["cases"] else 0.0
 
 
 def _check_resumable(grader: Grader, path: Path) -> None:
@@ -188,9 +276,19 @@ async def _all(jobs: list[Any]) -> list[dict[str, Any]]:
     return [t.result() for t in tasks]
 
 
-def panel_records(panel: Panel, paths: list[Path]) -> Iterator[PanelRecord]:
-    """The panel's record of each case, from the jurors' finished files (input order)."""
+def panel_records(
+    panel: Panel, paths: list[Path], plan: CyclicPlan | None = None
+) -> Iterator[PanelRecord]:
+    """The panel's record of each case, from the jurors' finished files (input order):
+    every case of the jurors' files, or, with a cyclic `plan`, its cases, each from the
+    jurors it names."""
     identity = panel.identity
+    if plan is not None:
+        readers = [_Reader(p) for p in paths]
+        for _, case_id, members in plan:
+            records = [readers[n].get(case_id) for n in members]
+            yield panel_record(panel.rubric, panel.jury, records, identity, members=members)
+        return
     streams = [(GradedRecord.model_validate(d) for _, d in scan_records(p)) for p in paths]
     for records in zip(*streams, strict=True):
         ids = {r.id for r in records}
@@ -199,27 +297,44 @@ def panel_records(panel: Panel, paths: list[Path]) -> Iterator[PanelRecord]:
         yield panel_record(panel.rubric, panel.jury, records, identity)
 
 
-def _write_panel(panel: Panel, paths: list[Path], output: Path) -> None:
+class _Reader:
+    """A juror's finished file, read forward: its records are in input order, so the
+    plan's cases are found in one pass (the records of cases it skips are passed over)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._records = scan_records(path)
+
+    def get(self, case_id: str) -> GradedRecord:
+        for _, data in self._records:
+            if data["id"] == case_id:
+                return GradedRecord.model_validate(data)
+        raise UsageError(f"{self.path}: no record of case {case_id!r}, which it was to grade")
+
+
+def _write_panel(panel: Panel, paths: list[Path], output: Path, plan: CyclicPlan | None) -> None:
     tmp = output.with_name(output.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        for record in panel_records(panel, paths):
+        for record in panel_records(panel, paths, plan):
             handle.write(record.model_dump_json() + "\n")
     os.replace(tmp, output)
 
 
 def _summarise_panel(
-    panel: Panel, paths: list[Path], output: Path, prices: tuple[float, float] | None, n_boot: int
+    panel: Panel, output: Path, prices: tuple[float, float] | None, n_boot: int
 ) -> dict[str, Any]:
     records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
     summary = summarise(records, panel.rubric, prices)
     names = [j.name for j in panel.jury.jurors]
+    whole = [r for r in records if len(r.panel["jurors"]) == len(names)]
     labels = [
-        [v["label"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in records
+        [v["label"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in whole
     ]
     scores = [
-        [v["score"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in records
+        [v["score"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in whole
     ]
     summary["jury"] = {
+        "mode": panel.jury.mode,
         "rule": panel.jury.rule,
         "scores": panel.jury.scores,
         "min_votes": panel.jury.quorum,
@@ -229,11 +344,22 @@ def _summarise_panel(
         "agreement": panel_agreement(labels, scores, names, n_boot=n_boot),
         "records": str(output),
     }
+    if panel.jury.mode == "cyclic":  # the agreement's cases are the overlap's
+        summary["jury"]["overlap"] = {"cases": len(whole), "of": len(records)}
     return summary
 
 
 def _juror_summary(summary: dict[str, Any], path: str) -> dict[str, Any]:
-    keep = ("cases", "status", "scored", "mean_score", "tokens", "estimated_cost_usd", "cached")
+    keep = (
+        "cases",
+        "status",
+        "scored",
+        "mean_score",
+        "tokens",
+        "estimated_cost_usd",
+        "cached",
+        "run",
+    )
     return {
         "records": path,
         "judge_models": summary.get("judge_models"),

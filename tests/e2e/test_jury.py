@@ -76,7 +76,7 @@ def write_jury(path: Path, servers: dict[str, FakeOpenAIServer], **rules: Any) -
     return path
 
 
-def grade(tmp_path: Path, jury: Path, cases: Path, out: Path) -> int:
+def grade(tmp_path: Path, jury: Path, cases: Path, out: Path, *extra: str) -> int:
     args = [
         "grade",
         str(cases),
@@ -92,6 +92,7 @@ def grade(tmp_path: Path, jury: Path, cases: Path, out: Path) -> int:
         str(out / "summary.json"),
         "--max-error-rate",
         "1",
+        *extra,
     ]
     env = {"JUROR_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     return main(args, env=env)
@@ -160,11 +161,21 @@ def test_every_vote_recorded_and_one_request_per_juror_per_case(
     for server in servers.values():
         server.reset_stats()
     assert grade(tmp_path, jury, cases, out) == 0
-    assert servers["a"].stats.requests == servers["b"].stats.requests == 0
-    # only the failed cases are asked again, as a single judge's resume does
-    assert servers["c"].stats.requests == 2 * len(malformed)
+    # a rerun sends nothing: the juror's answers that did not parse are kept as answered
+    assert sum(s.stats.requests for s in servers.values()) == 0
     again = read_jsonl(out / "policy.jsonl")
     assert [decision(r) for r in again] == [decision(r) for r in records]
+    # --retry-failed asks those cases again (a request and a repair each), and only those
+    assert grade(tmp_path, jury, cases, out, "--retry-failed") == 0
+    assert servers["a"].stats.requests == servers["b"].stats.requests == 0
+    assert servers["c"].stats.requests == 2 * len(malformed)
+    assert [decision(r) for r in read_jsonl(out / "policy.jsonl")] == [decision(r) for r in records]
+
+
+def test_retry_failed_without_a_jury_is_a_usage_error(tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", planted_truth())
+    args = ["grade", str(cases), "--rubric", "policy", "--rubrics-dir", str(RUBRICS)]
+    assert main([*args, "--retry-failed"], env={}) == 2
 
 
 def decision(record: dict[str, Any]) -> tuple[Any, ...]:
