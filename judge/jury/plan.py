@@ -1,4 +1,6 @@
-"""Which juror grades which case in `mode: cyclic`: one juror a case, all on the overlap.
+"""Which juror grades which case in the cheaper modes: `cyclic` and `escalate`.
+
+`mode: cyclic`: one juror a case, all on the overlap.
 
 A case goes to juror number ``int(sha256(id), 16) mod k`` (``k`` jurors, in the jury
 file's order; ``id`` UTF-8 encoded): it depends on the case's id alone, not on the
@@ -9,14 +11,18 @@ one kind of case). The overlap, graded by every juror, is the ``m`` selected cas
 ``sha256("overlap:" + id)`` is smallest: ``m`` is the count the jury file gives, or the
 share rounded half up (at least one case; never more than the selection). The panel's
 agreement is measured on the overlap only.
+
+`mode: escalate`: the first juror of the file grades every selected case; the others grade
+the cases where its verdict is unsure (judge.jury.escalate), and the whole panel votes
+there.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from hashlib import sha256
 
 
@@ -44,12 +50,15 @@ def overlap_ids(ids: Sequence[str], overlap: int | float) -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class CyclicPlan:
-    """Who grades what: `cases` are (position, id, juror numbers) in input order."""
+class Plan:
+    """Who grades what: `cases` are (position, id, juror numbers) in input order; `whole`
+    the ids the whole panel grades (the overlap, or the escalated cases), and `why` the
+    reason each escalated case was (escalate mode)."""
 
     k: int
     cases: tuple[tuple[int, str, tuple[int, ...]], ...]
-    overlap: frozenset[str]
+    whole: frozenset[str]
+    why: Mapping[str, str] = field(default_factory=dict)
 
     def share(self, juror: int) -> frozenset[int]:
         """The input positions juror number `juror` grades."""
@@ -59,9 +68,7 @@ class CyclicPlan:
         return iter(self.cases)
 
 
-def cyclic_plan(
-    ids: Sequence[str], chosen: set[int] | None, k: int, overlap: int | float
-) -> CyclicPlan:
+def cyclic_plan(ids: Sequence[str], chosen: set[int] | None, k: int, overlap: int | float) -> Plan:
     """The plan for the input's case ids (in input order) and the selected positions
     (`chosen`; None: every case)."""
     positions = range(len(ids)) if chosen is None else sorted(chosen)
@@ -70,4 +77,15 @@ def cyclic_plan(
     cases = tuple(
         (p, ids[p], everyone if ids[p] in common else (juror_of(ids[p], k),)) for p in positions
     )
-    return CyclicPlan(k, cases, common)
+    return Plan(k, cases, common)
+
+
+def escalation_plan(
+    ids: Sequence[str], chosen: set[int] | None, k: int, why: Mapping[str, str]
+) -> Plan:
+    """The plan once the first juror has graded: the whole panel where `why` gives a
+    reason to escalate, the first juror alone elsewhere."""
+    positions = range(len(ids)) if chosen is None else sorted(chosen)
+    everyone = tuple(range(k))
+    cases = tuple((p, ids[p], everyone if ids[p] in why else (0,)) for p in positions)
+    return Plan(k, cases, frozenset(why), dict(why))

@@ -8,12 +8,14 @@ order) whose vote is the panel's label, or, where scores decide, whose score is 
 the panel's (`panel.verdict_from`): a representative for kind statistics such as claim
 counts, never what decided the case. In `mode: cyclic` a case outside the overlap has
 one juror (`graded_by`, `votes: 1 of 1`: its verdict is the panel's, and its failure the
-panel's failure); an overlap case (`overlap: true`) has the whole panel and its rule.
+panel's failure); an overlap case (`overlap: true`) has the whole panel and its rule. In
+`mode: escalate` a case the first juror was sure of has its vote alone; an escalated one
+(`escalated`: why) the whole panel's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judge.engine.identity import judge_id as hash_identity
@@ -37,9 +39,16 @@ def panel_identity(jury: Jury, identities: Sequence[dict[str, Any]]) -> dict[str
         {"name": j.name, "weight": j.weight, "identity": identity}
         for j, identity in zip(jury.jurors, identities, strict=True)
     ]
-    identity = {"jury": jurors, "rule": jury.rule, "scores": jury.scores, "quorum": jury.quorum}
-    if jury.mode != "full":
+    identity: dict[str, Any] = {
+        "jury": jurors,
+        "rule": jury.rule,
+        "scores": jury.scores,
+        "quorum": jury.quorum,
+    }
+    if jury.mode == "cyclic":
         identity.update(mode=jury.mode, overlap=jury.overlap_share)
+    elif jury.mode == "escalate":
+        identity.update(mode=jury.mode, escalate=jury.escalation.model_dump(mode="json"))
     return identity
 
 
@@ -50,10 +59,12 @@ def panel_record(
     identity: dict[str, Any],
     *,
     members: Sequence[int] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> PanelRecord:
     """The panel's record from the jurors' records of one case (in the jury file's order):
     every juror's, or those of the jurors numbered `members` (cyclic mode), whose quorum
-    is then the jury's or, for fewer jurors, all of them."""
+    is then the jury's or, for fewer jurors, all of them. `extra` goes into `panel` (the
+    mode's own keys: `overlap`, `escalated`)."""
     jurors = list(jury.jurors) if members is None else [jury.jurors[i] for i in members]
     votes = [
         Vote(j.name, r.status, r.label, r.score, j.weight, r.error)
@@ -81,7 +92,7 @@ def panel_record(
         usage=sum((r.usage for r in records), Usage()),
         latency_ms=max(r.latency_ms for r in records),
         slices=first.slices,
-        panel=_panel(jury, result, combines, votes, records, source),
+        panel={**_panel(jury, result, combines, votes, records, source), **(extra or {})},
     )
 
 
@@ -131,7 +142,6 @@ def _panel(
     return {
         "mode": jury.mode,
         "graded_by": [v.juror for v in votes],
-        "overlap": len(votes) == len(jury.jurors) if jury.mode == "cyclic" else None,
         "rule": jury.rule,
         "scores": jury.scores,
         "combines": combines,

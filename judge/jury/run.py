@@ -18,7 +18,7 @@ import asyncio
 import copy
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -36,8 +36,10 @@ from judge.engine.records import KEEP_STATUSES, check_resumable, scan_records
 from judge.engine.summary import summarise
 from judge.errors import ApiError, UsageError
 from judge.jury.config import Juror, Jury, juror_config
+from judge.jury.costs import Prices, juror_prices, panel_cost
+from judge.jury.escalate import check_escalation, escalations
 from judge.jury.humans import against_humans
-from judge.jury.plan import CyclicPlan, cyclic_plan
+from judge.jury.plan import Plan, cyclic_plan, escalation_plan
 from judge.jury.records import PanelRecord, panel_identity, panel_record
 from judge.rubric import Rubric
 from judge.schemas import GradedRecord
@@ -45,9 +47,6 @@ from judge.schemas import GradedRecord
 if TYPE_CHECKING:
     from judge.client import AsyncHttpClient
     from judge.engine.measure.human_labels import HumanLabels
-
-
-Prices = tuple[float, float] | None  # USD per million prompt, completion tokens
 
 
 @dataclass(frozen=True)
@@ -127,19 +126,16 @@ async def grade_panel(
     `retry_failed` asks the parse errors again. `api_error` cases (no answer came) are
     asked again on every rerun."""
     names = [j.name for j in panel.jury.jurors]
+    mode = panel.jury.mode
+    if mode == "escalate":
+        check_escalation(panel.jury.escalation, panel.rubric)
     validated = await asyncio.to_thread(validate_file, input_path, [panel.rubric])
     if human_labels is not None:
         ids = (c.id for c in iter_cases(input_path))
         await asyncio.to_thread(human_labels.check, panel.rubric, ids)
     chosen = selection or Selection()
-    plan = None
-    if panel.jury.mode == "cyclic":
-        plan = await asyncio.to_thread(_plan, panel.jury, input_path, chosen, validated.count)
-    selections = (
-        [chosen] * len(names)
-        if plan is None
-        else [Selection(only=plan.share(n)) for n in range(len(names))]
-    )
+    indices = chosen.indices(validated.count)
+    case_ids = [] if mode == "full" else await asyncio.to_thread(_ids, input_path)
     paths = [juror_path(out_dir, n) for n in names]
     if overwrite:
         for path in paths:
@@ -149,24 +145,33 @@ async def grade_panel(
     keep = KEEP_STATUSES if retry_failed else (*KEEP_STATUSES, "parse_error")
     priced = juror_prices(panel.jury, prices)
 
-    async def one(
-        grader: Grader, path: Path, juror: Juror, share: Selection, price: Prices
-    ) -> dict[str, Any]:
+    async def one(number: int, share: Selection) -> dict[str, Any]:
+        juror = panel.jury.jurors[number]
         try:
             return await grade_file(
-                grader,
+                panel.graders[number],
                 input_path,
-                path,
+                paths[number],
                 selection=share,
                 use_cache=use_cache,
-                prices=price,
+                prices=priced[number],
                 keep=keep,
             )
         except ApiError as exc:
             raise _naming(exc, juror) from exc
 
-    jobs = zip(panel.graders, paths, panel.jury.jurors, selections, priced, strict=True)
-    summaries = await _all([one(*job) for job in jobs])
+    plan: Plan | None = None
+    if mode == "full":
+        summaries = await _all([one(n, chosen) for n in range(len(names))])
+    elif mode == "cyclic":
+        plan = cyclic_plan(case_ids, indices, len(names), panel.jury.overlap_share)
+        summaries = await _all([one(n, Selection(only=plan.share(n))) for n in range(len(names))])
+    else:  # escalate: the first juror, then the rest where it is unsure
+        first = await one(0, chosen)
+        why = await asyncio.to_thread(_escalated, panel, paths[0], case_ids, indices)
+        plan = escalation_plan(case_ids, indices, len(names), why)
+        rest = [one(n, Selection(only=plan.share(n))) for n in range(1, len(names))]
+        summaries = [first, *await _all(rest)]
     output = out_dir / f"{panel.rubric.id}.jsonl"
     await asyncio.to_thread(_write_panel, panel, paths, output, plan)
     summary = await asyncio.to_thread(_summarise_panel, panel, output, None, n_boot)
@@ -178,10 +183,18 @@ async def grade_panel(
     summary["estimated_cost_usd"] = summary["jury"]["cost"]["total_usd"]
     if plan is not None:
         summary["jury"]["graded_by"] = {name: len(plan.share(n)) for n, name in enumerate(names)}
+    if mode == "escalate":
+        assert plan is not None
+        reasons = Counter(why.split(":")[0] for why in plan.why.values())
+        summary["jury"]["escalated"] = {
+            "cases": len(plan.whole),
+            "of": len(plan.cases),
+            "why": dict(sorted(reasons.items())),
+        }
     if human_labels is not None:
         records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
         if plan is not None:  # every juror's vote exists on the overlap only
-            records = [r for r in records if r.panel["overlap"]]
+            records = [r for r in records if len(r.panel["jurors"]) == len(names)]
         compare = partial(
             against_humans,
             records,
@@ -193,53 +206,21 @@ async def grade_panel(
         )
         summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
         if plan is not None:
-            summary["jury"]["vs_humans"]["on"] = "overlap"
+            on = "overlap" if mode == "cyclic" else "escalated cases"
+            summary["jury"]["vs_humans"]["on"] = on
     return summary
 
 
-def juror_prices(jury: Jury, prices: Prices | list[Prices]) -> list[Prices]:
-    """Each juror's price: its own `price`, else the given one (for it, or for all)."""
-    given = list(prices) if isinstance(prices, list) else [prices] * len(jury.jurors)
-    return [
-        (j.price.input, j.price.output) if j.price is not None else p  # type: ignore[misc]
-        for j, p in zip(jury.jurors, given, strict=True)
-    ]
+def _ids(input_path: Path) -> list[str]:
+    return [case.id for case in iter_cases(input_path)]
 
 
-def panel_cost(
-    names: Sequence[str],
-    summaries: Sequence[dict[str, Any]],
-    prices: Sequence[Prices],
-    cases: int,
-) -> dict[str, Any]:
-    """What each juror's records cost and how many requests they took (a record not from
-    the cache took one, its repair aside), this run's requests (`sent_this_run`), and the
-    panel's totals and per case. A cost is unknown (None) where a juror's price is."""
-    jurors = {}
-    for name, summary, price in zip(names, summaries, prices, strict=True):
-        jurors[name] = {
-            "price_per_million": list(price) if price is not None else None,
-            "cost_usd": summary.get("estimated_cost_usd"),
-            "requests": summary["cases"] - summary.get("cached", 0),
-            "sent_this_run": summary["run"]["sent"],
-            "cases": summary["cases"],
-        }
-    costs = [j["cost_usd"] for j in jurors.values()]
-    total = None if any(c is None for c in costs) else round(sum(costs), 6)
-    requests = sum(j["requests"] for j in jurors.values())
-    return {
-        "jurors": jurors,
-        "total_usd": total,
-        "per_case_usd": None if total is None or not cases else round(total / cases, 8),
-        "requests": requests,
-        "requests_per_case": round(requests / cases, 6) if cases else None,
-        "sent_this_run": sum(j["sent_this_run"] for j in jurors.values()),
-    }
-
-
-def _plan(jury: Jury, input_path: Path, selection: Selection, count: int) -> CyclicPlan:
-    ids = [case.id for case in iter_cases(input_path)]
-    return cyclic_plan(ids, selection.indices(count), len(jury.jurors), jury.overlap_share)
+def _escalated(
+    panel: Panel, first: Path, case_ids: list[str], indices: set[int] | None
+) -> dict[str, str]:
+    wanted = set(case_ids) if indices is None else {case_ids[i] for i in indices}
+    records = (data for _, data in scan_records(first))
+    return escalations(records, wanted, panel.rubric, panel.jury.escalation)
 
 
 def _per_case(summary: dict[str, Any]) -> float:
@@ -277,17 +258,25 @@ async def _all(jobs: list[Any]) -> list[dict[str, Any]]:
 
 
 def panel_records(
-    panel: Panel, paths: list[Path], plan: CyclicPlan | None = None
+    panel: Panel, paths: list[Path], plan: Plan | None = None
 ) -> Iterator[PanelRecord]:
     """The panel's record of each case, from the jurors' finished files (input order):
-    every case of the jurors' files, or, with a cyclic `plan`, its cases, each from the
+    every case of the jurors' files, or, with a `plan` (cyclic, escalate), its cases, each from the
     jurors it names."""
     identity = panel.identity
     if plan is not None:
         readers = [_Reader(p) for p in paths]
         for _, case_id, members in plan:
-            records = [readers[n].get(case_id) for n in members]
-            yield panel_record(panel.rubric, panel.jury, records, identity, members=members)
+            votes = [readers[n].get(case_id) for n in members]
+            whole = len(members) == plan.k
+            extra = (
+                {"overlap": whole}
+                if panel.jury.mode == "cyclic"
+                else {"escalated": plan.why.get(case_id)}
+            )
+            yield panel_record(
+                panel.rubric, panel.jury, votes, identity, members=members, extra=extra
+            )
         return
     streams = [(GradedRecord.model_validate(d) for _, d in scan_records(p)) for p in paths]
     for records in zip(*streams, strict=True):
@@ -312,7 +301,7 @@ class _Reader:
         raise UsageError(f"{self.path}: no record of case {case_id!r}, which it was to grade")
 
 
-def _write_panel(panel: Panel, paths: list[Path], output: Path, plan: CyclicPlan | None) -> None:
+def _write_panel(panel: Panel, paths: list[Path], output: Path, plan: Plan | None) -> None:
     tmp = output.with_name(output.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
         for record in panel_records(panel, paths, plan):

@@ -31,8 +31,8 @@ def test_a_plan_follows_the_selection_in_input_order() -> None:
     ids = [f"c{i}" for i in range(30)]
     plan = cyclic_plan(ids, {4, 2, 9, 20}, 2, 1)
     assert [p for p, _, _ in plan] == [2, 4, 9, 20]
-    assert len(plan.overlap) == 1 and plan.overlap <= {"c2", "c4", "c9", "c20"}
+    assert len(plan.whole) == 1 and plan.whole <= {"c2", "c4", "c9", "c20"}
     for position, case_id, members in plan:
-        assert members == ((0, 1) if case_id in plan.overlap else (juror_of(case_id, 2),))
+        assert members == ((0, 1) if case_id in plan.whole else (juror_of(case_id, 2),))
         for juror in members:
             assert position in plan.share(juror)
