@@ -30,7 +30,7 @@ from judge.engine.measure.run_gates import (
 from judge.errors import UsageError
 from judge.jury.config import Jury, load_jury
 from judge.jury.gates import jury_metric_names, jury_metrics, undefined_reasons
-from judge.jury.run import grade_panel, juror_configs, juror_path, open_panel
+from judge.jury.run import grade_panel, juror_configs, juror_files, open_panel
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     labels = human_labels_option(request)
     inputs = [] if request.input == "-" else [Path(request.input)]
     inputs += human_labels_inputs(request)
-    check_outputs(_outputs(request, jury, out_dir, records), inputs, overwrite=request.overwrite)
+    outputs = _outputs(request, jury, out_dir, records, pairwise=rubric.behaviour.compares_two)
+    check_outputs(outputs, inputs, overwrite=request.overwrite)
     _announce(jury)
     with input_file(request.input, request.input_format) as input_path:
         summary = asyncio.run(
@@ -125,9 +126,13 @@ async def _grade(
         )
 
 
-def _outputs(request: GradeRequest, jury: Jury, out_dir: Path, records: Path) -> list[Output]:
+def _outputs(
+    request: GradeRequest, jury: Jury, out_dir: Path, records: Path, *, pairwise: bool
+) -> list[Output]:
     outputs = [Output("-o", records, "records")]
-    outputs += [Output("-o", juror_path(out_dir, j.name), "records") for j in jury.jurors]
+    for juror in jury.jurors:
+        files = juror_files(out_dir, juror.name, pairwise=pairwise)
+        outputs += [Output("-o", path, "records") for path in files.paths]
     if request.summary:
         outputs.append(Output("--summary", request.summary, "summary"))
     return outputs

@@ -32,14 +32,14 @@ def panel_cost(
     cases: int,
 ) -> dict[str, Any]:
     """What each juror's records cost and how many requests they took (a record not from
-    the cache took one, its repair aside), this run's requests (`sent_this_run`), and the
+    the cache took one, its repair aside; a pairwise juror's summary counts both orders), this run's requests (`sent_this_run`), and the
     panel's totals and per case. A cost is unknown (None) where a juror's price is."""
     jurors = {}
     for name, summary, price in zip(names, summaries, prices, strict=True):
         jurors[name] = {
             "price_per_million": list(price) if price is not None else None,
             "cost_usd": summary.get("estimated_cost_usd"),
-            "requests": summary["cases"] - summary.get("cached", 0),
+            "requests": summary.get("requests", summary["cases"] - summary.get("cached", 0)),
             "sent_this_run": summary["run"]["sent"],
             "cases": summary["cases"],
         }

@@ -60,6 +60,7 @@ def panel_record(
     *,
     members: Sequence[int] | None = None,
     extra: Mapping[str, Any] | None = None,
+    notes: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> PanelRecord:
     """The panel's record from the jurors' records of one case (in the jury file's order):
     every juror's, or those of the jurors numbered `members` (cyclic mode), whose quorum
@@ -92,7 +93,10 @@ def panel_record(
         usage=sum((r.usage for r in records), Usage()),
         latency_ms=max(r.latency_ms for r in records),
         slices=first.slices,
-        panel={**_panel(jury, result, combines, votes, records, source), **(extra or {})},
+        panel={
+            **_panel(jury, result, combines, votes, records, source, notes),
+            **(extra or {}),
+        },
     )
 
 
@@ -138,6 +142,7 @@ def _panel(
     votes: Sequence[Vote],
     records: Sequence[GradedRecord],
     source: int | None,
+    notes: Sequence[Mapping[str, Any] | None] | None,
 ) -> dict[str, Any]:
     return {
         "mode": jury.mode,
@@ -163,7 +168,8 @@ def _panel(
                 "cached": r.cached,
                 "judge": r.judge.model_dump(mode="json"),
                 "judge_id": r.judge_id,
+                **(note or {}),
             }
-            for v, r in zip(votes, records, strict=True)
+            for v, r, note in zip(votes, records, notes or [None] * len(votes), strict=True)
         ],
     }

@@ -39,6 +39,13 @@ from judge.jury.config import Juror, Jury, juror_config
 from judge.jury.costs import Prices, juror_prices, panel_cost
 from judge.jury.escalate import check_escalation, escalations
 from judge.jury.humans import against_humans
+from judge.jury.pairwise import (
+    both_orders,
+    resolved_stream,
+    swapped_input,
+    swapped_path,
+    write_swapped,
+)
 from judge.jury.plan import Plan, cyclic_plan, escalation_plan
 from judge.jury.records import PanelRecord, panel_identity, panel_record
 from judge.rubric import Rubric
@@ -136,29 +143,41 @@ async def grade_panel(
     chosen = selection or Selection()
     indices = chosen.indices(validated.count)
     case_ids = [] if mode == "full" else await asyncio.to_thread(_ids, input_path)
-    paths = [juror_path(out_dir, n) for n in names]
+    pairwise = panel.rubric.behaviour.compares_two
+    files = [juror_files(out_dir, n, pairwise=pairwise) for n in names]
     if overwrite:
-        for path in paths:
+        for path in (p for f in files for p in f.paths):
             path.unlink(missing_ok=True)
-    for grader, path in zip(panel.graders, paths, strict=True):  # all before any is asked
-        await asyncio.to_thread(_check_resumable, grader, path)
+    for grader, f in zip(panel.graders, files, strict=True):  # all before any is asked
+        for path in f.paths:
+            await asyncio.to_thread(_check_resumable, grader, path)
+    if pairwise:
+        await asyncio.to_thread(write_swapped, input_path, swapped_input(out_dir))
     keep = KEEP_STATUSES if retry_failed else (*KEEP_STATUSES, "parse_error")
     priced = juror_prices(panel.jury, prices)
 
-    async def one(number: int, share: Selection) -> dict[str, Any]:
-        juror = panel.jury.jurors[number]
+    async def order(number: int, share: Selection, source: Path, path: Path) -> dict[str, Any]:
         try:
             return await grade_file(
                 panel.graders[number],
-                input_path,
-                paths[number],
+                source,
+                path,
                 selection=share,
                 use_cache=use_cache,
                 prices=priced[number],
                 keep=keep,
             )
         except ApiError as exc:
-            raise _naming(exc, juror) from exc
+            raise _naming(exc, panel.jury.jurors[number]) from exc
+
+    async def one(number: int, share: Selection) -> dict[str, Any]:
+        """A juror's grading: of the input, and (pairwise) of the swapped input after."""
+        own = files[number]
+        summary = await order(number, share, input_path, own.records)
+        if own.swapped is None:
+            return summary
+        swapped = await order(number, share, swapped_input(out_dir), own.swapped)
+        return both_orders(summary, swapped)
 
     plan: Plan | None = None
     if mode == "full":
@@ -168,16 +187,15 @@ async def grade_panel(
         summaries = await _all([one(n, Selection(only=plan.share(n))) for n in range(len(names))])
     else:  # escalate: the first juror, then the rest where it is unsure
         first = await one(0, chosen)
-        why = await asyncio.to_thread(_escalated, panel, paths[0], case_ids, indices)
+        why = await asyncio.to_thread(_escalated, panel, files[0], case_ids, indices)
         plan = escalation_plan(case_ids, indices, len(names), why)
         rest = [one(n, Selection(only=plan.share(n))) for n in range(1, len(names))]
         summaries = [first, *await _all(rest)]
     output = out_dir / f"{panel.rubric.id}.jsonl"
-    await asyncio.to_thread(_write_panel, panel, paths, output, plan)
+    await asyncio.to_thread(_write_panel, panel, files, output, plan)
     summary = await asyncio.to_thread(_summarise_panel, panel, output, None, n_boot)
     summary["jury"]["jurors"] = {
-        name: _juror_summary(s, str(path))
-        for name, s, path in zip(names, summaries, paths, strict=True)
+        name: _juror_summary(s, f) for name, s, f in zip(names, summaries, files, strict=True)
     }
     summary["jury"]["cost"] = panel_cost(names, summaries, priced, summary["cases"])
     summary["estimated_cost_usd"] = summary["jury"]["cost"]["total_usd"]
@@ -216,10 +234,10 @@ def _ids(input_path: Path) -> list[str]:
 
 
 def _escalated(
-    panel: Panel, first: Path, case_ids: list[str], indices: set[int] | None
+    panel: Panel, first: JurorFiles, case_ids: list[str], indices: set[int] | None
 ) -> dict[str, str]:
     wanted = set(case_ids) if indices is None else {case_ids[i] for i in indices}
-    records = (data for _, data in scan_records(first))
+    records = (record.model_dump(mode="json") for record, _ in first.stream())
     return escalations(records, wanted, panel.rubric, panel.jury.escalation)
 
 
@@ -258,16 +276,17 @@ async def _all(jobs: list[Any]) -> list[dict[str, Any]]:
 
 
 def panel_records(
-    panel: Panel, paths: list[Path], plan: Plan | None = None
+    panel: Panel, files: list[JurorFiles], plan: Plan | None = None
 ) -> Iterator[PanelRecord]:
     """The panel's record of each case, from the jurors' finished files (input order):
-    every case of the jurors' files, or, with a `plan` (cyclic, escalate), its cases, each from the
-    jurors it names."""
+    every case of the jurors' files, or, with a `plan` (cyclic, escalate), its cases,
+    each from the jurors it names. A pairwise juror's vote is its two orders' resolution
+    (judge.jury.pairwise)."""
     identity = panel.identity
     if plan is not None:
-        readers = [_Reader(p) for p in paths]
+        readers = [_Reader(f) for f in files]
         for _, case_id, members in plan:
-            votes = [readers[n].get(case_id) for n in members]
+            found = [readers[n].get(case_id) for n in members]
             whole = len(members) == plan.k
             extra = (
                 {"overlap": whole}
@@ -275,36 +294,71 @@ def panel_records(
                 else {"escalated": plan.why.get(case_id)}
             )
             yield panel_record(
-                panel.rubric, panel.jury, votes, identity, members=members, extra=extra
+                panel.rubric,
+                panel.jury,
+                [r for r, _ in found],
+                identity,
+                members=members,
+                extra=extra,
+                notes=[n for _, n in found],
             )
         return
-    streams = [(GradedRecord.model_validate(d) for _, d in scan_records(p)) for p in paths]
-    for records in zip(*streams, strict=True):
-        ids = {r.id for r in records}
+    for row in zip(*(f.stream() for f in files), strict=True):
+        ids = {r.id for r, _ in row}
         if len(ids) != 1:
             raise UsageError(f"the jurors' files disagree on the case order: {sorted(ids)}")
-        yield panel_record(panel.rubric, panel.jury, records, identity)
+        records = [r for r, _ in row]
+        notes = [n for _, n in row]
+        yield panel_record(panel.rubric, panel.jury, records, identity, notes=notes)
+
+
+Found = tuple[GradedRecord, dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class JurorFiles:
+    """A juror's records file, and (pairwise) its file with the answers swapped."""
+
+    records: Path
+    swapped: Path | None = None
+
+    @property
+    def paths(self) -> list[Path]:
+        return [self.records] if self.swapped is None else [self.records, self.swapped]
+
+    def stream(self) -> Iterator[Found]:
+        """The juror's records in file order, each with its note (pairwise: the orders)."""
+        if self.swapped is not None:
+            yield from resolved_stream(self.records, self.swapped)
+            return
+        for _, data in scan_records(self.records):
+            yield GradedRecord.model_validate(data), None
+
+
+def juror_files(out_dir: Path, name: str, *, pairwise: bool = False) -> JurorFiles:
+    swapped = swapped_path(out_dir, name) if pairwise else None
+    return JurorFiles(juror_path(out_dir, name), swapped)
 
 
 class _Reader:
-    """A juror's finished file, read forward: its records are in input order, so the
+    """A juror's finished files, read forward: its records are in input order, so the
     plan's cases are found in one pass (the records of cases it skips are passed over)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._records = scan_records(path)
+    def __init__(self, files: JurorFiles) -> None:
+        self.path = files.records
+        self._records = files.stream()
 
-    def get(self, case_id: str) -> GradedRecord:
-        for _, data in self._records:
-            if data["id"] == case_id:
-                return GradedRecord.model_validate(data)
+    def get(self, case_id: str) -> Found:
+        for record, note in self._records:
+            if record.id == case_id:
+                return record, note
         raise UsageError(f"{self.path}: no record of case {case_id!r}, which it was to grade")
 
 
-def _write_panel(panel: Panel, paths: list[Path], output: Path, plan: Plan | None) -> None:
+def _write_panel(panel: Panel, files: list[JurorFiles], output: Path, plan: Plan | None) -> None:
     tmp = output.with_name(output.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        for record in panel_records(panel, paths, plan):
+        for record in panel_records(panel, files, plan):
             handle.write(record.model_dump_json() + "\n")
     os.replace(tmp, output)
 
@@ -338,7 +392,7 @@ def _summarise_panel(
     return summary
 
 
-def _juror_summary(summary: dict[str, Any], path: str) -> dict[str, Any]:
+def _juror_summary(summary: dict[str, Any], files: JurorFiles) -> dict[str, Any]:
     keep = (
         "cases",
         "status",
@@ -350,7 +404,9 @@ def _juror_summary(summary: dict[str, Any], path: str) -> dict[str, Any]:
         "run",
     )
     return {
-        "records": path,
+        "records": str(files.records),
+        **({"swapped_records": str(files.swapped)} if files.swapped else {}),
         "judge_models": summary.get("judge_models"),
         **{k: summary.get(k) for k in keep},
+        **{k: summary[k] for k in ("requests", "orders") if k in summary},
     }
