@@ -107,6 +107,7 @@ class ProbeRequest:
     html: Path | None
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
+    jury: Path | None = None  # --jury: refused (judge.cli.probe)
 
 
 @dataclass(frozen=True)

@@ -172,10 +172,14 @@ def test_every_vote_recorded_and_one_request_per_juror_per_case(
     assert [decision(r) for r in read_jsonl(out / "policy.jsonl")] == [decision(r) for r in records]
 
 
-def test_retry_failed_without_a_jury_is_a_usage_error(tmp_path: Path) -> None:
+def test_retry_failed_without_a_jury_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", planted_truth())
     args = ["grade", str(cases), "--rubric", "policy", "--rubrics-dir", str(RUBRICS)]
     assert main([*args, "--retry-failed"], env={}) == 2
+    assert "--retry-failed is for --jury" in capsys.readouterr().err
+    assert not list(tmp_path.glob("cases.policy*"))
 
 
 def decision(record: dict[str, Any]) -> tuple[Any, ...]:
