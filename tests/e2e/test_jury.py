@@ -9,7 +9,6 @@ the others share its errors, and does when errors are independent."""
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from sklearn.metrics import cohen_kappa_score
 from judge.cli import main
 from judge.jury import grade_file_with_jury, load_jury
 from judge.testing import FakeOpenAIServer
-from judge.testing.jurors import PlantedJuror, plant_panel
+from judge.testing.jurors import PlantedJuror, plant_panel, write_cases
+from judge.testing.jurors import planted_truth as plant_truth
 from tests.helpers import REPO, read_jsonl
 
 LABELS = ["compliant", "minor_issue", "violation"]
@@ -33,21 +33,7 @@ NAMES = ["a", "b", "c"]
 
 
 def planted_truth(seed: int = 7) -> dict[str, str]:
-    rng = random.Random(seed)
-    return {f"c{i:03d}": rng.choice(LABELS) for i in range(N)}
-
-
-def write_cases(path: Path, truth: dict[str, str]) -> Path:
-    with path.open("w", encoding="utf-8") as handle:
-        for case_id in truth:
-            case = {
-                "id": case_id,
-                "question": f"[{case_id}] Can I get a refund after 40 days?",
-                "contexts": ["Refunds are accepted within 30 days of delivery."],
-                "answer": f"Answer number {case_id}: refunds run for 30 days.",
-            }
-            handle.write(json.dumps(case) + "\n")
-    return path
+    return plant_truth(N, seed=seed, id_format="c{:03d}")
 
 
 Make = Callable[..., FakeOpenAIServer]
