@@ -156,17 +156,22 @@ def _print_panel(panel: dict[str, Any]) -> None:
     agreement = panel["agreement"]
     alpha, ci = agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci95"]
     graded = panel.get("graded_by")
-    on = (
-        f"; graded by {graded}; agreement on the overlap of {agreement['cases']} cases"
-        if graded
-        else ""
-    )
+    where = {"cyclic": "the overlap", "escalate": "the escalated cases"}.get(panel["mode"])
+    on = f"; graded by {graded}; agreement on {where} ({agreement['cases']} cases)" if where else ""
     print(
         f"panel: outcomes {panel['outcomes']}; votes {panel['votes']}{on}; "
         f"alpha {alpha} (95% {ci}); unanimous {agreement['unanimous_share']}; "
         f"n_eff {agreement['n_eff']} of {len(agreement['jurors'])}",
         file=sys.stdout,
     )
+    cost = panel["cost"]
+    if cost["total_usd"] is not None:
+        spent = ", ".join(f"{n} ${j['cost_usd']:.4f}" for n, j in cost["jurors"].items())
+        print(
+            f"cost: ${cost['total_usd']:.4f} ({spent}), ${cost['per_case_usd']:.6f} a case; "
+            f"{cost['requests_per_case']} requests a case",
+            file=sys.stdout,
+        )
     humans = panel.get("vs_humans")
     if humans and "members" in humans:
         figures = ", ".join(

@@ -32,10 +32,12 @@ def against_humans(
     tokens: Mapping[str, float],
     panel_tokens: float,
     n_bootstrap: int,
+    jurors: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """`jury_vs_humans` on the labelled cases, and `cost_ratio`: the panel's tokens per
     case (`panel_tokens`) over its best juror's (`tokens`: each juror's per case it
-    graded); `{"skipped": reason}` where the rubric names no labels."""
+    graded); `{"skipped": reason}` where the rubric names no labels. `jurors`: the jurors
+    to compare (default: every juror of the records; each must have voted on every one)."""
     names = [c.name for c in rubric.behaviour.choices(rubric)]
     if not names:
         return {"skipped": f"rubric {rubric.ref} names no labels to compare with people"}
@@ -44,13 +46,13 @@ def against_humans(
     labelled = [r for r in records if r.id in truth]
     if not labelled:
         return {"skipped": "no graded case has a human label"}
-    jurors = [v["juror"] for v in labelled[0].panel["jurors"]]
-    columns: dict[str, list[str | None]] = {name: [] for name in jurors}
+    members = list(jurors or [v["juror"] for v in labelled[0].panel["jurors"]])
+    columns: dict[str, list[str | None]] = {name: [] for name in members}
     for record in labelled:
-        for vote in record.panel["jurors"]:
-            columns[vote["juror"]].append(
-                _spell(vote["label"], spelled) if vote["status"] == "ok" else None
-            )
+        votes = {v["juror"]: v for v in record.panel["jurors"]}
+        for name in members:
+            vote = votes[name]
+            columns[name].append(_spell(vote["label"], spelled) if vote["status"] == "ok" else None)
     result = jury_vs_humans(
         [r.id for r in labelled],
         [truth[r.id] for r in labelled],

@@ -210,23 +210,40 @@ async def grade_panel(
             "why": dict(sorted(reasons.items())),
         }
     if human_labels is not None:
-        records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
-        if plan is not None:  # every juror's vote exists on the overlap only
-            records = [r for r in records if len(r.panel["jurors"]) == len(names)]
-        compare = partial(
-            against_humans,
-            records,
-            panel.rubric,
-            human_labels,
-            tokens={n: _per_case(s) for n, s in zip(names, summaries, strict=True)},
-            panel_tokens=_per_case(summary),
-            n_bootstrap=n_boot,
-        )
-        summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
-        if plan is not None:
-            on = "overlap" if mode == "cyclic" else "escalated cases"
-            summary["jury"]["vs_humans"]["on"] = on
+        vs = partial(_vs_humans, panel, output, human_labels, summaries, summary, n_boot)
+        summary["jury"]["vs_humans"] = await asyncio.to_thread(vs)
     return summary
+
+
+def _vs_humans(
+    panel: Panel,
+    output: Path,
+    human_labels: HumanLabels,
+    summaries: list[dict[str, Any]],
+    summary: dict[str, Any],
+    n_boot: int,
+) -> dict[str, Any]:
+    """`jury.vs_humans` (judge.jury.humans): every juror and the panel on every labelled
+    case (`full`); on the overlap, where every juror voted (`cyclic`); the escalating
+    panel against its first juror alone on every labelled case (`escalate`: does asking
+    the others pay?)."""
+    names = [j.name for j in panel.jury.jurors]
+    mode = panel.jury.mode
+    records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
+    if mode == "cyclic":
+        records = [r for r in records if len(r.panel["jurors"]) == len(names)]
+    result = against_humans(
+        records,
+        panel.rubric,
+        human_labels,
+        tokens={n: _per_case(s) for n, s in zip(names, summaries, strict=True)},
+        panel_tokens=_per_case(summary),
+        n_bootstrap=n_boot,
+        jurors=names[:1] if mode == "escalate" else None,
+    )
+    if mode != "full":
+        result["on"] = "overlap" if mode == "cyclic" else "every case, against the first juror"
+    return result
 
 
 def _ids(input_path: Path) -> list[str]:

@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from sklearn.metrics import cohen_kappa_score
 
 from judge.cli import main
 from judge.testing.jurors import POLICY_LABELS, plant_panel, planted_truth, write_cases
@@ -89,6 +91,49 @@ def test_escalate_asks_the_rest_only_where_the_first_juror_is_unsure(
 
     for server in servers.values():
         server.reset_stats()
-    assert main(args, env=env) == 0
+    human = tmp_path / "human.csv"
+    human.write_text("id,label\n" + "".join(f"{i},{t}\n" for i, t in truth.items()), "utf-8")
+    assert main([*args, "--human-labels", str(human)], env=env) == 0
     assert sum(s.stats.requests for s in servers.values()) == 0
     assert read_jsonl(out / "policy.jsonl") == records
+    # against people: the escalating panel against its first juror alone, on every case
+    vs = json.loads((out / "summary.json").read_text("utf-8"))["jury"]["vs_humans"]
+    assert set(vs["members"]) == {"a", "panel"} and vs["best_juror"] == "a"
+    first_given = [r["label"] if r["status"] == "ok" else "(none)" for r in own_a(out)]
+    panel_given = [r["label"] if r["status"] == "ok" else "(none)" for r in records]
+    for member, given in (("a", first_given), ("panel", panel_given)):
+        expected = cohen_kappa_score(list(truth.values()), given)
+        assert vs["members"][member]["kappa"] == pytest.approx(expected, abs=1e-6)
+    assert vs["members"]["panel"]["kappa"] > vs["members"]["a"]["kappa"]
+
+
+def own_a(out: Path) -> list[dict[str, Any]]:
+    return read_jsonl(out / "jurors" / "a.jsonl")
+
+
+def test_a_first_juror_sure_of_every_case_is_the_only_one_asked(
+    tmp_path: Path, server_factory: Any, capsys: Any
+) -> None:
+    truth = planted_truth(20, id_format="c{:03d}")
+    jurors = plant_panel(truth, POLICY_LABELS, error_rates=[0.0, 0.1, 0.1], seed=2)
+    servers = {
+        n: server_factory(responder=j, model=f"juror-{n}-2024-01-01")
+        for n, j in zip(NAMES, jurors, strict=True)
+    }
+    spec = [{"name": n, "model": s.model, "base_url": s.base_url} for n, s in servers.items()]
+    jury = tmp_path / "jury.yaml"
+    jury.write_text(yaml.safe_dump({"jurors": spec, "mode": "escalate"}), "utf-8")
+    cases, out = write_cases(tmp_path / "cases.jsonl", truth), tmp_path / "out"
+    args = ["grade", str(cases), "--rubric", "policy", "--rubrics-dir", str(RUBRICS)]
+    args += ["--jury", str(jury), "-o", str(out), "--summary", str(out / "summary.json")]
+    args += ["--fail-if", "panel.alpha < 0.5"]
+    # nothing escalated: no agreement to measure, so the gate on it fails, saying why
+    assert main(args, env={"XDG_CACHE_HOME": str(tmp_path / "cache")}) == 3
+    assert "panel.alpha < 0.5" in capsys.readouterr().err
+    assert servers["a"].stats.requests == 20
+    assert servers["b"].stats.requests == servers["c"].stats.requests == 0
+    summary = json.loads((out / "summary.json").read_text("utf-8"))["jury"]
+    assert summary["escalated"] == {"cases": 0, "of": 20, "why": {}}
+    assert summary["agreement"]["cases"] == 0
+    records = read_jsonl(out / "policy.jsonl")
+    assert [r["label"] for r in records] == list(truth.values())
