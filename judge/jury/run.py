@@ -122,7 +122,10 @@ async def grade_panel(
     `human_labels`, against it) is validated before any juror is asked anything; with
     labels, `jury.vs_humans` compares every juror and the panel with people
     (judge.jury.humans). In `mode: cyclic` each juror grades its share of the cases
-    (judge.jury.plan) and the agreement is measured on the overlap. `prices` (USD per
+    (judge.jury.plan) and the agreement is measured on the overlap; in `mode: escalate`
+    the first juror grades every case and the others the ones it is unsure of
+    (judge.jury.escalate), after it. A pairwise rubric's jurors judge both orders
+    (judge.jury.pairwise). `prices` (USD per
     million prompt and completion tokens: one pair for every juror, or one per juror)
     price the jurors that give no `price` of their own; `jury.cost` says what each juror
     and the panel spent.
