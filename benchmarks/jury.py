@@ -10,7 +10,12 @@ answers text that is not JSON on 10% of cases. Reported per juror and for the pa
 requests the servers answered, tokens and cost per case (at an assumed price of $2.50 /
 $10 per million prompt / completion tokens for every juror), and Cohen's kappa with the
 planted labels (95% bootstrap interval; a case a member could not decide counts as a
-disagreement), with the panel-vs-best-juror verdict of `judge.jury.humans`. `--write`
+disagreement), with the panel-vs-best-juror verdict of `judge.jury.humans`. Then the
+cheaper panels on the independent planting, with juror a priced as a small model ($0.15 /
+$0.60) and b and c as above: `full` (every juror every case), `cyclic` (one juror a case,
+all three on a 10% overlap) and `escalate` (a first; b and c where a fails or says
+`minor_issue`), each with its requests per case by juror, its cost (from the summary's
+`jury.cost`) and its kappa with the planted labels over every case (scikit-learn's). `--write`
 writes benchmarks/jury.md.
 """
 
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import tempfile
 import time
@@ -26,12 +30,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from sklearn.metrics import cohen_kappa_score
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from judge.jury import grade_file_with_jury, load_jury  # noqa: E402
 from judge.testing import FakeOpenAIServer  # noqa: E402
-from judge.testing.jurors import plant_panel  # noqa: E402
+from judge.testing.jurors import plant_panel, planted_truth  # noqa: E402
+from judge.testing.jurors import write_cases as jurors_cases  # noqa: E402
 
 LABELS = ["compliant", "minor_issue", "violation"]
 PRICE = (2.50, 10.0)  # USD per million prompt / completion tokens (assumed, every juror)
@@ -42,19 +48,8 @@ PLANTINGS = {
 
 
 def write_cases(folder: Path, n: int, seed: int) -> tuple[Path, dict[str, str]]:
-    rng = random.Random(seed)
-    truth = {f"case-{i:04d}": rng.choice(LABELS) for i in range(n)}
-    path = folder / "cases.jsonl"
-    with path.open("w", encoding="utf-8") as handle:
-        for case_id in truth:
-            case = {
-                "id": case_id,
-                "question": f"[{case_id}] Can I get a refund after 40 days?",
-                "contexts": ["Refunds are accepted within 30 days of delivery."],
-                "answer": f"({case_id}) Refunds run for 30 days from delivery.",
-            }
-            handle.write(json.dumps(case) + "\n")
-    return path, truth
+    truth = planted_truth(n, seed=seed)
+    return jurors_cases(folder / "cases.jsonl", truth), truth
 
 
 def run_planting(name: str, n: int, seed: int, folder: Path) -> dict[str, Any]:
@@ -91,6 +86,65 @@ def run_planting(name: str, n: int, seed: int, folder: Path) -> dict[str, Any]:
         for server in servers.values():
             server.stop()
     return {"summary": summary, "requests": requests, "seconds": seconds, "cases": n}
+
+
+CHEAP = (0.15, 0.60)  # juror a in the modes table: a small model's price (assumed)
+MODES: dict[str, dict[str, Any]] = {
+    "full": {},
+    "cyclic": {"mode": "cyclic", "overlap": 0.1},
+    "escalate": {"mode": "escalate", "escalate": {"labels": ["minor_issue"]}},
+}
+
+
+def run_modes(n: int, seed: int, folder: Path) -> list[str]:
+    """The modes table's rows (the module doc), one planting, one server per juror."""
+    cases, truth = write_cases(folder, n, seed)
+    jurors = plant_panel(
+        truth, LABELS, malformed_rate=[0, 0, 0.1], seed=seed, **PLANTINGS["independent"]
+    )
+    servers = {
+        k: FakeOpenAIServer(responder=j, model=f"juror-{k}-2024-01-01").start()
+        for k, j in zip("abc", jurors, strict=True)
+    }
+    out = []
+    try:
+        for mode, rules in MODES.items():
+            spec = [
+                {"name": k, "model": s.model, "base_url": s.base_url, "concurrency": 16}
+                for k, s in servers.items()
+            ]
+            price = {"input": CHEAP[0], "output": CHEAP[1]}
+            spec[0]["price"] = price
+            jury_file = folder / f"{mode}.yaml"
+            jury_file.write_text(yaml.safe_dump({"jurors": spec, **rules}), "utf-8")
+            for server in servers.values():
+                server.reset_stats()
+            summary = grade_file_with_jury(
+                load_jury(jury_file),
+                cases,
+                folder / mode,
+                "policy",
+                rubrics_dir=REPO / "examples" / "rubrics",
+                env={},
+                use_cache=False,
+                prices=PRICE,
+                n_boot=200,
+            )
+            records = [json.loads(line) for line in (folder / mode / "policy.jsonl").open()]
+            given = [r["label"] if r["status"] == "ok" else "(none)" for r in records]
+            kappa = cohen_kappa_score([truth[r["id"]] for r in records], given)
+            cost = summary["jury"]["cost"]
+            per_juror = ", ".join(f"{k} {s.stats.requests / n:.2f}" for k, s in servers.items())
+            agreement = summary["jury"]["agreement"]
+            out.append(
+                f"| {mode} | {cost['requests_per_case']:.2f} ({per_juror}) | "
+                f"${cost['per_case_usd'] * 1000:.3f} | {kappa:.3f} | "
+                f"{agreement['cases']} cases: alpha {agreement['krippendorff_alpha']:.3f} |"
+            )
+    finally:
+        for server in servers.values():
+            server.stop()
+    return out
 
 
 def rows(name: str, result: dict[str, Any]) -> list[str]:
@@ -147,8 +201,23 @@ def main() -> int:
             folder = Path(tmp) / name
             folder.mkdir()
             lines += rows(name, run_planting(name, args.cases, args.seed, folder))
+        folder = Path(tmp) / "modes"
+        folder.mkdir()
+        modes = run_modes(args.cases, args.seed, folder)
     command = f"python benchmarks/jury.py --cases {args.cases} --seed {args.seed}"
-    text = "\n".join([f"# A jury against its jurors\n\nCommand: `{command}`\n", *lines, ""])
+    cheaper = [
+        "",
+        "## Cheaper panels (independent planting; juror a priced $0.15 / $0.60, b and c "
+        "$2.50 / $10 per million tokens)",
+        "",
+        "| mode | requests / case (server requests by juror, repairs included) | "
+        "cost / 1000 cases | kappa with planted labels (every case) | agreement measured on |",
+        "|---|---|---|---|---|",
+        *modes,
+    ]
+    text = "\n".join(
+        [f"# A jury against its jurors\n\nCommand: `{command}`\n", *lines, *cheaper, ""]
+    )
     print(text)
     if args.write:
         (REPO / "benchmarks" / "jury.md").write_text(text, "utf-8")

@@ -86,7 +86,10 @@ def panel_agreement(
     95% percentile bootstrap interval over cases, the pairwise Cohen's kappa matrix, the
     share of cases every juror voted on with one label, and Kish's effective number of
     votes from the mean pairwise correlation of the jurors' scores (:func:`kish_n_eff`).
-    Undefined figures are ``None``."""
+    Undefined figures are ``None`` (all of them for no case: a cyclic panel without an
+    overlap, an escalating one that escalated nothing)."""
+    if len(labels) == 0:
+        return _no_cases(names)
     table = np.asarray(labels, dtype=object)
     k = len(names)
     complete = [row for row in table if all(v is not None for v in row)]
@@ -104,6 +107,22 @@ def panel_agreement(
         "unanimous_of": len(complete),
         "mean_pairwise_correlation": _finite(rho),
         "n_eff": _finite(n_eff),
+        "n_eff_formula": "k / (1 + (k - 1) * rho_bar)  (Kish 1965)",
+    }
+
+
+def _no_cases(names: Sequence[str]) -> dict[str, Any]:
+    none: dict[str, float | None] = {n: None for n in names}
+    return {
+        "jurors": list(names),
+        "cases": 0,
+        "krippendorff_alpha": None,
+        "krippendorff_alpha_ci95": None,
+        "pairwise_kappa": {n: {**none, n: 1.0} for n in names},
+        "unanimous_share": None,
+        "unanimous_of": 0,
+        "mean_pairwise_correlation": None,
+        "n_eff": None,
         "n_eff_formula": "k / (1 + (k - 1) * rho_bar)  (Kish 1965)",
     }
 

@@ -13,15 +13,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
-import random
 import threading
 from pathlib import Path
 
 from judge.testing import FakeOpenAIServer
-from judge.testing.jurors import plant_panel
-
-LABELS = ["compliant", "minor_issue", "violation"]
+from judge.testing.jurors import POLICY_LABELS, plant_panel, planted_truth, write_cases
 
 
 def main() -> None:
@@ -31,18 +27,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    rng = random.Random(args.seed)
-    truth = {f"case-{i:04d}": rng.choice(LABELS) for i in range(args.cases)}
+    truth = planted_truth(args.cases, seed=args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "cases.jsonl").open("w", encoding="utf-8") as handle:
-        for case_id in truth:
-            case = {
-                "id": case_id,
-                "question": f"[{case_id}] Can I get a refund after 40 days?",
-                "contexts": ["Refunds are accepted within 30 days of delivery."],
-                "answer": f"({case_id}) Refunds run for 30 days from delivery.",
-            }
-            handle.write(json.dumps(case) + "\n")
+    write_cases(args.out / "cases.jsonl", truth)
     with (args.out / "human_labels.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["id", "label"])
@@ -52,7 +39,12 @@ def main() -> None:
     else:
         rates, shared = [0.2, 0.25, 0.15], [0, 1]
     jurors = plant_panel(
-        truth, LABELS, error_rates=rates, shared=shared, malformed_rate=[0, 0, 0.1], seed=args.seed
+        truth,
+        POLICY_LABELS,
+        error_rates=rates,
+        shared=shared,
+        malformed_rate=[0, 0, 0.1],
+        seed=args.seed,
     )
     servers = [
         FakeOpenAIServer(responder=juror, model=f"juror-{name}-2024-01-01", port=port).start()

@@ -16,15 +16,21 @@ from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import GradeRequest
 from judge.cli._run import (
     check_run_options,
-    finish_run,
+    finish_pass,
     prices_from_args,
-    run_conditions,
     selection_from_args,
 )
 from judge.config import JudgeConfig
+from judge.engine.measure.run_gates import (
+    check_conditions,
+    grade_metric_names,
+    grade_metrics,
+    grade_undefined_reasons,
+)
 from judge.errors import UsageError
 from judge.jury.config import Jury, load_jury
-from judge.jury.run import grade_panel, juror_configs, juror_path, open_panel
+from judge.jury.gates import jury_metric_names, jury_metrics, undefined_reasons
+from judge.jury.run import grade_panel, juror_configs, juror_files, open_panel
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
@@ -53,7 +59,7 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
         raise UsageError("reading cases from stdin (-) with --jury needs -o OUT/")
     jury = load_jury(request.jury)
     rubric = load_rubric(refs[0], rubric_library(request, env))
-    conditions = run_conditions(request, rubric)
+    conditions = _conditions(request, rubric, jury)
     base = config_from_args(request.judge, env)
     configs = juror_configs(jury, base, env)
     out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
@@ -63,7 +69,8 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     labels = human_labels_option(request)
     inputs = [] if request.input == "-" else [Path(request.input)]
     inputs += human_labels_inputs(request)
-    check_outputs(_outputs(request, jury, out_dir, records), inputs, overwrite=request.overwrite)
+    outputs = _outputs(request, jury, out_dir, records, pairwise=rubric.behaviour.compares_two)
+    check_outputs(outputs, inputs, overwrite=request.overwrite)
     _announce(jury)
     with input_file(request.input, request.input_format) as input_path:
         summary = asyncio.run(
@@ -74,9 +81,25 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     print(f"records: {records} (jurors: {out_dir / 'jurors'})", file=sys.stderr)
     if request.summary:
         write_strict_json(request.summary, summary)
-    return finish_run(
-        summary, records, max_error_rate=request.max_error_rate, conditions=conditions
+    values = grade_metrics(summary) | jury_metrics(summary["jury"])
+    reasons = grade_undefined_reasons(summary) | undefined_reasons(values)
+    return finish_pass(
+        {"": summary},
+        {"": records},
+        (values, reasons),
+        max_error_rate=request.max_error_rate,
+        conditions=conditions,
     )
+
+
+def _conditions(request: GradeRequest, rubric: Rubric, jury: Jury) -> list[Any]:
+    """Every `--fail-if`: on the panel's grade metrics or on the jury's own figures
+    (judge.jury.gates), checked before anything is sent."""
+    names = [j.name for j in jury.jurors]
+    valid = grade_metric_names(rubric) | jury_metric_names(
+        names, human_labels=request.human_labels is not None
+    )
+    return check_conditions(request.fail_if, valid, what=f"a jury's {rubric.kind} summary")
 
 
 async def _grade(
@@ -97,14 +120,19 @@ async def _grade(
             selection=selection_from_args(request),
             overwrite=request.overwrite,
             use_cache=base.use_cache,
-            prices=prices_from_args(request, configs[0]),
+            prices=[prices_from_args(request, c) for c in configs],
             human_labels=labels,
+            retry_failed=request.retry_failed,
         )
 
 
-def _outputs(request: GradeRequest, jury: Jury, out_dir: Path, records: Path) -> list[Output]:
+def _outputs(
+    request: GradeRequest, jury: Jury, out_dir: Path, records: Path, *, pairwise: bool
+) -> list[Output]:
     outputs = [Output("-o", records, "records")]
-    outputs += [Output("-o", juror_path(out_dir, j.name), "records") for j in jury.jurors]
+    for juror in jury.jurors:
+        files = juror_files(out_dir, juror.name, pairwise=pairwise)
+        outputs += [Output("-o", path, "records") for path in files.paths]
     if request.summary:
         outputs.append(Output("--summary", request.summary, "summary"))
     return outputs
@@ -112,9 +140,14 @@ def _outputs(request: GradeRequest, jury: Jury, out_dir: Path, records: Path) ->
 
 def _announce(jury: Jury) -> None:
     names = ", ".join(f"{j.name} ({j.model})" for j in jury.jurors)
+    mode = (
+        f"; cyclic: one juror a case, all on an overlap of {jury.overlap_share}"
+        if (jury.mode == "cyclic")
+        else ""
+    )
     print(
         f"judge: a jury of {len(jury.jurors)}: {names}; labels by {jury.rule}, scores by "
-        f"{jury.scores}, min_votes {jury.quorum}",
+        f"{jury.scores}, min_votes {jury.quorum}{mode}",
         file=sys.stderr,
     )
 
@@ -122,12 +155,23 @@ def _announce(jury: Jury) -> None:
 def _print_panel(panel: dict[str, Any]) -> None:
     agreement = panel["agreement"]
     alpha, ci = agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci95"]
+    graded = panel.get("graded_by")
+    where = {"cyclic": "the overlap", "escalate": "the escalated cases"}.get(panel["mode"])
+    on = f"; graded by {graded}; agreement on {where} ({agreement['cases']} cases)" if where else ""
     print(
-        f"panel: outcomes {panel['outcomes']}; votes {panel['votes']}; "
+        f"panel: outcomes {panel['outcomes']}; votes {panel['votes']}{on}; "
         f"alpha {alpha} (95% {ci}); unanimous {agreement['unanimous_share']}; "
         f"n_eff {agreement['n_eff']} of {len(agreement['jurors'])}",
         file=sys.stdout,
     )
+    cost = panel["cost"]
+    if cost["total_usd"] is not None:
+        spent = ", ".join(f"{n} ${j['cost_usd']:.4f}" for n, j in cost["jurors"].items())
+        print(
+            f"cost: ${cost['total_usd']:.4f} ({spent}), ${cost['per_case_usd']:.6f} a case; "
+            f"{cost['requests_per_case']} requests a case",
+            file=sys.stdout,
+        )
     humans = panel.get("vs_humans")
     if humans and "members" in humans:
         figures = ", ".join(

@@ -82,6 +82,7 @@ class GradeRequest:
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
     jury: Path | None = None  # --jury JURY.yaml: a panel of judges (judge.cli._jury)
+    retry_failed: bool = False  # --retry-failed: a jury asks its jurors' parse errors again
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class ProbeRequest:
     html: Path | None
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
+    jury: Path | None = None  # --jury: refused (judge.cli.probe)
 
 
 @dataclass(frozen=True)

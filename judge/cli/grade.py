@@ -117,6 +117,12 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
         help="grade with a panel of judges named in this file; -o is then a folder holding "
         "RUBRIC.jsonl (the panel) and jurors/NAME.jsonl (default: INPUT.jury/)",
     )
+    p.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --jury: ask the jurors again for the cases whose replies did not parse "
+        "(a rerun keeps them otherwise; a single judge asks them again on every rerun)",
+    )
     add_human_labels_option(p)
     add_html_option(p)
     add_judge_options(p)
@@ -135,6 +141,11 @@ def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
         from judge.cli._jury import run_grade_jury  # the jury loads only when asked for
 
         return run_grade_jury(request, env)
+    if request.retry_failed:
+        raise UsageError(
+            "--retry-failed is for --jury: a single judge asks its failed cases again on "
+            "every rerun"
+        )
     check_grade_html(request)
     check_run_options(request)
     refs = rubric_refs(request.rubric)

@@ -69,6 +69,12 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rubric", help="ID or ID@VERSION (pairwise for position)")
     p.add_argument("-o", "--output", type=Path, help="report (default: INPUT.probe-KIND.json)")
     p.add_argument(
+        "--jury",
+        type=Path,
+        metavar="JURY.yaml",
+        help="not supported yet: probe each juror as a single judge (exit 2)",
+    )
+    p.add_argument(
         "--verdicts", type=Path, help="position: recorded verdicts (id, order ab|ba, label)"
     )
     p.add_argument("--repeats", type=int, default=5, help="repeat: verdicts per case (5)")
@@ -115,6 +121,11 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def probe_command(request: ProbeRequest, env: Mapping[str, str]) -> int:
     """`judge probe PROBE`, from its request."""
+    if request.jury is not None:
+        raise UsageError(
+            f"judge probe does not take --jury yet: probe each juror of {request.jury} as a "
+            "single judge (--model, --base-url)"
+        )
     conditions = _conditions(request)
     output = request.output or Path(
         f"{Path(request.input or request.verdicts or '').stem}.probe-{request.probe}.json"

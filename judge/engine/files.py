@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 from judge.engine.grader import Grader, run_in_order
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
-from judge.engine.records import RecordWriter, check_resumable, finalize, finished_ids, scan_records
+from judge.engine.records import (
+    KEEP_STATUSES,
+    RecordWriter,
+    check_resumable,
+    finalize,
+    finished_ids,
+    scan_records,
+)
 from judge.engine.resume import RunTally, file_ids, kept_outside
 from judge.engine.summary import summarise
 from judge.rubric import Rubric
@@ -28,13 +35,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Selection:
-    """Which cases of the file to grade: the first `limit`, or a seeded random `sample`."""
+    """Which cases of the file to grade: the first `limit`, or a seeded random `sample`, or
+    exactly the input positions `only` (0-based; a jury's share of the cases)."""
 
     limit: int | None = None
     sample: int | None = None
     seed: int = 0
+    only: frozenset[int] | None = None
 
     def indices(self, count: int) -> set[int] | None:
+        if self.only is not None:
+            return set(self.only)
         if self.sample is not None and self.sample < count:
             return set(random.Random(self.seed).sample(range(count), self.sample))
         if self.limit is not None and self.limit < count:
@@ -72,6 +83,7 @@ async def grade_file(
     prices: tuple[float, float] | None = None,
     validate: bool = True,
     human_labels: HumanLabels | None = None,
+    keep: tuple[str, ...] = KEEP_STATUSES,
 ) -> dict[str, Any]:
     """Grade `input_path` into `output_path` with one rubric; the summary of the output
     file. The rules are `grade_files`' (a pass of one rubric)."""
@@ -84,6 +96,7 @@ async def grade_file(
         progress=progress,
         prices=prices,
         validate=validate,
+        keep=keep,
     )
     return summaries[grader.rubric.ref]
 
@@ -99,6 +112,7 @@ async def grade_files(
     prices: tuple[float, float] | None = None,
     validate: bool = True,
     concurrency: int | None = None,
+    keep: tuple[str, ...] = KEEP_STATUSES,
 ) -> dict[str, dict[str, Any]]:
     """Grade `input_path` with every target's rubric in one pass; each rubric's summary of
     its records file, by rubric ref, in the targets' order.
@@ -107,7 +121,8 @@ async def grade_files(
     nothing written) unless `validate` is False (the caller already did). Every existing
     output is checked before anything is sent: it is resumed only when every record in it
     comes from that rubric file and that target's judge (else OutputConflictError, every
-    file left as it was); records already `ok`/`abstained` are kept, the rest graded. Each
+    file left as it was); records already `ok`/`abstained` (the statuses `keep`) are kept,
+    the rest graded. Each
     output ends with one record per selected case, in input order, and keeps the records
     of cases outside the selection (a narrower rerun loses nothing: judge.engine.resume);
     each summary's `run` says what this run kept, graded and sent, with this run's own
@@ -136,7 +151,7 @@ async def grade_files(
             target.output.unlink()
     for target in targets:  # all checked before anything is written
         await asyncio.to_thread(_check_target, target)
-    done = [await asyncio.to_thread(_finished, t) for t in targets]
+    done = [await asyncio.to_thread(_finished, t, keep) for t in targets]
     kept = [await asyncio.to_thread(kept_outside, t.output, input_path, chosen) for t in targets]
     tallies = [
         _tally(t.grader, len(done[n] - kept[n]), len(kept[n])) for n, t in enumerate(targets)
@@ -192,8 +207,8 @@ def _check_target(target: Target) -> None:
     )
 
 
-def _finished(target: Target) -> set[str]:
-    return finished_ids(target.output, target.grader.rubric.sha256)
+def _finished(target: Target, keep: tuple[str, ...]) -> set[str]:
+    return finished_ids(target.output, target.grader.rubric.sha256, keep)
 
 
 def summarise_file(

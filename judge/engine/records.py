@@ -51,12 +51,13 @@ def scan_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield start, data
 
 
-def finished_ids(path: Path, rubric_sha256: str) -> set[str]:
-    """Ids with a record worth keeping: `ok` or `abstained` from this exact rubric file."""
+def finished_ids(path: Path, rubric_sha256: str, keep: tuple[str, ...] = KEEP_STATUSES) -> set[str]:
+    """Ids with a record worth keeping: `ok` or `abstained` (the statuses `keep`) from this
+    exact rubric file."""
     return {
         data["id"]
         for _, data in scan_records(path)
-        if data.get("status") in KEEP_STATUSES and data.get("rubric_sha256") == rubric_sha256
+        if data.get("status") in keep and data.get("rubric_sha256") == rubric_sha256
     }
 
 

@@ -4,26 +4,46 @@
 rule: majority            # labels: majority (strict, of the whole panel) | plurality | unanimity
 scores: mean              # scores: mean | median (with their spread)
 min_votes: 2              # default: a majority of the panel (floor(k / 2) + 1)
+mode: full                # full: every juror grades every case | cyclic: one juror a case
+                          # | escalate: the first juror, the rest where it is unsure
+overlap: 0.1              # cyclic: a share (0 < s < 1) or a count of cases every juror grades
+escalate: {margin: 0.1, labels: [minor_issue], min_confidence: 0.7}   # escalate: when
 jurors:
   - {name: a, model: gpt-4o-2024-08-06, base_url: https://api.openai.com/v1,
      api_key_env: OPENAI_API_KEY, concurrency: 8, sampling: {temperature: 0, seed: 1}}
   - {name: b, model: claude-3-5-sonnet-20241022, base_url: ..., weight: 2,
-     concurrency: auto, rpm: 500}
+     concurrency: auto, rpm: 500, price: {input: 3.0, output: 15.0}}
 ```
 Each juror is a single judge with its own endpoint, key, concurrency (a number, or `auto`:
 learnt from its endpoint) and sampling, and the `rpm` / `tpm` caps of its endpoint (when
-not given, the command line's); the options the command line gives (timeouts, retries,
+not given, the command line's), and its `price` (USD per million tokens; when not given,
+`--price-input/--price-output`, else the list price); the options the command line gives (timeouts, retries,
 cache) apply to every juror.
+
+`mode: cyclic` costs one judge: each case goes to one juror, chosen from the case's id
+(`judge.jury.plan`), except the `overlap` cases, which every juror grades and on which the
+panel's agreement is measured. `mode: escalate` asks the first juror of the file (put the
+cheapest first) about every case and the others only where its verdict is unsure
+(`judge.jury.escalate`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    model_validator,
+)
 
 from judge.config import Concurrency, JudgeConfig
 from judge.errors import UsageError
@@ -31,6 +51,9 @@ from judge.schemas import NAME
 
 LabelRule = Literal["majority", "plurality", "unanimity"]
 ScoreRule = Literal["mean", "median"]
+Mode = Literal["full", "cyclic", "escalate"]
+# an integer is a count of cases; a float strictly between 0 and 1 a share of them
+Overlap = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(gt=0.0, lt=1.0)]
 
 
 class Sampling(BaseModel):
@@ -42,6 +65,28 @@ class Sampling(BaseModel):
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     seed: int | None = 42
     max_tokens: int = Field(default=1024, ge=16, le=32768)
+
+
+class Price(BaseModel):
+    """What a juror's tokens cost: USD per million prompt (`input`) and completion
+    (`output`) tokens, as `--price-input` / `--price-output`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: float = Field(ge=0.0, lt=1e6)
+    output: float = Field(ge=0.0, lt=1e6)
+
+
+class Escalation(BaseModel):
+    """When the first juror's verdict is unsure (judge.jury.escalate): a score within
+    `margin` of the kind's threshold (kinds whose scores decide), one of `labels`, or a
+    verdict `confidence` field below `min_confidence`; a failed or abstained case always."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    margin: float = Field(default=0.1, ge=0.0, le=1.0)
+    labels: tuple[str, ...] = ()
+    min_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class Juror(BaseModel):
@@ -58,6 +103,7 @@ class Juror(BaseModel):
     tpm: int | None = Field(default=None, ge=1)  # None: the command line's --tpm
     sampling: Sampling = Sampling()
     weight: float = Field(default=1.0, gt=0.0)
+    price: Price | None = None  # None: the command line's, else the list price (pricing.py)
 
 
 class Jury(BaseModel):
@@ -69,9 +115,16 @@ class Jury(BaseModel):
     rule: LabelRule = "majority"
     scores: ScoreRule = "mean"
     min_votes: int | None = Field(default=None, ge=1)
+    mode: Mode = "full"
+    overlap: Overlap | None = None  # cyclic only; default there: 0.1
+    escalate: Escalation | None = None  # escalate only; default there: Escalation()
 
     @model_validator(mode="after")
     def _check(self) -> Jury:
+        if self.overlap is not None and self.mode != "cyclic":
+            raise ValueError(f"overlap is for mode: cyclic, not mode: {self.mode}")
+        if self.escalate is not None and self.mode != "escalate":
+            raise ValueError(f"escalate is for mode: escalate, not mode: {self.mode}")
         names = [j.name for j in self.jurors]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -84,6 +137,16 @@ class Jury(BaseModel):
     def quorum(self) -> int:
         """The votes a case needs: `min_votes`, else a majority of the panel."""
         return self.min_votes or len(self.jurors) // 2 + 1
+
+    @property
+    def escalation(self) -> Escalation:
+        """When the first juror's verdict is unsure: the file's rule, else the defaults."""
+        return self.escalate or Escalation()
+
+    @property
+    def overlap_share(self) -> int | float:
+        """The cyclic overlap: the file's, else a tenth of the cases."""
+        return 0.1 if self.overlap is None else self.overlap
 
 
 def load_jury(path: Path) -> Jury:

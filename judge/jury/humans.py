@@ -5,7 +5,8 @@ Reads the panel's records and the human labels, spells every label the rubric's 
 `calibration.compare.jury.jury_vs_humans`: each juror's and the panel's kappa, AC1 and
 accuracy on the same cases, the panel against its best juror (paired bootstrap and
 McNemar, as `judge gate`), the correlation of the jurors' errors. With the token counts,
-the panel's cost relative to its best juror.
+the panel's cost relative to its best juror (tokens per case graded: a cyclic panel
+costs about one juror).
 """
 
 from __future__ import annotations
@@ -28,11 +29,15 @@ def against_humans(
     rubric: Rubric,
     human: HumanLabels,
     *,
-    tokens: Mapping[str, int],
+    tokens: Mapping[str, float],
+    panel_tokens: float,
     n_bootstrap: int,
+    jurors: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """`jury_vs_humans` on the labelled cases, and `cost_ratio` (the panel's tokens over
-    its best juror's); `{"skipped": reason}` where the rubric names no labels."""
+    """`jury_vs_humans` on the labelled cases, and `cost_ratio`: the panel's tokens per
+    case (`panel_tokens`) over its best juror's (`tokens`: each juror's per case it
+    graded); `{"skipped": reason}` where the rubric names no labels. `jurors`: the jurors
+    to compare (default: every juror of the records; each must have voted on every one)."""
     names = [c.name for c in rubric.behaviour.choices(rubric)]
     if not names:
         return {"skipped": f"rubric {rubric.ref} names no labels to compare with people"}
@@ -41,13 +46,13 @@ def against_humans(
     labelled = [r for r in records if r.id in truth]
     if not labelled:
         return {"skipped": "no graded case has a human label"}
-    jurors = [v["juror"] for v in labelled[0].panel["jurors"]]
-    columns: dict[str, list[str | None]] = {name: [] for name in jurors}
+    members = list(jurors or [v["juror"] for v in labelled[0].panel["jurors"]])
+    columns: dict[str, list[str | None]] = {name: [] for name in members}
     for record in labelled:
-        for vote in record.panel["jurors"]:
-            columns[vote["juror"]].append(
-                _spell(vote["label"], spelled) if vote["status"] == "ok" else None
-            )
+        votes = {v["juror"]: v for v in record.panel["jurors"]}
+        for name in members:
+            vote = votes[name]
+            columns[name].append(_spell(vote["label"], spelled) if vote["status"] == "ok" else None)
     result = jury_vs_humans(
         [r.id for r in labelled],
         [truth[r.id] for r in labelled],
@@ -57,8 +62,7 @@ def against_humans(
         n_bootstrap=n_bootstrap,
     )
     best = tokens.get(result["best_juror"])
-    total = sum(tokens.values())
-    result["cost_ratio"] = round(total / best, 6) if best else None
+    result["cost_ratio"] = round(panel_tokens / best, 6) if best else None
     return result
 
 

@@ -6,12 +6,16 @@ the spread of the scores, which jurors failed and why, and every juror's vote wi
 status and judge identity. Its `verdict` is the verdict of the first juror (in the file's
 order) whose vote is the panel's label, or, where scores decide, whose score is nearest
 the panel's (`panel.verdict_from`): a representative for kind statistics such as claim
-counts, never what decided the case.
+counts, never what decided the case. In `mode: cyclic` a case outside the overlap has
+one juror (`graded_by`, `votes: 1 of 1`: its verdict is the panel's, and its failure the
+panel's failure); an overlap case (`overlap: true`) has the whole panel and its rule. In
+`mode: escalate` a case the first juror was sure of has its vote alone; an escalated one
+(`escalated`: why) the whole panel's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judge.engine.identity import judge_id as hash_identity
@@ -35,18 +39,40 @@ def panel_identity(jury: Jury, identities: Sequence[dict[str, Any]]) -> dict[str
         {"name": j.name, "weight": j.weight, "identity": identity}
         for j, identity in zip(jury.jurors, identities, strict=True)
     ]
-    return {"jury": jurors, "rule": jury.rule, "scores": jury.scores, "quorum": jury.quorum}
+    identity: dict[str, Any] = {
+        "jury": jurors,
+        "rule": jury.rule,
+        "scores": jury.scores,
+        "quorum": jury.quorum,
+    }
+    if jury.mode == "cyclic":
+        identity.update(mode=jury.mode, overlap=jury.overlap_share)
+    elif jury.mode == "escalate":
+        identity.update(mode=jury.mode, escalate=jury.escalation.model_dump(mode="json"))
+    return identity
 
 
 def panel_record(
-    rubric: Rubric, jury: Jury, records: Sequence[GradedRecord], identity: dict[str, Any]
+    rubric: Rubric,
+    jury: Jury,
+    records: Sequence[GradedRecord],
+    identity: dict[str, Any],
+    *,
+    members: Sequence[int] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    notes: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> PanelRecord:
-    """The panel's record from the jurors' records of one case (in the jury file's order)."""
+    """The panel's record from the jurors' records of one case (in the jury file's order):
+    every juror's, or those of the jurors numbered `members` (cyclic mode), whose quorum
+    is then the jury's or, for fewer jurors, all of them. `extra` goes into `panel` (the
+    mode's own keys: `overlap`, `escalated`)."""
+    jurors = list(jury.jurors) if members is None else [jury.jurors[i] for i in members]
     votes = [
         Vote(j.name, r.status, r.label, r.score, j.weight, r.error)
-        for j, r in zip(jury.jurors, records, strict=True)
+        for j, r in zip(jurors, records, strict=True)
     ]
-    result = tally(votes, rule=jury.rule, scores=jury.scores, quorum=jury.quorum)
+    quorum = min(jury.quorum, len(jurors))
+    result = tally(votes, rule=jury.rule, scores=jury.scores, quorum=quorum)
     combines = rubric.behaviour.panel_combines
     status, label, score = _decision(result, combines)
     source = _representative(votes, result, combines) if status == "ok" else None
@@ -67,7 +93,10 @@ def panel_record(
         usage=sum((r.usage for r in records), Usage()),
         latency_ms=max(r.latency_ms for r in records),
         slices=first.slices,
-        panel=_panel(jury, result, combines, votes, records, source),
+        panel={
+            **_panel(jury, result, combines, votes, records, source, notes),
+            **(extra or {}),
+        },
     )
 
 
@@ -113,8 +142,11 @@ def _panel(
     votes: Sequence[Vote],
     records: Sequence[GradedRecord],
     source: int | None,
+    notes: Sequence[Mapping[str, Any] | None] | None,
 ) -> dict[str, Any]:
     return {
+        "mode": jury.mode,
+        "graded_by": [v.juror for v in votes],
         "rule": jury.rule,
         "scores": jury.scores,
         "combines": combines,
@@ -136,7 +168,8 @@ def _panel(
                 "cached": r.cached,
                 "judge": r.judge.model_dump(mode="json"),
                 "judge_id": r.judge_id,
+                **(note or {}),
             }
-            for v, r in zip(votes, records, strict=True)
+            for v, r, note in zip(votes, records, notes or [None] * len(votes), strict=True)
         ],
     }

@@ -7,7 +7,9 @@ resume as a single judge, so a juror's file is a single judge's file. The jurors
 concurrently, each within its own concurrency. When every juror is done, the panel's
 records are built from the jurors' files (one per case, input order) and written to
 `OUT/<rubric>.jsonl` by an atomic rewrite; a rerun re-reads the jurors' files (none of
-their finished cases is asked again) and rebuilds the panel's.
+their answered cases is asked again) and rebuilds the panel's. In `mode: cyclic` each
+juror grades only its share (`judge.jury.plan`), and the panel's file holds the cases
+this run selected.
 """
 
 from __future__ import annotations
@@ -30,11 +32,21 @@ from judge.engine.files import Selection, grade_file
 from judge.engine.grader import Grader
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
-from judge.engine.records import check_resumable, scan_records
+from judge.engine.records import KEEP_STATUSES, check_resumable, scan_records
 from judge.engine.summary import summarise
 from judge.errors import ApiError, UsageError
 from judge.jury.config import Juror, Jury, juror_config
+from judge.jury.costs import Prices, juror_prices, panel_cost
+from judge.jury.escalate import check_escalation, escalations
 from judge.jury.humans import against_humans
+from judge.jury.pairwise import (
+    both_orders,
+    resolved_stream,
+    swapped_input,
+    swapped_path,
+    write_swapped,
+)
+from judge.jury.plan import Plan, cyclic_plan, escalation_plan
 from judge.jury.records import PanelRecord, panel_identity, panel_record
 from judge.rubric import Rubric
 from judge.schemas import GradedRecord
@@ -99,65 +111,160 @@ async def grade_panel(
     selection: Selection | None = None,
     overwrite: bool = False,
     use_cache: bool = True,
-    prices: tuple[float, float] | None = None,
+    prices: Prices | list[Prices] = None,
     n_boot: int = 1000,
     human_labels: HumanLabels | None = None,
+    retry_failed: bool = False,
 ) -> dict[str, Any]:
     """Grade `input_path` with every juror, then write the panel's records to
     `out_dir/<rubric>.jsonl`; the panel's summary, with `jury` (each juror's summary, the
     panel's outcomes and `agreement`: calibration.agreement.panel). The input (and the
     `human_labels`, against it) is validated before any juror is asked anything; with
     labels, `jury.vs_humans` compares every juror and the panel with people
-    (judge.jury.humans)."""
+    (judge.jury.humans). In `mode: cyclic` each juror grades its share of the cases
+    (judge.jury.plan) and the agreement is measured on the overlap; in `mode: escalate`
+    the first juror grades every case and the others the ones it is unsure of
+    (judge.jury.escalate), after it. A pairwise rubric's jurors judge both orders
+    (judge.jury.pairwise). `prices` (USD per
+    million prompt and completion tokens: one pair for every juror, or one per juror)
+    price the jurors that give no `price` of their own; `jury.cost` says what each juror
+    and the panel spent.
+
+    A rerun sends nothing for a case a juror has answered: its `ok` and `abstained`
+    records are kept, as a single judge's, and so are its `parse_error` records (the
+    juror did answer, and a panel's vote must not change with how often it is rerun);
+    `retry_failed` asks the parse errors again. `api_error` cases (no answer came) are
+    asked again on every rerun."""
     names = [j.name for j in panel.jury.jurors]
-    await asyncio.to_thread(validate_file, input_path, [panel.rubric])
+    mode = panel.jury.mode
+    if mode == "escalate":
+        check_escalation(panel.jury.escalation, panel.rubric)
+    validated = await asyncio.to_thread(validate_file, input_path, [panel.rubric])
     if human_labels is not None:
         ids = (c.id for c in iter_cases(input_path))
         await asyncio.to_thread(human_labels.check, panel.rubric, ids)
-    paths = [juror_path(out_dir, n) for n in names]
+    chosen = selection or Selection()
+    indices = chosen.indices(validated.count)
+    case_ids = [] if mode == "full" else await asyncio.to_thread(_ids, input_path)
+    pairwise = panel.rubric.behaviour.compares_two
+    files = [juror_files(out_dir, n, pairwise=pairwise) for n in names]
     if overwrite:
-        for path in paths:
+        for path in (p for f in files for p in f.paths):
             path.unlink(missing_ok=True)
-    for grader, path in zip(panel.graders, paths, strict=True):  # all before any is asked
-        await asyncio.to_thread(_check_resumable, grader, path)
+    for grader, f in zip(panel.graders, files, strict=True):  # all before any is asked
+        for path in f.paths:
+            await asyncio.to_thread(_check_resumable, grader, path)
+    if pairwise:
+        await asyncio.to_thread(write_swapped, input_path, swapped_input(out_dir))
+    keep = KEEP_STATUSES if retry_failed else (*KEEP_STATUSES, "parse_error")
+    priced = juror_prices(panel.jury, prices)
 
-    async def one(grader: Grader, path: Path, juror: Juror) -> dict[str, Any]:
+    async def order(number: int, share: Selection, source: Path, path: Path) -> dict[str, Any]:
         try:
-            return await _grade_juror(grader, path)
+            return await grade_file(
+                panel.graders[number],
+                source,
+                path,
+                selection=share,
+                use_cache=use_cache,
+                prices=priced[number],
+                keep=keep,
+            )
         except ApiError as exc:
-            raise _naming(exc, juror) from exc
+            raise _naming(exc, panel.jury.jurors[number]) from exc
 
-    async def _grade_juror(grader: Grader, path: Path) -> dict[str, Any]:
-        return await grade_file(
-            grader,
-            input_path,
-            path,
-            selection=selection or Selection(),
-            use_cache=use_cache,
-            prices=prices,
-        )
+    async def one(number: int, share: Selection) -> dict[str, Any]:
+        """A juror's grading: of the input, and (pairwise) of the swapped input after."""
+        own = files[number]
+        summary = await order(number, share, input_path, own.records)
+        if own.swapped is None:
+            return summary
+        swapped = await order(number, share, swapped_input(out_dir), own.swapped)
+        return both_orders(summary, swapped)
 
-    summaries = await _all(
-        [one(g, p, j) for g, p, j in zip(panel.graders, paths, panel.jury.jurors, strict=True)]
-    )
+    plan: Plan | None = None
+    if mode == "full":
+        summaries = await _all([one(n, chosen) for n in range(len(names))])
+    elif mode == "cyclic":
+        plan = cyclic_plan(case_ids, indices, len(names), panel.jury.overlap_share)
+        summaries = await _all([one(n, Selection(only=plan.share(n))) for n in range(len(names))])
+    else:  # escalate: the first juror, then the rest where it is unsure
+        first = await one(0, chosen)
+        why = await asyncio.to_thread(_escalated, panel, files[0], case_ids, indices)
+        plan = escalation_plan(case_ids, indices, len(names), why)
+        rest = [one(n, Selection(only=plan.share(n))) for n in range(1, len(names))]
+        summaries = [first, *await _all(rest)]
     output = out_dir / f"{panel.rubric.id}.jsonl"
-    await asyncio.to_thread(_write_panel, panel, paths, output)
-    summary = await asyncio.to_thread(_summarise_panel, panel, paths, output, prices, n_boot)
+    await asyncio.to_thread(_write_panel, panel, files, output, plan)
+    summary = await asyncio.to_thread(_summarise_panel, panel, output, None, n_boot)
     summary["jury"]["jurors"] = {
-        name: _juror_summary(s, str(path))
-        for name, s, path in zip(names, summaries, paths, strict=True)
+        name: _juror_summary(s, f) for name, s, f in zip(names, summaries, files, strict=True)
     }
-    if human_labels is not None:
-        tokens = {
-            n: s["tokens"]["prompt"] + s["tokens"]["completion"]
-            for n, s in zip(names, summaries, strict=True)
+    summary["jury"]["cost"] = panel_cost(names, summaries, priced, summary["cases"])
+    summary["estimated_cost_usd"] = summary["jury"]["cost"]["total_usd"]
+    if plan is not None:
+        summary["jury"]["graded_by"] = {name: len(plan.share(n)) for n, name in enumerate(names)}
+    if mode == "escalate":
+        assert plan is not None
+        reasons = Counter(why.split(":")[0] for why in plan.why.values())
+        summary["jury"]["escalated"] = {
+            "cases": len(plan.whole),
+            "of": len(plan.cases),
+            "why": dict(sorted(reasons.items())),
         }
-        records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
-        compare = partial(
-            against_humans, records, panel.rubric, human_labels, tokens=tokens, n_bootstrap=n_boot
-        )
-        summary["jury"]["vs_humans"] = await asyncio.to_thread(compare)
+    if human_labels is not None:
+        vs = partial(_vs_humans, panel, output, human_labels, summaries, summary, n_boot)
+        summary["jury"]["vs_humans"] = await asyncio.to_thread(vs)
     return summary
+
+
+def _vs_humans(
+    panel: Panel,
+    output: Path,
+    human_labels: HumanLabels,
+    summaries: list[dict[str, Any]],
+    summary: dict[str, Any],
+    n_boot: int,
+) -> dict[str, Any]:
+    """`jury.vs_humans` (judge.jury.humans): every juror and the panel on every labelled
+    case (`full`); on the overlap, where every juror voted (`cyclic`); the escalating
+    panel against its first juror alone on every labelled case (`escalate`: does asking
+    the others pay?)."""
+    names = [j.name for j in panel.jury.jurors]
+    mode = panel.jury.mode
+    records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
+    if mode == "cyclic":
+        records = [r for r in records if len(r.panel["jurors"]) == len(names)]
+    result = against_humans(
+        records,
+        panel.rubric,
+        human_labels,
+        tokens={n: _per_case(s) for n, s in zip(names, summaries, strict=True)},
+        panel_tokens=_per_case(summary),
+        n_bootstrap=n_boot,
+        jurors=names[:1] if mode == "escalate" else None,
+    )
+    if mode != "full":
+        result["on"] = "overlap" if mode == "cyclic" else "every case, against the first juror"
+    return result
+
+
+def _ids(input_path: Path) -> list[str]:
+    return [case.id for case in iter_cases(input_path)]
+
+
+def _escalated(
+    panel: Panel, first: JurorFiles, case_ids: list[str], indices: set[int] | None
+) -> dict[str, str]:
+    wanted = set(case_ids) if indices is None else {case_ids[i] for i in indices}
+    records = (record.model_dump(mode="json") for record, _ in first.stream())
+    return escalations(records, wanted, panel.rubric, panel.jury.escalation)
+
+
+def _per_case(summary: dict[str, Any]) -> float:
+    """A juror's tokens per case it graded."""
+    tokens = summary["tokens"]["prompt"] + summary["tokens"]["completion"]
+    return tokens / summary["cases"] if summary["cases"] else 0.0
 
 
 def _check_resumable(grader: Grader, path: Path) -> None:
@@ -188,38 +295,109 @@ async def _all(jobs: list[Any]) -> list[dict[str, Any]]:
     return [t.result() for t in tasks]
 
 
-def panel_records(panel: Panel, paths: list[Path]) -> Iterator[PanelRecord]:
-    """The panel's record of each case, from the jurors' finished files (input order)."""
+def panel_records(
+    panel: Panel, files: list[JurorFiles], plan: Plan | None = None
+) -> Iterator[PanelRecord]:
+    """The panel's record of each case, from the jurors' finished files (input order):
+    every case of the jurors' files, or, with a `plan` (cyclic, escalate), its cases,
+    each from the jurors it names. A pairwise juror's vote is its two orders' resolution
+    (judge.jury.pairwise)."""
     identity = panel.identity
-    streams = [(GradedRecord.model_validate(d) for _, d in scan_records(p)) for p in paths]
-    for records in zip(*streams, strict=True):
-        ids = {r.id for r in records}
+    if plan is not None:
+        readers = [_Reader(f) for f in files]
+        for _, case_id, members in plan:
+            found = [readers[n].get(case_id) for n in members]
+            whole = len(members) == plan.k
+            extra = (
+                {"overlap": whole}
+                if panel.jury.mode == "cyclic"
+                else {"escalated": plan.why.get(case_id)}
+            )
+            yield panel_record(
+                panel.rubric,
+                panel.jury,
+                [r for r, _ in found],
+                identity,
+                members=members,
+                extra=extra,
+                notes=[n for _, n in found],
+            )
+        return
+    for row in zip(*(f.stream() for f in files), strict=True):
+        ids = {r.id for r, _ in row}
         if len(ids) != 1:
             raise UsageError(f"the jurors' files disagree on the case order: {sorted(ids)}")
-        yield panel_record(panel.rubric, panel.jury, records, identity)
+        records = [r for r, _ in row]
+        notes = [n for _, n in row]
+        yield panel_record(panel.rubric, panel.jury, records, identity, notes=notes)
 
 
-def _write_panel(panel: Panel, paths: list[Path], output: Path) -> None:
+Found = tuple[GradedRecord, dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class JurorFiles:
+    """A juror's records file, and (pairwise) its file with the answers swapped."""
+
+    records: Path
+    swapped: Path | None = None
+
+    @property
+    def paths(self) -> list[Path]:
+        return [self.records] if self.swapped is None else [self.records, self.swapped]
+
+    def stream(self) -> Iterator[Found]:
+        """The juror's records in file order, each with its note (pairwise: the orders)."""
+        if self.swapped is not None:
+            yield from resolved_stream(self.records, self.swapped)
+            return
+        for _, data in scan_records(self.records):
+            yield GradedRecord.model_validate(data), None
+
+
+def juror_files(out_dir: Path, name: str, *, pairwise: bool = False) -> JurorFiles:
+    swapped = swapped_path(out_dir, name) if pairwise else None
+    return JurorFiles(juror_path(out_dir, name), swapped)
+
+
+class _Reader:
+    """A juror's finished files, read forward: its records are in input order, so the
+    plan's cases are found in one pass (the records of cases it skips are passed over)."""
+
+    def __init__(self, files: JurorFiles) -> None:
+        self.path = files.records
+        self._records = files.stream()
+
+    def get(self, case_id: str) -> Found:
+        for record, note in self._records:
+            if record.id == case_id:
+                return record, note
+        raise UsageError(f"{self.path}: no record of case {case_id!r}, which it was to grade")
+
+
+def _write_panel(panel: Panel, files: list[JurorFiles], output: Path, plan: Plan | None) -> None:
     tmp = output.with_name(output.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        for record in panel_records(panel, paths):
+        for record in panel_records(panel, files, plan):
             handle.write(record.model_dump_json() + "\n")
     os.replace(tmp, output)
 
 
 def _summarise_panel(
-    panel: Panel, paths: list[Path], output: Path, prices: tuple[float, float] | None, n_boot: int
+    panel: Panel, output: Path, prices: tuple[float, float] | None, n_boot: int
 ) -> dict[str, Any]:
     records = [PanelRecord.model_validate(d) for _, d in scan_records(output)]
     summary = summarise(records, panel.rubric, prices)
     names = [j.name for j in panel.jury.jurors]
+    whole = [r for r in records if len(r.panel["jurors"]) == len(names)]
     labels = [
-        [v["label"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in records
+        [v["label"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in whole
     ]
     scores = [
-        [v["score"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in records
+        [v["score"] if v["status"] == "ok" else None for v in r.panel["jurors"]] for r in whole
     ]
     summary["jury"] = {
+        "mode": panel.jury.mode,
         "rule": panel.jury.rule,
         "scores": panel.jury.scores,
         "min_votes": panel.jury.quorum,
@@ -229,13 +407,26 @@ def _summarise_panel(
         "agreement": panel_agreement(labels, scores, names, n_boot=n_boot),
         "records": str(output),
     }
+    if panel.jury.mode == "cyclic":  # the agreement's cases are the overlap's
+        summary["jury"]["overlap"] = {"cases": len(whole), "of": len(records)}
     return summary
 
 
-def _juror_summary(summary: dict[str, Any], path: str) -> dict[str, Any]:
-    keep = ("cases", "status", "scored", "mean_score", "tokens", "estimated_cost_usd", "cached")
+def _juror_summary(summary: dict[str, Any], files: JurorFiles) -> dict[str, Any]:
+    keep = (
+        "cases",
+        "status",
+        "scored",
+        "mean_score",
+        "tokens",
+        "estimated_cost_usd",
+        "cached",
+        "run",
+    )
     return {
-        "records": path,
+        "records": str(files.records),
+        **({"swapped_records": str(files.swapped)} if files.swapped else {}),
         "judge_models": summary.get("judge_models"),
         **{k: summary.get(k) for k in keep},
+        **{k: summary[k] for k in ("requests", "orders") if k in summary},
     }

@@ -130,6 +130,7 @@ def load_service_config(
 ) -> ServiceConfig:
     """Read the config file (YAML or TOML by suffix), resolve keys and the token from `env`."""
     data: dict[str, Any] = _read_file(path) if path is not None else {}
+    _refuse_juries(data, path)
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         config = ServiceConfig.model_validate(data)
@@ -143,6 +144,22 @@ def load_service_config(
     listed = [Path(p).expanduser() for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
     update = {**_resolve_secrets(config, env), "rubrics_dirs": [*config.rubrics_dirs, *listed]}
     return config.model_copy(update=update)
+
+
+def _refuse_juries(data: Mapping[str, Any], path: Path | None) -> None:
+    """A jury (`juries:`, or a judge with `jury:`) is not served yet: say so in one line."""
+    judges = data.get("judges")
+    judges = judges if isinstance(judges, dict) else {}
+    named = [
+        f"judge {n!r}" for n, spec in judges.items() if isinstance(spec, dict) and "jury" in spec
+    ]
+    found = ["juries"] if "juries" in data else named
+    if found:
+        where = f"{path}: " if path else ""
+        raise UsageError(
+            f"{where}the service does not serve a jury yet ({found[0]}); grade with a jury "
+            "through `judge grade --jury JURY.yaml`"
+        )
 
 
 def _read_file(path: Path) -> dict[str, Any]:

@@ -6,21 +6,48 @@ the question), answers the planted true label, or the planted wrong one where it
 `errors` say so, and answers text that is not JSON, to the reply and to the repair alike,
 where `malformed` says so. Two jurors given the same `errors` make the same mistakes
 (correlated errors); disjoint `errors` are independent ones. `plant_panel` draws such a
-panel reproducibly from a seed.
+panel reproducibly from a seed; `planted_truth` and `write_cases` make the cases of the
+`policy` labels rubric (examples/rubrics) they grade, as the tests, the benchmark
+(benchmarks/jury.py) and the README's example (examples/jury/) use them.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from judge.testing.server import ChatRequest, Reply, default_verdict
 
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 MALFORMED = '{"label": "compliant", "rationale": "cut'
+POLICY_LABELS = ("compliant", "minor_issue", "violation")  # examples/rubrics/policy
+
+
+def planted_truth(
+    n: int, *, seed: int = 7, id_format: str = "case-{:04d}", labels: Sequence[str] = POLICY_LABELS
+) -> dict[str, str]:
+    """`n` case ids (`id_format` of 0..n-1) with a true label each, drawn from a seed."""
+    rng = random.Random(seed)
+    return {id_format.format(i): rng.choice(labels) for i in range(n)}
+
+
+def write_cases(path: Path, truth: Mapping[str, str]) -> Path:
+    """A JSONL file of `policy` cases, one a planted id, each naming its id in `[id]`."""
+    with path.open("w", encoding="utf-8") as handle:
+        for case_id in truth:
+            case = {
+                "id": case_id,
+                "question": f"[{case_id}] Can I get a refund after 40 days?",
+                "contexts": ["Refunds are accepted within 30 days of delivery."],
+                "answer": f"({case_id}) Refunds run for 30 days from delivery.",
+            }
+            handle.write(json.dumps(case) + "\n")
+    return path
 
 
 def bracketed_id(payload: Mapping[str, Any]) -> str | None:

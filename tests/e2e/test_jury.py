@@ -9,7 +9,6 @@ the others share its errors, and does when errors are independent."""
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from sklearn.metrics import cohen_kappa_score
 from judge.cli import main
 from judge.jury import grade_file_with_jury, load_jury
 from judge.testing import FakeOpenAIServer
-from judge.testing.jurors import PlantedJuror, plant_panel
+from judge.testing.jurors import PlantedJuror, plant_panel, write_cases
+from judge.testing.jurors import planted_truth as plant_truth
 from tests.helpers import REPO, read_jsonl
 
 LABELS = ["compliant", "minor_issue", "violation"]
@@ -33,21 +33,7 @@ NAMES = ["a", "b", "c"]
 
 
 def planted_truth(seed: int = 7) -> dict[str, str]:
-    rng = random.Random(seed)
-    return {f"c{i:03d}": rng.choice(LABELS) for i in range(N)}
-
-
-def write_cases(path: Path, truth: dict[str, str]) -> Path:
-    with path.open("w", encoding="utf-8") as handle:
-        for case_id in truth:
-            case = {
-                "id": case_id,
-                "question": f"[{case_id}] Can I get a refund after 40 days?",
-                "contexts": ["Refunds are accepted within 30 days of delivery."],
-                "answer": f"Answer number {case_id}: refunds run for 30 days.",
-            }
-            handle.write(json.dumps(case) + "\n")
-    return path
+    return plant_truth(N, seed=seed, id_format="c{:03d}")
 
 
 Make = Callable[..., FakeOpenAIServer]
@@ -76,7 +62,7 @@ def write_jury(path: Path, servers: dict[str, FakeOpenAIServer], **rules: Any) -
     return path
 
 
-def grade(tmp_path: Path, jury: Path, cases: Path, out: Path) -> int:
+def grade(tmp_path: Path, jury: Path, cases: Path, out: Path, *extra: str) -> int:
     args = [
         "grade",
         str(cases),
@@ -92,6 +78,7 @@ def grade(tmp_path: Path, jury: Path, cases: Path, out: Path) -> int:
         str(out / "summary.json"),
         "--max-error-rate",
         "1",
+        *extra,
     ]
     env = {"JUROR_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     return main(args, env=env)
@@ -160,11 +147,25 @@ def test_every_vote_recorded_and_one_request_per_juror_per_case(
     for server in servers.values():
         server.reset_stats()
     assert grade(tmp_path, jury, cases, out) == 0
-    assert servers["a"].stats.requests == servers["b"].stats.requests == 0
-    # only the failed cases are asked again, as a single judge's resume does
-    assert servers["c"].stats.requests == 2 * len(malformed)
+    # a rerun sends nothing: the juror's answers that did not parse are kept as answered
+    assert sum(s.stats.requests for s in servers.values()) == 0
     again = read_jsonl(out / "policy.jsonl")
     assert [decision(r) for r in again] == [decision(r) for r in records]
+    # --retry-failed asks those cases again (a request and a repair each), and only those
+    assert grade(tmp_path, jury, cases, out, "--retry-failed") == 0
+    assert servers["a"].stats.requests == servers["b"].stats.requests == 0
+    assert servers["c"].stats.requests == 2 * len(malformed)
+    assert [decision(r) for r in read_jsonl(out / "policy.jsonl")] == [decision(r) for r in records]
+
+
+def test_retry_failed_without_a_jury_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = write_cases(tmp_path / "cases.jsonl", planted_truth())
+    args = ["grade", str(cases), "--rubric", "policy", "--rubrics-dir", str(RUBRICS)]
+    assert main([*args, "--retry-failed"], env={}) == 2
+    assert "--retry-failed is for --jury" in capsys.readouterr().err
+    assert not list(tmp_path.glob("cases.policy*"))
 
 
 def decision(record: dict[str, Any]) -> tuple[Any, ...]:

@@ -80,3 +80,10 @@ def test_n_eff_reads_k_for_independent_jurors_and_one_for_copies() -> None:
     copies = [[s, s, s] for s in (0.0, 1.0, 0.5, 1.0)]
     assert kish_n_eff(3, mean_pairwise_correlation(copies)) == pytest.approx(1.0)
     assert np.isnan(mean_pairwise_correlation([[1.0, 1.0], [1.0, 1.0]]))
+
+
+def test_no_case_leaves_every_figure_undefined() -> None:
+    result = panel_agreement([], [], NAMES, n_boot=10)
+    assert result["cases"] == 0 and result["krippendorff_alpha"] is None
+    assert result["n_eff"] is None and result["unanimous_share"] is None
+    assert result["pairwise_kappa"][NAMES[0]][NAMES[0]] == 1.0
