@@ -55,6 +55,7 @@ from judge.service._routes import job_routes
 from judge.service._state import ServiceState, check_cases, grade_limit
 from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
+from judge.service.stores import Runner, open_store
 from judge.web import RequestGuard
 from judge.web.guard import JSON_TYPE
 
@@ -69,15 +70,13 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     state = ServiceState(
         config=config,
         pool=pool,
-        store=JobStore(config.data_dir),
+        store=open_store(config),
         redact=Redactor(config.secrets()),
     )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        runner = JobRunner(
-            state.store, state.pool, running_jobs=config.limits.running_jobs, redact=state.redact
-        )
+        runner = _runner(state)
         state.runner = runner
         runner.resume()
         try:
@@ -110,6 +109,27 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
         app.include_router(router, prefix="/v1", dependencies=secured)
     return app
+
+
+def _runner(state: ServiceState) -> Runner:
+    """The runner for the state's store: jobs in this process (SQLite), or chunks shared
+    with the other replicas on the database (PostgreSQL)."""
+    config = state.config
+    if isinstance(state.store, JobStore):
+        return JobRunner(
+            state.store, state.pool, running_jobs=config.limits.running_jobs, redact=state.redact
+        )
+    from judge.service._replicas import ChunkRunner
+    from judge.service.stores.postgres import PostgresStore
+
+    assert isinstance(state.store, PostgresStore)
+    return ChunkRunner(
+        state.store,
+        state.pool,
+        workers=config.limits.running_jobs,
+        settings=config.replicas,
+        redact=state.redact,
+    )
 
 
 def _document_choices(app: FastAPI, state: ServiceState) -> None:

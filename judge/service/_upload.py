@@ -42,7 +42,6 @@ from judge.service._store import (
     Job,
     discard_folder,
     new_job_id,
-    write_manifest,
 )
 
 log = logging.getLogger(__name__)
@@ -298,15 +297,8 @@ def _create(
         updated_at=now,
         input_sha256=stored.sha256,
     )
-    write_manifest(stored.folder, job)  # first, so the index can be rebuilt from the folder
-    stored.folder.rename(state.store.folder(job.id))
-    try:
-        created = state.store.create(job)
-    except BaseException:  # no row, no folder: a restart must not run a job never accepted
-        discard_folder(state.store.folder(job.id))
-        raise
-    if created is None:  # a concurrent retry with the same key won
-        discard_folder(state.store.folder(job.id))
+    created = state.store.admit(job, stored.folder)
+    if created is None:  # a concurrent retry with the same key won (the folder is gone)
         existing = _replay(state, key, digest) if key else None
         if existing is None:
             raise ServiceError(409, "conflict", "the job could not be created; retry")
