@@ -154,6 +154,15 @@ class PostgresStore:
         self._owner = lock_folder(data_dir)  # each replica its own scratch folder
         for folder in self.jobs_dir.iterdir():  # staged uploads a killed server left
             discard_folder(folder)
+        try:
+            with psycopg.connect(url, autocommit=True, row_factory=dict_row) as db:
+                self.migrate(db)  # first, on one connection: an unreachable URL fails now
+        except psycopg.Error as exc:
+            self._owner.close()
+            raise UsageError(f"database {safe_url(url)}: {_first_line(exc)}") from None
+        except BaseException:
+            self._owner.close()
+            raise
         self._pool = ConnectionPool(
             url,
             connection_class=psycopg.Connection[DictRow],
@@ -163,13 +172,7 @@ class PostgresStore:
             open=False,
         )
         try:
-            self._pool.open(wait=True, timeout=15)
-            self.migrate()
-        except psycopg.Error as exc:
-            self._pool.close()
-            self._owner.close()
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"database {safe_url(url)}: {first}") from None
+            self._pool.open(wait=True, timeout=30)
         except BaseException:
             self._pool.close()
             self._owner.close()
@@ -181,10 +184,10 @@ class PostgresStore:
 
     # --- schema ---------------------------------------------------------------------------
 
-    def migrate(self) -> int:
+    def migrate(self, db: psycopg.Connection[DictRow]) -> int:
         """Apply the migrations this database lacks; UsageError (one line) for a database
         of a newer schema than this version knows. Returns the schema version."""
-        with self._pool.connection() as db, db.transaction():
+        with db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = db.execute("SELECT max(version) AS v FROM schema_version").fetchone()
@@ -473,6 +476,11 @@ class Ending:
     done: int
     summary: dict[str, Any] | None = None
     error: str | None = None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _row(job: Job) -> list[Any]:
