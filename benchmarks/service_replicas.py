@@ -5,12 +5,13 @@
 
 The judge is the OpenAI-compatible test server (judge.testing) answering every request after
 a fixed `--latency`, so the work is latency-bound, as a remote model is; each replica's
-concurrency is fixed (`--concurrency` requests per chunk, `--workers` chunks at a time). For
+concurrency is fixed: the judge's `--concurrency` requests in flight (one budget per judge
+per server), fed by `--workers` chunks graded at a time. For
 each replica count the script makes a fresh database on the server `--database` names,
 starts that many `python -m judge.cli serve --database ...` processes, submits `--jobs`
 uploads of `--cases` distinct cases round-robin, and times submission to the last job
 `done`; then it checks every job has one record per case and drops the database. Ideal
-throughput is replicas x workers x concurrency / latency. Writes
+throughput is replicas x concurrency / latency. Writes
 benchmarks/service_replicas.md (and prints the same table).
 """
 
@@ -164,7 +165,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--cases", type=int, default=400, help="cases per job")
     parser.add_argument("--latency", type=float, default=0.2, help="judge seconds per request")
-    parser.add_argument("--concurrency", type=int, default=8, help="requests in flight a chunk")
+    parser.add_argument("--concurrency", type=int, default=8, help="judge requests in flight")
     parser.add_argument("--workers", type=int, default=2, help="chunks a replica grades at once")
     parser.add_argument("--chunk", type=int, default=25, help="cases per chunk")
     parser.add_argument("--timeout", type=float, default=600)
@@ -176,7 +177,7 @@ def main() -> int:
     with FakeOpenAIServer(latency=args.latency) as judge, tempfile.TemporaryDirectory() as tmp:
         for replicas in counts:
             seconds = run(args, replicas, judge, Path(tmp))
-            ideal = replicas * args.workers * args.concurrency / args.latency
+            ideal = replicas * args.concurrency / args.latency
             rows.append((replicas, seconds, total / seconds, ideal))
             print(
                 f"{replicas} replica(s): {seconds:.1f} s, {total / seconds:.1f} cases/s", flush=True
@@ -186,9 +187,10 @@ def main() -> int:
         "# Replicas on PostgreSQL (`benchmarks/service_replicas.py`)",
         "",
         "`judge serve --database postgresql://...` processes on one database (PostgreSQL "
-        f"{_server_version(args.database)}), each with a fixed concurrency ({args.workers} chunks of "
-        f"{args.chunk} cases at a time, {args.concurrency} requests in flight per chunk), against the "
+        f"{_server_version(args.database)}), each with a fixed concurrency ({args.concurrency} judge "
+        f"requests in flight, fed by {args.workers} chunks of {args.chunk} cases at a time), against the "
         f"test server answering each request after {args.latency:g} s: a latency-bound judge. "
+        "The ideal is the requests in flight over the latency. "
         f"{args.jobs} jobs of {args.cases} distinct cases, submitted round-robin; time from the "
         "first submission to the last job `done`; every job checked for one record per case in "
         "input order.",
@@ -202,13 +204,13 @@ def main() -> int:
         f"{args.latency:g} --concurrency {args.concurrency} --workers {args.workers} "
         f"--chunk {args.chunk}`",
         "",
-        "| replicas | wall time | throughput | speed-up | ideal (in flight / latency) |",
-        "|---|---|---|---|---|",
+        "| replicas | wall time | throughput | speed-up | ideal | of ideal |",
+        "|---|---|---|---|---|---|",
     ]
     for replicas, seconds, rate, ideal in rows:
         lines.append(
             f"| {replicas} | {seconds:.1f} s | {rate:.1f} cases/s | {rate / base:.2f}x | "
-            f"{ideal:.0f} cases/s |"
+            f"{ideal:.0f} cases/s | {rate / ideal:.0%} |"
         )
     REPORT.write_text("\n".join(lines) + "\n", "utf-8")
     print("\n".join(lines))

@@ -24,6 +24,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 
 from judge.config import Redactor
+from judge.engine.cache import VerdictCache
 from judge.engine.outcome import Backend
 from judge.engine.pricing import prices_for
 from judge.engine.summary import summarise
@@ -55,7 +56,7 @@ from judge.service._routes import job_routes
 from judge.service._state import ServiceState, check_cases, grade_limit
 from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
-from judge.service.stores import Runner, open_store
+from judge.service.stores import Runner, Store, open_store
 from judge.web import RequestGuard
 from judge.web.guard import JSON_TYPE
 
@@ -65,14 +66,14 @@ __all__ = ["create_app"]
 def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None) -> FastAPI:
     """The FastAPI app for `config`; the job store opens now (rebuilding what its index
     lost), jobs resume on startup. `backends` replaces judges by name (tests)."""
-    pool = JudgePool(config, backends=backends)
-    pool.open_cache()  # a cache folder that cannot be used is refused now, in one line
-    state = ServiceState(
-        config=config,
-        pool=pool,
-        store=open_store(config),
-        redact=Redactor(config.secrets()),
-    )
+    store = open_store(config)
+    try:
+        pool = JudgePool(config, backends=backends, cache=_shared_cache(store, config))
+        pool.open_cache()  # a cache folder that cannot be used is refused now, in one line
+    except BaseException:
+        store.close()
+        raise
+    state = ServiceState(config=config, pool=pool, store=store, redact=Redactor(config.secrets()))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -109,6 +110,16 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
         app.include_router(router, prefix="/v1", dependencies=secured)
     return app
+
+
+def _shared_cache(store: Store, config: ServiceConfig) -> VerdictCache | None:
+    """The verdict cache in the job database, when replicas share one (PostgreSQL)."""
+    if not store.shared or not config.replicas.shared_cache:
+        return None
+    from judge.service.stores.postgres import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    return store.verdict_cache()
 
 
 def _runner(state: ServiceState) -> Runner:

@@ -113,6 +113,8 @@ def discard_folder(folder: Path) -> None:
 class JobStore:
     """The job index. One connection, serialised by a lock: every statement is tiny."""
 
+    shared = False  # this server's alone (service.lock)
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.jobs_dir = data_dir / "jobs"

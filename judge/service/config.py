@@ -73,6 +73,8 @@ class Replicas(BaseModel):
     chunk_cases: int = Field(default=100, ge=1, le=100_000)
     lease_s: float = Field(default=30.0, ge=0.5, le=3600)
     poll_s: float = Field(default=0.5, gt=0, le=60)
+    # the verdict cache in the database, shared by the replicas (else each its cache_dir)
+    shared_cache: bool = True
 
 
 class ServiceConfig(BaseModel):

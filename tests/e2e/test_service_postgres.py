@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ import pytest
 
 from judge.errors import UsageError
 from judge.service._store import Job, new_job_id
-from judge.service.config import Replicas, ServiceConfig
+from judge.service.config import JudgeSpec, Replicas, ServiceConfig
 from judge.service.stores.postgres import SCHEMA_VERSION, Claim, PostgresStore
+from judge.testing import FakeOpenAIServer
 from tests.helpers import case
 from tests.postgres_support import postgres_url
 from tests.test_service_support import REPO, InProcessService, wait_for_job
@@ -208,12 +210,8 @@ def test_the_same_key_at_once_makes_one_job(postgres_url: str, tmp_path: Path) -
 
 
 def _service_config(tmp_path: Path, **extra: Any) -> ServiceConfig:
-    return ServiceConfig(
-        data_dir=tmp_path / "data",
-        cache_dir=tmp_path / "cache",
-        use_cache=False,
-        **extra,
-    )
+    settings: dict[str, Any] = {"use_cache": False, **extra}
+    return ServiceConfig(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", **settings)
 
 
 def _grade_upload(config: ServiceConfig, body: str, **headers: str) -> tuple[dict[str, Any], str]:
@@ -254,3 +252,24 @@ def test_a_service_on_postgres_grades_as_the_sqlite_one(postgres_url: str, tmp_p
     sqlite_summary = {k: v for k, v in on_sqlite["summary"].items() if k != "run"}
     assert pg_summary == sqlite_summary
     assert on_pg["summary"]["run"]["graded"] == on_sqlite["summary"]["run"]["graded"] == 11
+
+
+def test_replicas_share_the_verdict_cache(
+    postgres_url: str, tmp_path: Path, server_factory: Callable[..., FakeOpenAIServer]
+) -> None:
+    judge = server_factory()
+    judges = {"fake": JudgeSpec(model="judge-test-2024-01-01", base_url=judge.base_url)}
+    body = {"rubric": "faithfulness", "cases": [case("shared-1")]}
+    records = []
+    for name in ("a", "b"):  # two replicas, each its own data and cache folders
+        config = _service_config(
+            tmp_path / name, database=postgres_url, judges=judges, use_cache=True
+        )
+        with InProcessService(config) as service, httpx.Client(base_url=service.base_url) as api:
+            graded = api.post("/v1/grade", json=body)
+            assert graded.status_code == 200, graded.text
+            records.append(graded.json()["records"][0])
+    assert judge.stats.requests == 1  # the second replica's verdict came from the database
+    assert [r["cached"] for r in records] == [False, True]
+    assert records[0]["verdict"] == records[1]["verdict"]
+    assert count(postgres_url, "SELECT count(*) FROM verdicts") == 1

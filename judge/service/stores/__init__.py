@@ -24,6 +24,7 @@ class Store(Protocol):
 
     data_dir: Path  # this server's own folder (scratch, staged uploads)
     jobs_dir: Path  # where an upload is staged before `admit`
+    shared: bool  # other servers grade its jobs too (PostgreSQL)
 
     def admit(self, job: Job, folder: Path) -> Job | None: ...
 

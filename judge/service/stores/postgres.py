@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from judge.engine.cache import VerdictCache
 from judge.engine.inputs import iter_rows
 from judge.errors import UsageError
 from judge.service._store import (
@@ -107,6 +108,13 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (job_id, case_index)
     );
     """,
+    # 2: the verdict cache, shared by the replicas (judge.service.stores.verdicts)
+    """
+    CREATE TABLE verdicts (
+        key TEXT PRIMARY KEY,
+        entry BYTEA NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -141,6 +149,8 @@ def safe_url(url: str) -> str:
 class PostgresStore:
     """Jobs in PostgreSQL; a small connection pool, every statement short (autocommit unless
     a transaction is named). `data_dir` is this replica's own scratch folder."""
+
+    shared = True  # every replica on the database grades its jobs
 
     def __init__(
         self, url: str, data_dir: Path, *, chunk_cases: int = 100, max_connections: int = 8
@@ -181,6 +191,12 @@ class PostgresStore:
     def close(self) -> None:
         self._pool.close()
         self._owner.close()
+
+    def verdict_cache(self) -> VerdictCache:
+        """The verdict cache in this database, shared by every replica on it."""
+        from judge.service.stores.verdicts import PostgresVerdictCache
+
+        return PostgresVerdictCache(self._pool, safe_url(self.url))
 
     # --- schema ---------------------------------------------------------------------------
 
