@@ -154,6 +154,7 @@ def test_a_lost_lease_discards_the_late_write(postgres_url: str, tmp_path: Path)
         assert job is not None
         first = store.claim("replica-a", 30.0)
         assert first is not None and store.claim("replica-b", 30.0) is None  # held
+        assert store.renew(first, "replica-a", 30.0) is True  # renewed while it grades
         with psycopg.connect(postgres_url) as db:  # replica-a stalls past its lease
             db.execute("UPDATE chunks SET lease_until = clock_timestamp() - interval '1 second'")
         second = store.claim("replica-b", 30.0)
@@ -273,3 +274,21 @@ def test_replicas_share_the_verdict_cache(
     assert [r["cached"] for r in records] == [False, True]
     assert records[0]["verdict"] == records[1]["verdict"]
     assert count(postgres_url, "SELECT count(*) FROM verdicts") == 1
+
+
+def test_a_cancelled_job_stops_its_replicas_at_their_next_renewal(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    store = open_store(postgres_url, tmp_path / "a")
+    try:
+        job = admit(store, 6)
+        assert job is not None
+        claim = store.claim("replica-a", 30.0)
+        assert claim is not None
+        store.set_status(job.id, "cancelled")
+        assert store.renew(claim, "replica-a", 30.0) is False
+        assert store.claim("replica-b", 30.0) is None  # a cancelled job's chunks are not taken
+        current = store.get(job.id)
+        assert current is not None and current.status == "cancelled"
+    finally:
+        store.close()
