@@ -292,3 +292,38 @@ def test_a_cancelled_job_stops_its_replicas_at_their_next_renewal(
         assert current is not None and current.status == "cancelled"
     finally:
         store.close()
+
+
+def _labelled_job(config: ServiceConfig, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """A JSON job with human labels of half its cases, then /v1/calibrate on its records."""
+    with InProcessService(config) as service, httpx.Client(base_url=service.base_url) as api:
+        first = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": cases})
+        job_id = wait_for_job(api, first.json()["id"])["id"]
+        records = [json.loads(x) for x in api.get(f"/v1/jobs/{job_id}/records").text.splitlines()]
+        humans = [{"id": r["id"], "label": r["label"]} for r in records[::2] if r["status"] == "ok"]
+        body = {"rubric": "faithfulness", "cases": cases, "human_labels": humans}
+        second = api.post("/v1/jobs", json=body)
+        assert second.status_code == 202, second.text
+        state = wait_for_job(api, second.json()["id"])
+        calibrated = api.post(
+            "/v1/calibrate", json={"judge_job": job_id, "human_labels": humans, "n_bootstrap": 50}
+        )
+        assert calibrated.status_code == 200, calibrated.text
+        return {"state": state, "calibration": calibrated.json()}
+
+
+def test_human_labels_and_calibration_on_postgres_match_sqlite(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    lines = (REPO / "examples" / "cases.jsonl").read_text("utf-8").splitlines()
+    cases = [json.loads(line) for line in lines if line.strip()]
+    replicas = Replicas(chunk_cases=5, lease_s=5, poll_s=0.05)
+    pg_config = _service_config(tmp_path / "pg", database=postgres_url, replicas=replicas)
+    on_pg = _labelled_job(pg_config, cases)
+    on_sqlite = _labelled_job(_service_config(tmp_path / "sqlite"), cases)
+    assert on_pg["state"]["status"] == on_sqlite["state"]["status"] == "done"
+    pg_summary = {k: v for k, v in on_pg["state"]["summary"].items() if k != "run"}
+    sqlite_summary = {k: v for k, v in on_sqlite["state"]["summary"].items() if k != "run"}
+    assert "ppi" in json.dumps(pg_summary)
+    assert pg_summary == sqlite_summary
+    assert on_pg["calibration"] == on_sqlite["calibration"]
