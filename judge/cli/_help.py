@@ -193,6 +193,8 @@ examples:
   judge serve                         http://127.0.0.1:8080, offline rules judge, jobs in ./judge-service
   judge serve --config service.yaml --host 0.0.0.0 --port 8080
   JUDGE_SERVICE_TOKEN=... judge serve --host 0.0.0.0      off loopback a bearer token is required
+  judge serve --database postgresql://judge@db/judge --data-dir ./replica-a
+                                      jobs in PostgreSQL: run as many replicas as you like
 
 The configuration names the judges clients may pick; endpoints and keys stay on the server.
 """

@@ -261,6 +261,7 @@ class ServeRequest:
     config: Path | None
     data_dir: Path | None
     cache_dir: Path | None
+    database: str | None = None
 
 
 def request_from(kind: type[R], args: argparse.Namespace) -> R:

@@ -16,6 +16,7 @@ import socket
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from judge.cli._help import SERVE_EXAMPLES
 from judge.cli._listen import MIN_TOKEN_CHARS, is_loopback, require_strong_token
@@ -24,6 +25,7 @@ from judge.cli._requests import ServeRequest, request_from
 from judge.config import Redactor
 from judge.errors import UsageError
 from judge.service import create_app, load_service_config
+from judge.service.config import ServiceConfig
 from judge.web import serve
 
 __all__ = [
@@ -53,6 +55,12 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, help="service configuration (YAML or TOML)")
     p.add_argument("--data-dir", type=Path, help="job store folder (overrides the config)")
     p.add_argument("--cache-dir", type=Path, help="verdict cache folder (overrides the config)")
+    p.add_argument(
+        "--database",
+        metavar="URL",
+        help="postgresql://... : jobs in PostgreSQL, shared by every `judge serve` on it "
+        "(overrides the config's `database`; default: SQLite in the data dir)",
+    )
     p.set_defaults(run=run_serve)
 
 
@@ -94,7 +102,11 @@ def run_serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def serve_command(request: ServeRequest, env: Mapping[str, str]) -> int:
     """`judge serve`, from its request."""
     config = load_service_config(
-        request.config, env, data_dir=request.data_dir, cache_dir=request.cache_dir
+        request.config,
+        env,
+        data_dir=request.data_dir,
+        cache_dir=request.cache_dir,
+        database=request.database,
     )
     check_token(request.host, config.token.get_secret_value() if config.token else None)
     sock = bind(request.host, request.port)
@@ -109,9 +121,20 @@ def serve_command(request: ServeRequest, env: Mapping[str, str]) -> int:
     auth = "bearer token required" if config.token is not None else "no token (loopback only)"
     print(
         f"judge serve: http://{request.host}:{port} (docs at /docs); judges: {names}; "
-        f"{auth}; data: {config.data_dir}",
+        f"{auth}; data: {_where(config)}",
         file=sys.stderr,
         flush=True,
     )
     serve(app, sock, timeout_graceful_shutdown=10)
     return 0
+
+
+def _where(config: ServiceConfig) -> str:
+    """Where the jobs live, as the start line says it: the data dir, or the database with
+    its password left out."""
+    if config.database is None:
+        return str(config.data_dir)
+    parts = urlsplit(config.database)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    return f"postgresql://{host}{port}{parts.path} (replicas share it)"

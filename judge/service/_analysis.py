@@ -120,7 +120,7 @@ def _judge_labels(state: ServiceState, body: CalibrateRequest, tmp: Path) -> Pat
             )
         if job.status != "done":
             raise ServiceError(409, "job_not_done", f"job {job.id} is {job.status}, not done")
-        return state.store.records_path(job)
+        return state.store.records_file(job, tmp)
     path = tmp / "judge.jsonl"
     _write_rows(path, body.judge_labels or [])
     return path

@@ -7,7 +7,8 @@ Routes (OpenAPI at /docs): GET /healthz; GET /v1/judges; GET /v1/rubrics and
 /v1/rubrics/{id}/{version}; POST /v1/grade; POST/GET/DELETE /v1/jobs (service_routes_jobs);
 POST /v1/calibrate. Grading goes through `Grader` exactly as `judge grade` does, so records
 match the CLI's; jobs live in folders indexed by SQLite (service_store) and resume after a
-restart (service_jobs).
+restart (service_jobs), or, with `database: postgresql://...`, in PostgreSQL, where any
+number of servers share them chunk by chunk (service_stores, service_replicas).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi_offline import FastAPIOffline
 
 from judge.config import Redactor
+from judge.engine.cache import VerdictCache
 from judge.engine.outcome import Backend
 from judge.engine.pricing import prices_for
 from judge.engine.summary import summarise
@@ -55,6 +57,7 @@ from judge.service._routes import job_routes
 from judge.service._state import ServiceState, check_cases, grade_limit
 from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
+from judge.service.stores import Runner, Store, open_store
 from judge.web import RequestGuard
 from judge.web.guard import JSON_TYPE
 
@@ -64,20 +67,18 @@ __all__ = ["create_app"]
 def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None) -> FastAPI:
     """The FastAPI app for `config`; the job store opens now (rebuilding what its index
     lost), jobs resume on startup. `backends` replaces judges by name (tests)."""
-    pool = JudgePool(config, backends=backends)
-    pool.open_cache()  # a cache folder that cannot be used is refused now, in one line
-    state = ServiceState(
-        config=config,
-        pool=pool,
-        store=JobStore(config.data_dir),
-        redact=Redactor(config.secrets()),
-    )
+    store = open_store(config)
+    try:
+        pool = JudgePool(config, backends=backends, cache=_shared_cache(store, config))
+        pool.open_cache()  # a cache folder that cannot be used is refused now, in one line
+    except BaseException:
+        store.close()
+        raise
+    state = ServiceState(config=config, pool=pool, store=store, redact=Redactor(config.secrets()))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        runner = JobRunner(
-            state.store, state.pool, running_jobs=config.limits.running_jobs, redact=state.redact
-        )
+        runner = _runner(state)
         state.runner = runner
         runner.resume()
         try:
@@ -110,6 +111,37 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
         app.include_router(router, prefix="/v1", dependencies=secured)
     return app
+
+
+def _shared_cache(store: Store, config: ServiceConfig) -> VerdictCache | None:
+    """The verdict cache in the job database, when replicas share one (PostgreSQL)."""
+    if not store.shared or not config.replicas.shared_cache:
+        return None
+    from judge.service.stores.postgres import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    return store.verdict_cache()
+
+
+def _runner(state: ServiceState) -> Runner:
+    """The runner for the state's store: jobs in this process (SQLite), or chunks shared
+    with the other replicas on the database (PostgreSQL)."""
+    config = state.config
+    if isinstance(state.store, JobStore):
+        return JobRunner(
+            state.store, state.pool, running_jobs=config.limits.running_jobs, redact=state.redact
+        )
+    from judge.service._replicas import ChunkRunner
+    from judge.service.stores.postgres import PostgresStore
+
+    assert isinstance(state.store, PostgresStore)
+    return ChunkRunner(
+        state.store,
+        state.pool,
+        workers=config.limits.running_jobs,
+        settings=config.replicas,
+        redact=state.redact,
+    )
 
 
 def _document_choices(app: FastAPI, state: ServiceState) -> None:

@@ -44,7 +44,11 @@ class JudgePool:
     """Backends by judge name (made on first use), the shared verdict cache, rubrics."""
 
     def __init__(
-        self, config: ServiceConfig, *, backends: Mapping[str, Backend] | None = None
+        self,
+        config: ServiceConfig,
+        *,
+        backends: Mapping[str, Backend] | None = None,
+        cache: VerdictCache | None = None,  # instead of the folder's (replicas share one)
     ) -> None:
         self.config = config
         self.library = RubricLibrary(config.rubrics_dirs)
@@ -52,6 +56,7 @@ class JudgePool:
         self._backends: dict[str, Backend] = {}
         self._rubrics: dict[str, Rubric] = {}
         self._cache: VerdictCache | None = None
+        self._shared_cache = cache
 
     def names(self) -> list[str]:
         return self.config.judge_names()
@@ -100,7 +105,9 @@ class JudgePool:
         if config.offline or not config.use_cache:
             return None
         if self._cache is None:
-            self._cache = VerdictCache(self.config.cache_dir or default_cache_dir())
+            shared = self._shared_cache  # (an empty cache is falsy: its __len__ is 0)
+            folder = self.config.cache_dir or default_cache_dir()
+            self._cache = shared if shared is not None else VerdictCache(folder)
         return self._cache
 
     async def aclose(self) -> None:

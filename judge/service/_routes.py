@@ -10,8 +10,7 @@ job answers its status and, once done, the records; DELETE cancels a queued or r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Annotated, BinaryIO
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
 from fastapi import Path as PathParam
@@ -32,7 +31,6 @@ from judge.service._state import ServiceState
 from judge.service._store import Job
 from judge.service._upload import JSON_TYPES, UPLOAD_TYPES, submit_json, submit_upload
 
-CHUNK = 1 << 16
 PAGE, MAX_PAGE = 50, 500
 JobId = Annotated[str, PathParam(max_length=64)]
 _UPLOAD_BODY = {
@@ -127,14 +125,14 @@ def job_routes(state: ServiceState) -> APIRouter:
         if job.status != "done":
             raise ServiceError(409, "job_not_done", f"job {job.id} is {job.status}, not done")
         try:  # opened now, so that a lost file is a JSON error, not a cut-off stream
-            handle = state.store.records_path(job).open("rb")
+            chunks = state.store.open_records(job)
         except OSError:
             raise ServiceError(
                 500,
                 "records_missing",
                 f"job {job.id} is done but its records file is missing from the data dir",
             ) from None
-        return JSONLResponse(_chunks(handle))
+        return JSONLResponse(chunks)
 
     @router.delete(
         "/jobs/{job_id}",
@@ -181,9 +179,3 @@ def _state(state: ServiceState, job: Job) -> JobState:
         created_at=job.created_at,
         updated_at=job.updated_at,
     )
-
-
-def _chunks(handle: BinaryIO) -> Iterator[bytes]:
-    with handle:
-        while chunk := handle.read(CHUNK):
-            yield chunk

@@ -12,10 +12,10 @@ from judge.errors import RubricError
 from judge.rubric import Rubric
 from judge.schemas import Case
 from judge.service._http import ServiceError
-from judge.service._jobs import JobRunner, JobStore
 from judge.service._judges import JudgePool
 from judge.service._models import CaseIn
 from judge.service.config import ServiceConfig
+from judge.service.stores import Runner, Store
 
 
 @dataclass
@@ -24,11 +24,11 @@ class ServiceState:
 
     config: ServiceConfig
     pool: JudgePool
-    store: JobStore
+    store: Store
     redact: Callable[[str], str]
-    runner: JobRunner | None = None
+    runner: Runner | None = None
 
-    def jobs(self) -> JobRunner:
+    def jobs(self) -> Runner:
         if self.runner is None:
             raise ServiceError(503, "starting", "the service is still starting")
         return self.runner

@@ -28,9 +28,10 @@ import shutil
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from pydantic import TypeAdapter
 
@@ -40,6 +41,7 @@ from judge.service._diskfull import DISK_FULL
 log = logging.getLogger(__name__)
 
 ACTIVE = ("queued", "running")
+CHUNK = 1 << 16  # bytes a records stream reads at a time
 MANIFEST = "job.json"
 INCOMING = ".incoming-"
 HUMAN_LABELS = "human_labels.jsonl"  # a job's human labels, when it was given some
@@ -111,12 +113,14 @@ def discard_folder(folder: Path) -> None:
 class JobStore:
     """The job index. One connection, serialised by a lock: every statement is tiny."""
 
+    shared = False  # this server's alone (service.lock)
+
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.jobs_dir = data_dir / "jobs"
         private_dir(data_dir)
         private_dir(self.jobs_dir)
-        self._owner = _lock_folder(data_dir)
+        self._owner = lock_folder(data_dir)
         self._lock = threading.Lock()
         try:
             self._db = _open_index(data_dir / "jobs.sqlite3")
@@ -144,6 +148,30 @@ class JobStore:
 
     def labels_path(self, job: Job) -> Path:
         return self.folder(job.id) / HUMAN_LABELS
+
+    def admit(self, job: Job, folder: Path) -> Job | None:
+        """Store a submission validated into its hidden `folder` as the queued `job`: the
+        manifest first (the index can be rebuilt from folders), then the folder under its
+        id, then the index row. None (the folder gone) if its idempotency key is taken."""
+        write_manifest(folder, job)
+        folder.rename(self.folder(job.id))
+        try:
+            created = self.create(job)
+        except BaseException:  # no row, no folder: a restart must not run a job never accepted
+            discard_folder(self.folder(job.id))
+            raise
+        if created is None:
+            discard_folder(self.folder(job.id))
+        return created
+
+    def open_records(self, job: Job) -> Iterator[bytes]:
+        """The done job's records as JSONL chunks; OSError now if its file is gone."""
+        handle = self.records_path(job).open("rb")
+        return _chunks(handle)
+
+    def records_file(self, job: Job, scratch: Path) -> Path:
+        """A file holding the job's records (its own; `scratch` is not needed here)."""
+        return self.records_path(job)
 
     def create(self, job: Job) -> Job | None:
         """Insert a new job; None if its idempotency key is taken (a concurrent retry)."""
@@ -341,7 +369,7 @@ def _dump(summary: dict[str, Any] | None) -> str | None:
     return json.dumps(summary, allow_nan=False) if summary is not None else None
 
 
-def _lock_folder(data_dir: Path) -> IO[bytes]:
+def lock_folder(data_dir: Path) -> IO[bytes]:
     """Hold an exclusive lock on the data dir for the life of the process (the OS drops it
     when the process dies, even by SIGKILL): two servers must not run the same jobs."""
     fd = os.open(data_dir / "service.lock", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -358,3 +386,9 @@ def _job(row: sqlite3.Row) -> Job:
     data = dict(row)
     data["summary"] = json.loads(data["summary"]) if data["summary"] else None
     return Job(**data)
+
+
+def _chunks(handle: BinaryIO) -> Iterator[bytes]:
+    with handle:
+        while chunk := handle.read(CHUNK):
+            yield chunk

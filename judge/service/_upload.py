@@ -42,7 +42,6 @@ from judge.service._store import (
     Job,
     discard_folder,
     new_job_id,
-    write_manifest,
 )
 
 log = logging.getLogger(__name__)
@@ -98,7 +97,7 @@ async def submit_json(state: ServiceState, request: Request, key: str | None) ->
         if labels is not None:
             (folder / HUMAN_LABELS).write_text(labels.as_jsonl(), "utf-8")
         stored = Stored(folder, "cases.jsonl", len(parsed.cases), checksum)
-        return _create(state, stored, rubric, judge, key, digest)
+        return await _create(state, stored, rubric, judge, key, digest)
 
 
 async def submit_upload(
@@ -134,7 +133,7 @@ async def submit_upload(
         raise
     with storing(folder):
         stored = Stored(folder, name, count, content.hexdigest())
-        return _create(state, stored, rubric, judge, key, digest)
+        return await _create(state, stored, rubric, judge, key, digest)
 
 
 async def _validate_upload(state: ServiceState, path: Path, rubric: Rubric) -> int:
@@ -272,7 +271,7 @@ class Stored:
     sha256: str
 
 
-def _create(
+async def _create(
     state: ServiceState,
     stored: Stored,
     rubric: Rubric,
@@ -298,15 +297,13 @@ def _create(
         updated_at=now,
         input_sha256=stored.sha256,
     )
-    write_manifest(stored.folder, job)  # first, so the index can be rebuilt from the folder
-    stored.folder.rename(state.store.folder(job.id))
-    try:
-        created = state.store.create(job)
-    except BaseException:  # no row, no folder: a restart must not run a job never accepted
-        discard_folder(state.store.folder(job.id))
-        raise
-    if created is None:  # a concurrent retry with the same key won
-        discard_folder(state.store.folder(job.id))
+    if state.store.shared:  # a database other replicas poll: the upload's rows go off the
+        # loop, and a client gone meanwhile does not undo a job they may already grade
+        work = asyncio.to_thread(state.store.admit, job, stored.folder)
+        created = await asyncio.shield(work)
+    else:
+        created = state.store.admit(job, stored.folder)
+    if created is None:  # a concurrent retry with the same key won (the folder is gone)
         existing = _replay(state, key, digest) if key else None
         if existing is None:
             raise ServiceError(409, "conflict", "the job could not be created; retry")

@@ -13,6 +13,7 @@ Read once, at the edge (`judge serve`), from a YAML or TOML file and the environ
     default_judge: gpt4o
     token_env: JUDGE_SERVICE_TOKEN       # or `token: ...`; the bearer token clients send
     data_dir: ./judge-service            # SQLite job store and each job's files
+    database: postgresql://judge@db/judge  # or: jobs in PostgreSQL, shared by replicas
     cache_dir: ~/.cache/llm-judge        # the verdict cache, shared with the CLI
     limits: {grade_body_bytes: 1048576, job_body_bytes: 67108864, grade_cases: 100}
     allowed_hosts: [judge.internal]      # on loopback: Host names besides localhost, 127.0.0.1
@@ -63,6 +64,19 @@ class Limits(BaseModel):
     running_jobs: int = Field(default=2, ge=1, le=64)
 
 
+class Replicas(BaseModel):
+    """How replicas on one PostgreSQL database share a job: chunks of `chunk_cases` cases,
+    each claimed with a lease of `lease_s` seconds that its replica renews while grading."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chunk_cases: int = Field(default=100, ge=1, le=100_000)
+    lease_s: float = Field(default=30.0, ge=0.5, le=3600)
+    poll_s: float = Field(default=0.5, gt=0, le=60)
+    # the verdict cache in the database, shared by the replicas (else each its cache_dir)
+    shared_cache: bool = True
+
+
 class ServiceConfig(BaseModel):
     """The whole service configuration, secrets resolved (they are `SecretStr`)."""
 
@@ -73,6 +87,10 @@ class ServiceConfig(BaseModel):
     token: SecretStr | None = Field(default=None, repr=False)
     token_env: str | None = None
     data_dir: Path = Path("judge-service")
+    # a postgresql:// URL: jobs, records and idempotency keys in PostgreSQL, where any number
+    # of `judge serve` replicas share the work (judge.service.stores.postgres); else SQLite
+    database: str | None = Field(default=None, pattern=r"^postgres(ql)?://", repr=False)
+    replicas: Replicas = Field(default_factory=Replicas)
     cache_dir: Path | None = None
     use_cache: bool = True
     # the operator's own rubric folders, after the built-in ones; $JUDGE_RUBRICS_DIR adds more
@@ -122,6 +140,9 @@ class ServiceConfig(BaseModel):
             password = urlsplit(spec.base_url).password if spec.base_url else None
             if password:
                 values += [password, unquote(password)]
+        password = urlsplit(self.database).password if self.database else None
+        if password:
+            values += [password, unquote(password)]
         return [v for v in values if v]
 
 
