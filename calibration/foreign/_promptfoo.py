@@ -4,7 +4,10 @@ A result per test and prompt/provider: `testCase.vars`, `success`, `score`,
 `gradingResult.{pass, score, reason, componentResults}`, `namedScores`. The id is the
 test's `vars.id` (or `testCase.metadata.id`, else `test-N` from `testIdx`); `label` is
 `success` (pass/fail), `score` is `score`. With `--metric NAME` the score and label are
-that named score's (`namedScores`) and the component result of that metric.
+that named score's (`namedScores`) and the component result of that metric. A result that
+errored (`failureReason` 2: the provider or a grader failed) has neither: calibration
+excludes and counts it; a failed assertion is `failureReason` 1, its reason in `error`
+(read from promptfoo 0.123.1's files).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from calibration.foreign._common import (
     unique_ids,
 )
 
-READ = {"testIdx", "testCase", "vars", "success", "score", "gradingResult", "namedScores"}
+READ = {"testIdx", "testCase", "vars", "success", "score", "gradingResult", "namedScores",
+        "failureReason"}  # fmt: skip
+ERROR = 2  # promptfoo's ResultFailureReason.ERROR (0 none, 1 an assertion failed)
 
 
 def is_promptfoo(data: Any) -> bool:
@@ -50,6 +55,9 @@ def read_promptfoo(path: Path, metric: str | None = None) -> ForeignRows:
     for index, result in enumerate(results):
         unmapped |= {k for k in result if k not in READ}
         row: dict[str, Any] = {"id": _case_id(result, index)}
+        if result.get("failureReason") == ERROR:
+            rows.append({**row, "status": "error"})  # no verdict: the run failed on it
+            continue
         if chosen is None:
             label, score = pass_label(result.get("success")), number(result.get("score"))
         else:

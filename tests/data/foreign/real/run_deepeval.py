@@ -25,8 +25,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-os.chdir(tempfile.mkdtemp(prefix="deepeval-"))  # DeepEval's .deepeval/ cache goes there
-
 from deepeval import evaluate
 from deepeval.evaluate.configs import AsyncConfig, DisplayConfig
 from deepeval.metrics import AnswerRelevancyMetric, FaithfulnessMetric
@@ -86,6 +84,7 @@ class MockJudge(DeepEvalBaseLLM):
 
 
 def main() -> None:
+    os.chdir(tempfile.mkdtemp(prefix="deepeval-"))  # DeepEval's .deepeval/ goes there
     out = HERE / "deepeval"
     shutil.rmtree(out, ignore_errors=True)
     judge = MockJudge()

@@ -39,7 +39,7 @@ class MockJudge(BaseRagasLLM):
 
     def _answer(self, prompt) -> LLMResult:  # type: ignore[no-untyped-def]
         text = prompt.to_string()
-        block = text[text.rindex("\ninput: ") + len("\ninput: "):]
+        block = text[text.rindex("\ninput: ") + len("\ninput: ") :]
         data, _ = json.JSONDecoder().raw_decode(block)
         if "answer" in data:
             out = {"statements": mock_judge.sentences(data["answer"])}
