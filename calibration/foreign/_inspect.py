@@ -1,5 +1,5 @@
 """Inspect's eval logs: a `.eval` log (Inspect's default: a zip of `header.json` and
-`samples/<id>_epoch_<n>.json`, zstd-compressed since inspect-ai 0.3.2xx) or a `.json` log
+`samples/<id>_epoch_<n>.json`; inspect-ai 0.3.285 compresses them with zstd) or a `.json` log
 (`--log-format json`, or `inspect log convert --to json`), as inspect-ai 0.3.285 writes them.
 Zip members in zstd (method 93) are read by Python 3.14's zipfile, or else through
 `zstandard` (`pip install 'llm-judge[inspect]'`).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +88,12 @@ def _member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> byte
         handle.seek(info.header_offset + 30 + name_length + extra_length)
         raw = handle.read(info.compress_size)
     try:
-        return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
+        data = bytes(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
     except zstandard.ZstdError as exc:
         raise ForeignFormatError(f"{path}: {info.filename} is not valid zstd ({exc})") from None
+    if zlib.crc32(data) != info.CRC:  # what zipfile checks on the members it reads itself
+        raise ForeignFormatError(f"{path}: {info.filename} fails its CRC-32 check")
+    return data
 
 
 def inspect_metrics(path: Path) -> list[str | None]:
