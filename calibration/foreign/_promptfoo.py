@@ -7,7 +7,8 @@ test's `vars.id` (or `testCase.metadata.id`, else `test-N` from `testIdx`); `lab
 that named score's (`namedScores`) and the component result of that metric. A result that
 errored (`failureReason` 2: the provider or a grader failed) has neither: calibration
 excludes and counts it; a failed assertion is `failureReason` 1, its reason in `error`
-(read from promptfoo 0.123.1's files).
+(read from promptfoo 0.123.1's files). A file of several prompts or providers is refused:
+each is a judge of its own.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def read_promptfoo(path: Path, metric: str | None = None) -> ForeignRows:
     if not is_promptfoo(data):
         raise ForeignFormatError(f"{path}: not promptfoo results JSON (no results.results list)")
     results = [r for r in data["results"]["results"] if isinstance(r, dict)]
+    _one_column(path, data["results"], results)
     named = sorted({n for r in results for n in (r.get("namedScores") or {})})
     chosen = pick_metric(path, "promptfoo", named, metric) if metric else None
     rows, unmapped = [], set()
@@ -79,6 +81,25 @@ def read_promptfoo(path: Path, metric: str | None = None) -> ForeignRows:
             "score": f"namedScores.{chosen}",
         }
     return ForeignRows("promptfoo", path, unique_ids(path, rows), mapped, sorted(unmapped), chosen)
+
+
+def _one_column(path: Path, table: dict[str, Any], results: list[dict[str, Any]]) -> None:
+    """One judge per file: promptfoo grades every test once per prompt x provider (each a
+    `results.prompts[]` entry, `promptIdx` in a result), and those are different judges."""
+    columns = sorted({r.get("promptIdx") for r in results}, key=str)
+    if len(columns) < 2:
+        return
+    prompts = table.get("prompts") if isinstance(table.get("prompts"), list) else []
+    names = [
+        f"{p.get('provider')} on {p.get('label')!r}" if isinstance(p, dict) else str(i)
+        for i, p in ((i, prompts[i] if isinstance(i, int) and i < len(prompts) else None)
+                     for i in columns)
+    ]  # fmt: skip
+    raise ForeignFormatError(
+        f"{path}: promptfoo results of {len(columns)} prompt x provider pairs "
+        f"({', '.join(names)}): each test is graded once per pair; calibrate one pair's "
+        "results (promptfoo eval --filter-providers NAME --filter-prompts PATTERN -o ...)"
+    )
 
 
 def _case_id(result: dict[str, Any], index: int) -> str:

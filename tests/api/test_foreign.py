@@ -213,6 +213,22 @@ def test_a_metric_must_be_named_when_there_are_several(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["calibrate", "compare"])
+def test_promptfoo_results_of_two_providers_are_refused_clearly(
+    command: str, human: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each test is graded once per prompt x provider: two judges in one file. Before,
+    calibrate said only that an id appears twice."""
+    path = DATA / "promptfoo" / "two_providers.json"
+    assert detect_format(path) == "promptfoo"
+    second = str(human) if command == "calibrate" else str(PROMPTFOO)
+    args = [command, str(path), second] + (["-o", str(tmp_path / "a")] * (command == "calibrate"))
+    assert main(args, env={}) == 2
+    err = capsys.readouterr().err
+    assert "2 prompt x provider pairs (echo-a on '{{answer}}', echo-b on '{{answer}}')" in err
+    assert "--filter-providers" in err and "Traceback" not in err
+
+
 def test_the_wrong_tool_is_a_clear_error(
     human: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,9 +12,11 @@ import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[4]
-STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "has", "have", "i", "if", "in", "is", "it", "its", "of", "on", "or", "our", "that", "the", "their", "them", "then", "there", "they", "this", "to", "was", "we", "were", "will", "with", "you", "your", "yes", "no", "not"]
+STOP_WORDS = (
+    "a an and are as at be by can do for from has have i if in is it its of on or our that "
+    "the their them then there they this to was we were will with you your yes no not"
 )
+STOP = frozenset(STOP_WORDS.split())
 
 
 def cases() -> list[dict]:

@@ -15,7 +15,8 @@ answering from mock_judge) and a `javascript` one (metric `brevity`: at most two
 sentences). `promptfoo eval -o results.json -o results.csv` writes the results in both
 formats (the CSV is the tool's own second rendering of the same results: the tests build
 the equivalent label file from it, not from the JSON). A second eval of the first 4
-cases, whose grader fails on two of them, writes with_errors.json (promptfoo's `errors`); its two tracebacks had this machine's
+cases, whose grader fails on two of them, writes with_errors.json (promptfoo's `errors`); an eval of the first 3 cases by two
+providers (`echo` labelled echo-a and echo-b) writes two_providers.json; its two tracebacks had this machine's
 folders cut (the repository's path, and the npm folder's as `<npm>`), nothing else.
 """
 
@@ -72,6 +73,10 @@ def main() -> None:
     # a second, small eval whose grader fails on two cases: promptfoo's errors
     fails = {"MOCK_GRADER_FAILS": "returns-002,returns-003"}
     evaluate(out, config(4), ["with_errors.json"], fails)
+    # one eval of 3 cases by two providers: every test appears once per provider
+    two = config(3) | {"providers": [{"id": "echo", "label": "echo-a"},
+                                     {"id": "echo", "label": "echo-b"}]}  # fmt: skip
+    evaluate(out, two, ["two_providers.json"])
     # the errors' tracebacks name this machine's folders: those prefixes only are cut
     errors = out / "with_errors.json"
     text = errors.read_text().replace(str(mock_judge.REPO) + "/", "")
