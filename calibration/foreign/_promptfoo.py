@@ -89,12 +89,15 @@ def _one_column(path: Path, table: dict[str, Any], results: list[dict[str, Any]]
     columns = sorted({r.get("promptIdx") for r in results}, key=str)
     if len(columns) < 2:
         return
-    prompts = table.get("prompts") if isinstance(table.get("prompts"), list) else []
-    names = [
-        f"{p.get('provider')} on {p.get('label')!r}" if isinstance(p, dict) else str(i)
-        for i, p in ((i, prompts[i] if isinstance(i, int) and i < len(prompts) else None)
-                     for i in columns)
-    ]  # fmt: skip
+    listed = table.get("prompts")
+    prompts: list[Any] = listed if isinstance(listed, list) else []
+    names = []
+    for index in columns:
+        entry = prompts[index] if isinstance(index, int) and index < len(prompts) else None
+        if isinstance(entry, dict):
+            names.append(f"{entry.get('provider')} on {entry.get('label')!r}")
+        else:
+            names.append(f"promptIdx {index}")
     raise ForeignFormatError(
         f"{path}: promptfoo results of {len(columns)} prompt x provider pairs "
         f"({', '.join(names)}): each test is graded once per pair; calibrate one pair's "
