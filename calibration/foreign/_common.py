@@ -19,7 +19,8 @@ class ForeignFormatError(CalibrationInputError):
 @dataclass
 class ForeignRows:
     """Label rows read from another tool's output: `rows` of `id`, `label` (`pass`/`fail`,
-    absent when the tool has no pass field), `score` (absent when it has none); `mapped`
+    absent when the tool has no pass field), `score` (absent when it has none), `status`
+    `error` where the tool failed on the case (no verdict, so no label); `mapped`
     says which of the tool's fields each came from, `unmapped` names the fields read past."""
 
     tool: str

@@ -1,11 +1,13 @@
-"""DeepEval's test-run JSON (the `.deepeval/.latest_test_run.json` a `deepeval test run` or
-`evaluate()` leaves; the same shape its `TestRun` model dumps).
+"""DeepEval's test-run JSON: the `test_run_<time>.json` that `evaluate()` writes into its
+`results_folder` (or $DEEPEVAL_RESULTS_FOLDER), a `TestRun` as DeepEval dumps it, and the
+`.deepeval/.latest_test_run.json` that `evaluate()` and `deepeval test run` leave in the
+working folder, the same `TestRun` under `testRunData` (read from deepeval 4.3.1's files).
 
 `testCases[]`: `name`, `input`, `actualOutput`, `success`, `metricsData[]` of `name`,
 `score`, `success`, `threshold`, `reason`, `evaluationModel`, `error`. The id is the test
 case's `name` (or `additionalMetadata.id`); with one metric (or `--metric NAME`) `label` is
 that metric's `success` (pass/fail) and `score` its `score`. A metric that errored (`error`
-set, no score) gives a row with no label: excluded and counted by calibration.
+set) gives a row of status `error`, with no label: excluded and counted by calibration.
 """
 
 from __future__ import annotations
@@ -26,23 +28,32 @@ from calibration.foreign._common import (
 READ = {"name", "additionalMetadata", "metricsData"}
 
 
+def _test_run(data: Any) -> Any:
+    """The `TestRun` itself: `.latest_test_run.json` holds it under `testRunData`."""
+    if isinstance(data, dict) and isinstance(data.get("testRunData"), dict):
+        return data["testRunData"]
+    return data
+
+
 def is_deepeval(data: Any) -> bool:
-    return isinstance(data, dict) and isinstance(data.get("testCases"), list)
+    run = _test_run(data)
+    return isinstance(run, dict) and isinstance(run.get("testCases"), list)
+
+
+def _cases(path: Path) -> list[dict[str, Any]]:
+    data = _test_run(load_json(path))
+    if not is_deepeval(data):
+        raise ForeignFormatError(f"{path}: not a DeepEval test run (no testCases list)")
+    return [c for c in data["testCases"] if isinstance(c, dict)]
 
 
 def deepeval_metrics(path: Path) -> list[str | None]:
-    data = load_json(path)
-    if not is_deepeval(data):
-        raise ForeignFormatError(f"{path}: not a DeepEval test run (no testCases list)")
-    cases = [c for c in data["testCases"] if isinstance(c, dict)]
+    cases = _cases(path)
     return sorted({m.get("name") for c in cases for m in c.get("metricsData") or []} - {None})
 
 
 def read_deepeval(path: Path, metric: str | None = None) -> ForeignRows:
-    data = load_json(path)
-    if not is_deepeval(data):
-        raise ForeignFormatError(f"{path}: not a DeepEval test run (no testCases list)")
-    cases = [c for c in data["testCases"] if isinstance(c, dict)]
+    cases = _cases(path)
     names = sorted({m.get("name") for c in cases for m in c.get("metricsData") or []} - {None})
     chosen = pick_metric(path, "DeepEval", names, metric)
     rows, unmapped = [], set()
@@ -50,7 +61,9 @@ def read_deepeval(path: Path, metric: str | None = None) -> ForeignRows:
         unmapped |= {k for k in case if k not in READ and case[k] not in (None, [], {})}
         row: dict[str, Any] = {"id": _case_id(case, index)}
         data_of = next((m for m in case.get("metricsData") or [] if m.get("name") == chosen), None)
-        if data_of is not None and not data_of.get("error"):
+        if data_of is not None and data_of.get("error"):
+            row["status"] = "error"
+        elif data_of is not None:
             label, score = pass_label(data_of.get("success")), number(data_of.get("score"))
             if label is not None:
                 row["label"] = label

@@ -23,8 +23,17 @@ DATASET_COLUMNS = frozenset(
 )  # fmt: skip
 
 
+PROMPTFOO_CSV = frozenset({"Status", "Score", "Named Scores", "Grader Reason"})
+
+
 def is_ragas(header: list[str]) -> bool:
-    return bool({"user_input", "response", "question", "answer"} & set(header))
+    """Ragas' dataset columns (`user_input`/`response`, or 0.1's `question`/`answer`), and
+    not promptfoo's CSV (`promptfoo eval -o results.csv`, whose test variables may well be
+    called question and answer)."""
+    columns = set(header)
+    return bool({"user_input", "response", "question", "answer"} & columns) and not (
+        columns >= PROMPTFOO_CSV
+    )
 
 
 def _table(path: Path) -> tuple[list[str], list[dict[str, str]], list[str]]:

@@ -75,7 +75,9 @@ def foreign_judge_side(request: CalibrateRequest) -> CalibrateRequest:
         for row in foreign.rows:
             if "label" in row:
                 row = {**row, "label": names.get(row["label"], row["label"])}
-            out.write(json.dumps(row) + "\n")
+            # a row with no verdict (an error, Inspect's partial credit) is excluded and
+            # counted by calibration, never read as a pass or a fail
+            out.write(json.dumps({judge_field: None, **row}) + "\n")
     return replace(request, judge_labels=staged, judge_field=judge_field)
 
 

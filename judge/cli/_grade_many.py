@@ -32,6 +32,7 @@ from judge.cli._common import (
 )
 from judge.cli._diagnosis import print_diagnosis
 from judge.cli._outputs import Output, check_outputs, require_inputs
+from judge.cli._parquet import parquet_outputs, write_parquet_option
 from judge.cli._run import finish_pass, prices_from_args, selection_from_args
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
@@ -139,6 +140,7 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
     print(f"records: {', '.join(str(files[i]) for i in ids)}", file=sys.stderr)
     if args.summary:
         write_strict_json(args.summary, whole)
+    write_parquet_option(args.parquet, [files[i] for i in ids], library)
     return finish_pass(
         by_id,
         {i: files[i] for i in ids},
@@ -194,6 +196,7 @@ def _outputs(args: GradeRequest, rubrics: Sequence[Rubric]) -> dict[str, Path]:
     outputs = [Output("-o", path, "records") for path in files.values()]
     if args.summary:
         outputs.append(Output("--summary", args.summary, "summary"))
+    outputs += parquet_outputs(args.parquet, next(iter(files.values())))
     check_outputs(outputs, [] if stdin else [Path(args.input)], overwrite=args.overwrite)
     return files
 

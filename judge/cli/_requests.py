@@ -208,6 +208,7 @@ class BatchRequest:
     cache_dir: Path | None
     no_cache: bool
     rubrics_dir: tuple[Path, ...]
+    parquet: Path | None = None  # fetch: the records also as a Parquet table
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,12 @@ from judge.cli._common import (
 )
 from judge.cli._help import BATCH_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
+from judge.cli._parquet import (
+    add_parquet_option,
+    parquet_outputs,
+    refuse_parquet_with_export,
+    write_parquet_option,
+)
 from judge.cli._requests import BatchRequest, GradeRequest, request_from
 from judge.cli._run import (
     EXIT_OK,
@@ -81,9 +87,10 @@ def run_grade_batch(request: GradeRequest, env: Mapping[str, str]) -> int:
     output = request.output or Path(f"{input_path.stem}.{rubric.id}.jsonl")
     inputs = [input_path, *(Path(p) for p in request.import_batch or ())]
     if request.export_batch:
+        refuse_parquet_with_export(request.parquet)
         outputs = [Output("--export-batch", Path(request.export_batch), "requests")]
     else:
-        outputs = grade_outputs(request, output)
+        outputs = grade_outputs(request, output) + parquet_outputs(request.parquet, output)
     check_outputs(outputs, inputs, overwrite=request.overwrite)
     config = config_from_args(request.judge, env)
     if config.offline and not request.import_batch:
@@ -100,8 +107,14 @@ def run_grade_batch(request: GradeRequest, env: Mapping[str, str]) -> int:
     if report is None:  # still running: `judge batch fetch` finishes the run
         if conditions:
             say("--fail-if is not applied: the batches are still running, no records to gate yet")
+        if request.parquet:
+            say(
+                f"--parquet {request.parquet} is not written yet: the batches are still "
+                f"running; add --parquet {request.parquet} to the `judge batch fetch` above"
+            )
         return EXIT_OK
     _finish(report, output, request.summary)
+    write_parquet_option(request.parquet, output, rubric_library(request, env))
     return finish_run(
         report.summary, output, max_error_rate=request.max_error_rate, conditions=conditions
     )
@@ -254,6 +267,7 @@ def add_batch_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-wait", action="store_true", help="fetch: do not wait for running batches")
     p.add_argument("--poll-interval", type=float, default=None, help="first poll interval (s)")
     p.add_argument("--summary", type=Path, help="fetch: also write the summary as JSON here")
+    add_parquet_option(p)
     p.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     add_rubrics_dir_option(p)
@@ -272,6 +286,8 @@ def batch_command(request: BatchRequest, env: Mapping[str, str]) -> int:
         raise UsageError(f"{manifest_path(request.output)} does not list batch {request.batch_id}")
     config = _config(request, env, manifest)
     if request.action == "status":
+        if request.parquet:
+            raise UsageError("--parquet goes with judge batch fetch (status writes no records)")
         ids = manifest.batch_ids if manifest else [request.batch_id]
         for batch in asyncio.run(_states(config, ids)):
             print(describe(batch))
@@ -283,11 +299,13 @@ def batch_command(request: BatchRequest, env: Mapping[str, str]) -> int:
     outputs = [Output("-o", output, "records")]
     if request.summary:
         outputs.append(Output("--summary", request.summary, "summary"))
+    outputs += parquet_outputs(request.parquet, output)
     check_outputs(outputs, [Path(manifest.input)], overwrite=False)
     report = asyncio.run(_fetch(manifest, rubric, config, request, env))
     if report is None:
         return EXIT_OK
     _finish(report, output, request.summary)
+    write_parquet_option(request.parquet, output, rubric_library(request, env))
     return finish_run(report.summary, output)
 
 
