@@ -1,20 +1,30 @@
-"""The client's table (issue 22): `python -m benchmarks.client [--scale 0.25]`.
+"""The client's table (issue 22): `python -m benchmarks.client [--scale 0.5] [--server test]`.
 
-For each (latency, concurrency C) row, the same N requests against the test server in its
-own process (pinned to the last CPU; this process to the first, where the machine has two),
-by four clients in one run:
+For each (latency, concurrency C) row, the same N requests (N >= 2 C) against one server in
+its own process, pinned to the last CPU (this process to the first, where the machine has
+two), by four clients in one run:
 
 - project: `grade_file` with the model judge (`LLMJudge`), cache off: the whole engine;
 - openai SDK + httpx: `chat.completions.create` on one `DefaultAsyncHttpxClient` pool of C;
 - SDK + aiohttp: the same on `DefaultAioHttpClient` (the `openai[aiohttp]` extra);
 - raw aiohttp: `ClientSession.post(...).json()`, no SDK: the floor.
 
-efficiency = ideal / actual wall time, ideal = N x latency / C; CPU per case = this
-process's CPU time (`time.process_time`) over the run / N: the server's is not counted.
+The server (`--server`): `minimal` (the default, the issue's table), the fixed-latency
+`benchmarks.minimal_server`, which answers a precomputed completion and so leaves the
+client as the only limit; or `test`, the judge's test server, which computes a rules
+verdict per request in Python (its own CPU then limits the run at high rates).
+
+efficiency = ideal / actual, ideal = N x latency / C, actual = the wall time from the first
+request to the last reply: as the minimal server saw them (its `/stats` window: the
+first request's arrival, the last reply's write), so no client's start-up or shut-down is
+counted; against the test server, which keeps no such window, the client's whole run.
+CPU per case = this process's CPU time (`time.process_time`, user + system) over the whole
+run / N: start-up included, the server's not counted.
+
 Then cProfile's top functions for the project at the profiled row, and `--concurrency auto`
-against the test server's rate limit (`--rate-limit R`): refused share and wall time
-against the ideal N / R. Writes `benchmarks/CLIENT.md` (or `--output`). Figures, not tests:
-on a shared machine they are noisy, so compare rows of one run, not runs.
+against the test server's rate limit (`--rate R`): refused share and wall time against the
+ideal N / R. Writes `benchmarks/CLIENT.md` (or `--output`). Figures, not tests: on a shared
+machine they are noisy, so compare cells of one run, not runs.
 """
 
 from __future__ import annotations
@@ -49,18 +59,30 @@ REPO = Path(__file__).resolve().parents[1]
 MODEL = "judge-test-2024-01-01"
 ROWS = [(1.0, 32), (1.0, 128), (1.0, 512), (0.2, 128)]  # the issue's table
 COLUMNS = ("project", "SDK + httpx", "SDK + aiohttp", "raw aiohttp")
+SERVERS = {"minimal": "benchmarks.minimal_server", "test": "judge.testserver"}
 
 
 @dataclass
 class Cell:
+    """One client's run of one row: wall time (first request to last reply), CPU seconds of
+    this process, cases done."""
+
     wall: float
     cpu: float
     done: int
 
-    def text(self, ideal: float, n: int) -> str:
-        if self.done < n:
-            return f"{ideal / self.wall:.2f} ({self.done}/{n} done), {1000 * self.cpu / n:.2f} ms"
-        return f"{ideal / self.wall:.2f}, {1000 * self.cpu / n:.2f} ms"
+    def efficiency(self, latency: float, concurrency: int, n: int) -> float:
+        """(N x latency / C) / wall: 1.0 when every round trip overlaps perfectly."""
+        return (n * latency / concurrency) / self.wall
+
+    def cpu_ms(self, n: int) -> float:
+        """Client CPU per case, in milliseconds: CPU seconds / N x 1000."""
+        return 1000 * self.cpu / n
+
+    def text(self, latency: float, concurrency: int, n: int) -> str:
+        done = f" ({self.done}/{n} done)" if self.done < n else ""
+        efficiency = self.efficiency(latency, concurrency, n)
+        return f"{efficiency:.2f}{done}, {self.cpu_ms(n):.2f} ms"
 
 
 def pin(cpu: int) -> None:
@@ -134,7 +156,13 @@ async def project_run(config: JudgeConfig, source: Path, output: Path) -> int:
         await backend.aclose()
 
 
-def timed(make: Callable[[], Awaitable[int]], timeout: float) -> Cell:
+def timed(
+    make: Callable[[], Awaitable[int]], timeout: float, server: ServerProcess | None = None
+) -> Cell:
+    """Run `make` in a fresh event loop. The wall time is the server's window (first request
+    to last reply) when `server` keeps one (the minimal server), else the whole run's."""
+    if server is not None:
+        server.reset()
     cpu, start = time.process_time(), time.perf_counter()
 
     async def bounded() -> int:
@@ -144,7 +172,12 @@ def timed(make: Callable[[], Awaitable[int]], timeout: float) -> Cell:
             return -1
 
     done = asyncio.run(bounded())
-    return Cell(time.perf_counter() - start, time.process_time() - cpu, max(done, 0))
+    wall, used = time.perf_counter() - start, time.process_time() - cpu
+    if server is not None:
+        window = server.stats()
+        if window.get("first") is not None and window.get("last") is not None:
+            wall = window["last"] - window["first"]
+    return Cell(wall, used, max(done, 0))
 
 
 def config_for(url: str, concurrency: int | str, **more: Any) -> JudgeConfig:
@@ -157,15 +190,16 @@ def rounds_of(latency: float, scale: float) -> int:
 
 
 def run_row(
-    work: Path, latency: float, concurrency: int, n: int, server_cpu: int
+    work: Path, latency: float, concurrency: int, n: int, server_cpu: int, kind: str = "minimal"
 ) -> dict[str, Cell]:
     """One row of the table: the four clients, one after another, on one server."""
     source = write_cases(work / f"rows-{concurrency}-{latency}.jsonl", n)
     sent = bodies(n)
     limit = 5 * n * latency / concurrency + 30
     warm = write_cases(work / "warm.jsonl", 32)
-    with ServerProcess(latency=latency, cpu=server_cpu) as server:
+    with ServerProcess(latency=latency, cpu=server_cpu, module=SERVERS[kind]) as server:
         url = server.base_url
+        windowed = server if kind == "minimal" else None
         # a warm-up first: imports, connections and caches are not measured
         timed(lambda: project_run(config_for(url, 32), warm, work / "w.jsonl"), 60)
         runs: dict[str, Callable[[], Awaitable[int]]] = {
@@ -179,25 +213,26 @@ def run_row(
         row = {}
         for name in COLUMNS:
             print(f"  {latency:g} s, C={concurrency}: {name} ...", file=sys.stderr, flush=True)
-            row[name] = timed(runs[name], limit)
+            row[name] = timed(runs[name], limit, windowed)
     return row
 
 
-def table_rows(work: Path, scale: float, server_cpu: int) -> list[str]:
+def table_rows(work: Path, scale: float, server_cpu: int, kind: str = "minimal") -> list[str]:
     lines = ["| latency, C | N | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 2) + "|"]
     for latency, concurrency in ROWS:
         n = concurrency * rounds_of(latency, scale)
-        row = run_row(work, latency, concurrency, n, server_cpu)
-        ideal = n * latency / concurrency
-        texts = [row[name].text(ideal, n) for name in COLUMNS]
+        row = run_row(work, latency, concurrency, n, server_cpu, kind)
+        texts = [row[name].text(latency, concurrency, n) for name in COLUMNS]
         lines.append(f"| {latency:g} s, {concurrency} | {n} | " + " | ".join(texts) + " |")
     return lines
 
 
-def profile_project(work: Path, latency: float, concurrency: int, n: int, cpu: int) -> str:
+def profile_project(
+    work: Path, latency: float, concurrency: int, n: int, cpu: int, kind: str = "minimal"
+) -> str:
     """cProfile of the project's run: the top functions by own time."""
     source = write_cases(work / "profile.jsonl", n)
-    with ServerProcess(latency=latency, cpu=cpu) as server:
+    with ServerProcess(latency=latency, cpu=cpu, module=SERVERS[kind]) as server:
         config = config_for(server.base_url, concurrency)
         timed(lambda: project_run(config_for(server.base_url, 32), source, work / "w.jsonl"), 60)
         profiler = cProfile.Profile()
@@ -251,6 +286,36 @@ def pacing_row(
     ]
 
 
+def load() -> str:
+    """The load average (1, 5, 15 minutes), as `uptime` shows it."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def how_measured(kind: str) -> list[str]:
+    """The table's legend: what each cell's two figures are and where they come from."""
+    if kind == "minimal":
+        server = (
+            "Server: `benchmarks.minimal_server`, a fixed-latency OpenAI-compatible server on "
+            "raw asyncio (keep-alive; each reply precomputed, a valid faithfulness verdict). "
+            "Wall time: from the first request's arrival to the last reply's write, as that "
+            "server saw them (its `/stats` window), so no client's start-up is counted."
+        )
+    else:
+        server = (
+            "Server: the judge's test server (`judge.testserver`, a rules verdict computed "
+            "per request, in Python). Wall time: each client's whole run."
+        )
+    return [
+        "Each cell: efficiency = (N x latency / C) / wall time, then client CPU per case = "
+        "this process's CPU time (user + system, `time.process_time`) over the whole run / N. "
+        "The server runs in its own process pinned to one CPU, the client to the other (where "
+        "there are two); the server's CPU is not counted. " + server,
+        "",
+        "On a shared machine the figures are noisy (see the load average): compare cells of "
+        "one run.",
+    ]
+
+
 def machine() -> str:
     import openai
 
@@ -273,8 +338,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "CLIENT.md")
     parser.add_argument("--rate", type=float, default=200.0, help="the rate-limited row's R/s")
     parser.add_argument("--skip-table", action="store_true", help="only the profile and pacing")
+    parser.add_argument(
+        "--server",
+        choices=sorted(SERVERS),
+        default="minimal",
+        help="the table's and the profile's server (minimal: fixed latency, the issue's)",
+    )
     args = parser.parse_args(argv)
-    started = time.perf_counter()
+    started, load_before = time.perf_counter(), load()
     cpus = os.cpu_count() or 1
     server_cpu = cpus - 1 if cpus > 1 else -1
     pin(0)
@@ -283,10 +354,10 @@ def main(argv: list[str] | None = None) -> int:
         lines: list[str] = []
         if not args.skip_table:
             print("running: the table ...", file=sys.stderr, flush=True)
-            lines = table_rows(work, args.scale, server_cpu)
+            lines = table_rows(work, args.scale, server_cpu, args.server)
         print("running: the profile ...", file=sys.stderr, flush=True)
         profile_n = max(512, int(2048 * args.scale))
-        profile = profile_project(work, 1.0, 512, profile_n, server_cpu)
+        profile = profile_project(work, 1.0, 512, profile_n, server_cpu, args.server)
         print("running: --concurrency auto against a rate limit ...", file=sys.stderr, flush=True)
         paced_n = max(1000, int(20 * args.rate * args.scale))  # >= 20 s at 50/s
         paced = pacing_row(work, args.rate, 0.2, paced_n, server_cpu)
@@ -300,12 +371,10 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"Command: `{command}` (from the repository root; took {took:.0f} s)",
             f"Machine: {machine()}",
-            f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
+            f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average (1, 5, 15 min) "
+            f"{load_before} at the start, {load()} at the end",
             "",
-            "Each cell: efficiency (ideal N x latency / C over actual wall time), client CPU "
-            "per case. The server runs in its own process (pinned apart where there are two "
-            "CPUs); its CPU is not counted. On a shared machine the figures are noisy: compare "
-            "cells of one run.",
+            *how_measured(args.server),
             "",
             *lines,
             "",
