@@ -230,7 +230,8 @@ def table_rows(work: Path, scale: float, server_cpu: int, kind: str = "minimal")
 def profile_project(
     work: Path, latency: float, concurrency: int, n: int, cpu: int, kind: str = "minimal"
 ) -> str:
-    """cProfile of the project's run: the top functions by own time."""
+    """cProfile of the project's run: the top functions by own time, then the project's
+    own functions (judge/) by cumulative time."""
     source = write_cases(work / "profile.jsonl", n)
     with ServerProcess(latency=latency, cpu=cpu, module=SERVERS[kind]) as server:
         config = config_for(server.base_url, concurrency)
@@ -239,12 +240,15 @@ def profile_project(
         profiler.enable()
         asyncio.run(project_run(config, source, work / "records.jsonl"))
         profiler.disable()
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out)
-    stats.sort_stats("tottime").print_stats(25)
-    text = out.getvalue()
-    start = text.find("   ncalls")
-    return text[start:] if start >= 0 else text
+    parts = []
+    for order, pattern, count in (("tottime", "", 25), ("cumulative", "judge/", 20)):
+        out = io.StringIO()
+        stats = pstats.Stats(profiler, stream=out).sort_stats(order)
+        stats.print_stats(*([pattern] if pattern else []), count)
+        text = out.getvalue()
+        start = text.find("   ncalls")
+        parts.append(f"by {order}{' (judge/ only)' if pattern else ''}:\n{text[start:].rstrip()}")
+    return "\n\n".join(parts).replace(str(REPO) + "/", "")
 
 
 def pacing_row(
@@ -356,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             print("running: the table ...", file=sys.stderr, flush=True)
             lines = table_rows(work, args.scale, server_cpu, args.server)
         print("running: the profile ...", file=sys.stderr, flush=True)
-        profile_n = max(512, int(2048 * args.scale))
+        profile_n = max(2 * 512, int(2048 * args.scale))  # >= 2 rounds
         profile = profile_project(work, 1.0, 512, profile_n, server_cpu, args.server)
         print("running: --concurrency auto against a rate limit ...", file=sys.stderr, flush=True)
         paced_n = max(1000, int(20 * args.rate * args.scale))  # >= 20 s at 50/s
