@@ -65,11 +65,12 @@ SERVERS = {"minimal": "benchmarks.minimal_server", "test": "judge.testserver"}
 @dataclass
 class Cell:
     """One client's run of one row: wall time (first request to last reply), CPU seconds of
-    this process, cases done."""
+    this process, cases done, and the server's CPU seconds meanwhile (0 where unknown)."""
 
     wall: float
     cpu: float
     done: int
+    server_cpu: float = 0.0
 
     def efficiency(self, latency: float, concurrency: int, n: int) -> float:
         """(N x latency / C) / wall: 1.0 when every round trip overlaps perfectly."""
@@ -157,12 +158,19 @@ async def project_run(config: JudgeConfig, source: Path, output: Path) -> int:
 
 
 def timed(
-    make: Callable[[], Awaitable[int]], timeout: float, server: ServerProcess | None = None
+    make: Callable[[], Awaitable[int]],
+    timeout: float,
+    server: ServerProcess | None = None,
+    *,
+    window: bool = True,
 ) -> Cell:
     """Run `make` in a fresh event loop. The wall time is the server's window (first request
-    to last reply) when `server` keeps one (the minimal server), else the whole run's."""
-    if server is not None:
+    to last reply) when `server` keeps one (`window`: the minimal server), else the whole
+    run's; the server's CPU time is measured when there is a `server`."""
+    window = window and server is not None
+    if server is not None and window:
         server.reset()
+    served = server_seconds(server)
     cpu, start = time.process_time(), time.perf_counter()
 
     async def bounded() -> int:
@@ -173,11 +181,20 @@ def timed(
 
     done = asyncio.run(bounded())
     wall, used = time.perf_counter() - start, time.process_time() - cpu
-    if server is not None:
-        window = server.stats()
-        if window.get("first") is not None and window.get("last") is not None:
-            wall = window["last"] - window["first"]
-    return Cell(wall, used, max(done, 0))
+    served = server_seconds(server) - served
+    if server is not None and window:
+        seen = server.stats()
+        if seen.get("first") is not None and seen.get("last") is not None:
+            wall = seen["last"] - seen["first"]
+    return Cell(wall, used, max(done, 0), served)
+
+
+def server_seconds(server: ServerProcess | None) -> float:
+    """The server process's CPU time so far (Linux /proc; 0 elsewhere or without one)."""
+    try:
+        return server.cpu_seconds() if server is not None else 0.0
+    except OSError:
+        return 0.0
 
 
 def config_for(url: str, concurrency: int | str, **more: Any) -> JudgeConfig:
@@ -199,7 +216,6 @@ def run_row(
     warm = write_cases(work / "warm.jsonl", 32)
     with ServerProcess(latency=latency, cpu=server_cpu, module=SERVERS[kind]) as server:
         url = server.base_url
-        windowed = server if kind == "minimal" else None
         # a warm-up first: imports, connections and caches are not measured
         timed(lambda: project_run(config_for(url, 32), warm, work / "w.jsonl"), 60)
         runs: dict[str, Callable[[], Awaitable[int]]] = {
@@ -213,16 +229,19 @@ def run_row(
         row = {}
         for name in COLUMNS:
             print(f"  {latency:g} s, C={concurrency}: {name} ...", file=sys.stderr, flush=True)
-            row[name] = timed(runs[name], limit, windowed)
+            row[name] = timed(runs[name], limit, server, window=kind == "minimal")
     return row
 
 
 def table_rows(work: Path, scale: float, server_cpu: int, kind: str = "minimal") -> list[str]:
-    lines = ["| latency, C | N | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 2) + "|"]
+    heads = ["latency, C", "N", *COLUMNS, "server CPU / request"]
+    lines = ["| " + " | ".join(heads) + " |", "|---" * len(heads) + "|"]
     for latency, concurrency in ROWS:
         n = concurrency * rounds_of(latency, scale)
         row = run_row(work, latency, concurrency, n, server_cpu, kind)
         texts = [row[name].text(latency, concurrency, n) for name in COLUMNS]
+        served = max(cell.server_cpu for cell in row.values()) / n  # the busiest run's
+        texts.append(f"{1000 * served:.3f} ms")
         lines.append(f"| {latency:g} s, {concurrency} | {n} | " + " | ".join(texts) + " |")
     return lines
 
@@ -313,7 +332,9 @@ def how_measured(kind: str) -> list[str]:
         "Each cell: efficiency = (N x latency / C) / wall time, then client CPU per case = "
         "this process's CPU time (user + system, `time.process_time`) over the whole run / N. "
         "The server runs in its own process pinned to one CPU, the client to the other (where "
-        "there are two); the server's CPU is not counted. " + server,
+        "there are two); the server's CPU is not counted there. The last column is the "
+        "server's CPU time per request (the busiest of the row's four runs): it shows the "
+        "server is not what limits the row. " + server,
         "",
         "On a shared machine the figures are noisy (see the load average): compare cells of "
         "one run.",
