@@ -37,6 +37,7 @@ import os
 import platform
 import pstats
 import shlex
+import statistics
 import sys
 import tempfile
 import time
@@ -309,6 +310,49 @@ def pacing_row(
     ]
 
 
+def model_path_startup(work: Path, cpu: int) -> list[str]:
+    """`judge grade` of one case through the model path (the minimal server, no latency):
+    the process's wall and CPU time, medians of 3 after a warm-up, and its top imports
+    (`python -X importtime`, `benchmarks.startup`)."""
+    import resource
+
+    from benchmarks.startup import run, top_imports
+
+    def child_cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
+    source = write_cases(work / "one.jsonl", 1)
+    walls, cpus = [], []
+    with ServerProcess(latency=0.0, cpu=cpu, module=SERVERS["minimal"]) as server:
+        args = ["grade", str(source), "--rubric", "faithfulness", "--model", MODEL]
+        args += ["--base-url", server.base_url, "--no-cache", "--overwrite"]
+        args += ["-o", str(work / "one.out.jsonl")]
+        run(args, work)  # warms the file cache
+        for _ in range(3):
+            before = child_cpu()
+            walls.append(run(args, work)[0])
+            cpus.append(child_cpu() - before)
+        _, stderr = run(args, work, importtime=True)
+    return [
+        "`judge grade` of one case with `--model` and `--base-url` (the minimal server), "
+        f"a fresh process: {statistics.median(walls):.2f} s of wall time and "
+        f"{statistics.median(cpus):.2f} s of CPU (medians of 3). Its top imports "
+        "(`python -X importtime`, cumulative ms, each top-level package with what it pulled "
+        "in; under load these grow with the wall time)"
+        + (
+            ", with PYTHONDONTWRITEBYTECODE set, so the project's own modules are compiled "
+            "at every start:"
+            if os.environ.get("PYTHONDONTWRITEBYTECODE")
+            else ":"
+        ),
+        "",
+        "| import | ms |",
+        "|---|---|",
+        *(f"| {name} | {ms:.0f} |" for name, ms in top_imports(stderr, 8)),
+    ]
+
+
 def load() -> str:
     """The load average (1, 5, 15 minutes), as `uptime` shows it."""
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -386,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
         print("running: --concurrency auto against a rate limit ...", file=sys.stderr, flush=True)
         paced_n = max(1000, int(20 * args.rate * args.scale))  # >= 20 s at 50/s
         paced = pacing_row(work, args.rate, 0.2, paced_n, server_cpu)
+        print("running: one case through the model path ...", file=sys.stderr, flush=True)
+        startup = model_path_startup(work, server_cpu)
     command = "python -m benchmarks.client" + "".join(
         f" {a}" for a in map(shlex.quote, argv if argv is not None else sys.argv[1:])
     )
@@ -412,6 +458,10 @@ def main(argv: list[str] | None = None) -> int:
             "## `--concurrency auto` against the test server's rate limit",
             "",
             *paced,
+            "",
+            "## One case through the model path",
+            "",
+            *startup,
             "",
         ]
     )
