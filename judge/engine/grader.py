@@ -126,10 +126,10 @@ async def run_in_order(
                     continue
                 freed.clear()
                 await freed.wait()
-            task = asyncio.ensure_future(job())
+            started = asyncio.ensure_future(job())
             running += 1
-            task.add_done_callback(finished)
-            pending.append(task)
+            started.add_done_callback(finished)
+            pending.append(started)
             while pending and (len(pending) >= window or pending[0].done()):
                 yield await pending.popleft()
         while pending:
