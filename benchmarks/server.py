@@ -12,11 +12,19 @@ from typing import Any
 
 class ServerProcess:
     """`python -m judge.testserver` on a free port; `with ServerProcess(latency=0.1) as s:`.
-    `cpu` pins it to one CPU (Linux; -1: anywhere); `extra` are more server options."""
+    `cpu` pins it to one CPU (Linux; -1: anywhere); `extra` are more server options;
+    `module` another server that takes `--latency` and prints its base URL first
+    (`benchmarks.minimal_server`)."""
 
     def __init__(
-        self, *, latency: float = 0.0, cpu: int = -1, extra: list[str] | None = None
+        self,
+        *,
+        latency: float = 0.0,
+        cpu: int = -1,
+        extra: list[str] | None = None,
+        module: str = "judge.testserver",
     ) -> None:
+        self.module = module
         self.latency = latency
         self.cpu = cpu
         self.extra = list(extra or [])
@@ -24,7 +32,7 @@ class ServerProcess:
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ServerProcess:
-        command = [sys.executable, "-m", "judge.testserver", "--latency", str(self.latency)]
+        command = [sys.executable, "-m", self.module, "--latency", str(self.latency)]
         command += self.extra
         cpu = self.cpu
 

@@ -188,8 +188,22 @@ class ChatClient:
     async def _with_retries(
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
     ) -> Completion:
+        # The first attempt runs outside tenacity: it is the only one almost every request
+        # makes, and setting up tenacity's loop cost more CPU than the rest of the client's
+        # work on a case (benchmarks/CLIENT.md). A transient failure then enters the same
+        # loop as its first attempt (re-raised there, not sent again), so the waits, the
+        # log lines and the number of attempts are tenacity's exactly as before.
+        try:
+            return await self._send(messages, mode, schema_name, schema)
+        except errors.ApiError as exc:
+            if not exc.transient:  # tenacity's retry predicate (judge.client._retry)
+                raise
+            failed: errors.ApiError | None = exc
         async for attempt in retrying(self.config):
             with attempt:
+                if failed is not None:
+                    error, failed = failed, None
+                    raise error
                 return await self._send(messages, mode, schema_name, schema)
         raise AssertionError("unreachable: tenacity reraises the last error")
 

@@ -17,7 +17,9 @@ no redirects, and a cap on the size of a reply.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import ssl
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -37,6 +39,7 @@ __all__ = [
     "aiohttp_available",
     "async_client",
     "chat_clients",
+    "default_tls",
     "httpx",
     "sync_client",
 ]
@@ -155,7 +158,7 @@ def chat_clients(
     shards = -(-concurrency // POOL_SIZE)
     size = -(-concurrency // shards)
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-    tls = httpx.create_ssl_context()  # one context: building each costs ~40 ms
+    tls = default_tls()
     return [
         openai.DefaultAsyncHttpxClient(
             limits=limits,
@@ -168,10 +171,21 @@ def chat_clients(
     ]
 
 
+@functools.cache
+def default_tls() -> ssl.SSLContext:
+    """The TLS context httpx builds by default (`verify=True`: its CA bundle, SSL_CERT_FILE
+    and SSL_CERT_DIR), built once a process and shared by every client: loading the CA
+    bundle costs ~40 ms, as much as a hundred cases' client CPU, and the SDK client of the
+    direct path (`judge.client._direct`) builds one for every judge it serves."""
+    return httpx.create_ssl_context()
+
+
 def async_client(*, limit: int | None = None) -> httpx.AsyncClient:
     """One async httpx client that follows no redirect (the Batch API's control plane:
     its file downloads stream to disk, so they take no cap)."""
-    return openai.DefaultAsyncHttpxClient(follow_redirects=False, event_hooks=_cap_hooks(limit))
+    return openai.DefaultAsyncHttpxClient(
+        verify=default_tls(), follow_redirects=False, event_hooks=_cap_hooks(limit)
+    )
 
 
 def sync_client(*, limit: int | None = MAX_REPLY_BYTES) -> httpx.Client:

@@ -5,6 +5,7 @@ both transports (aiohttp, sharded httpx pools) give the same verdicts; `GET /mod
 
 from __future__ import annotations
 
+import ssl
 import tracemalloc
 from collections.abc import Callable
 
@@ -185,3 +186,33 @@ def test_an_encoded_reply_is_inflated_no_further_than_the_cap() -> None:
     assert len(bomb) < 64 * 1024
     with pytest.raises(ReplyTooLarge):
         _inflate(bomb, "gzip", 16 * 1024 * 1024, request)
+
+
+async def test_judges_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CA bundle is loaded once a process, not once for every judge's client (~40 ms
+    each: the service and the benchmark build many); every client still verifies."""
+    from judge.client import _http
+
+    built: list[object] = []
+    real = httpx.create_ssl_context
+
+    def counting() -> object:
+        built.append(real())
+        return built[-1]
+
+    _http.default_tls.cache_clear()
+    monkeypatch.setattr(httpx, "create_ssl_context", counting)
+    try:
+        judges = [
+            LLMJudge(JudgeConfig(model="m", base_url="http://127.0.0.1:9/v1")) for _ in range(3)
+        ]
+        for judge in judges:
+            await judge.aclose()
+        clients = chat_clients(64, transport="httpx")
+        assert len(built) == 1
+        assert all(_http.default_tls() is built[0] for _ in clients)
+        assert built[0].verify_mode == ssl.CERT_REQUIRED and built[0].check_hostname  # type: ignore[attr-defined]
+        for client in clients:
+            await client.aclose()
+    finally:
+        _http.default_tls.cache_clear()

@@ -133,6 +133,28 @@ async def test_retries_are_bounded_then_api_error() -> None:
     assert outcome.status == "api_error" and "500" in (outcome.error or "")
 
 
+async def test_without_retries_one_request_is_sent() -> None:
+    route = MockEndpoint(api_error(500, "down"), chat_reply(FAITHFUL_VERDICT))
+    outcome = await evaluate("faithfulness", case(), route, max_retries=0)
+    assert route.call_count == 1
+    assert outcome.status == "api_error" and "500" in (outcome.error or "")
+
+
+async def test_each_failed_attempt_is_numbered_logged_and_backed_off(
+    caplog: pytest.LogCaptureFixture, retry_sleeps: list[float]
+) -> None:
+    # the first attempt runs outside tenacity's loop; its failure must still count as
+    # attempt 1 there: the same log line, the same backoff step
+    route = MockEndpoint(api_error(500), api_error(502), chat_reply(FAITHFUL_VERDICT))
+    caplog.set_level(logging.DEBUG, logger="judge.client")
+    outcome = await evaluate("faithfulness", case(), route)
+    assert outcome.status == "ok" and route.call_count == 3
+    said = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert [m.split(" (")[0] for m in said] == ["attempt 1 failed", "attempt 2 failed"]
+    # backoff 0.01 x 2^(n-1) plus up to 0.01 of jitter (config above)
+    assert 0.01 <= retry_sleeps[0] <= 0.02 and 0.02 <= retry_sleeps[1] <= 0.03
+
+
 async def test_connection_errors_and_timeouts_are_retried() -> None:
     route = MockEndpoint(
         httpx.ConnectError("refused"),
