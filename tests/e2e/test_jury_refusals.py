@@ -1,6 +1,7 @@
 """Where a jury is not supported yet, the command says so in one line and exits 2, before
-anything is sent: `judge probe --jury`, a jury in the service's configuration, and the
-batch flags with `judge grade --jury`."""
+anything is sent: a jury in the service's configuration, and `--batch-api` with
+`judge grade --jury` (its export and import: tests/e2e/test_jury_batch.py; `judge probe
+--jury`: tests/e2e/test_jury_probe.py)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,6 @@ def jury(tmp_path: Path) -> Path:
     return path
 
 
-def test_probe_refuses_a_jury(
-    tmp_path: Path, jury: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    cases = write_cases(tmp_path / "cases.jsonl", planted_truth(3))
-    args = ["probe", "verbosity", str(cases), "--rubric", "policy", "--jury", str(jury)]
-    assert main(args, env={}) == 2
-    err = capsys.readouterr().err
-    assert "judge probe does not take --jury yet" in err and str(jury) in err
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -46,11 +37,12 @@ def test_the_service_refuses_a_jury_in_its_configuration(tmp_path: Path, text: s
     assert str(config) in str(caught.value)
 
 
-def test_grade_refuses_the_batch_flags_with_a_jury(
+def test_grade_refuses_the_batch_api_with_a_jury(
     tmp_path: Path, jury: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", planted_truth(3))
     args = ["grade", str(cases), "--rubric", "policy", "--jury", str(jury)]
-    assert main([*args, "--export-batch", str(tmp_path / "req.jsonl")], env={}) == 2
-    assert "--jury does not combine with --export-batch" in capsys.readouterr().err
-    assert not (tmp_path / "req.jsonl").exists()
+    assert main([*args, "--batch-api", "-o", str(tmp_path / "out")], env={}) == 2
+    err = capsys.readouterr().err
+    assert "--jury does not combine with --batch-api" in err and "--export-batch DIR" in err
+    assert not (tmp_path / "out").exists()
