@@ -1,7 +1,7 @@
 """Where a jury is not supported yet, the command says so in one line and exits 2, before
-anything is sent: a jury in the service's configuration, and `--batch-api` with
-`judge grade --jury` (its export and import: tests/e2e/test_jury_batch.py; `judge probe
---jury`: tests/e2e/test_jury_probe.py)."""
+anything is sent: `--batch-api` with `judge grade --jury` (its export and import:
+tests/e2e/test_jury_batch.py; `judge probe --jury`: tests/e2e/test_jury_probe.py; a jury
+in `judge serve`: tests/e2e/test_jury_service.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from judge.cli import main
-from judge.errors import UsageError
-from judge.service.config import load_service_config
 from judge.testing.jurors import planted_truth, write_cases
 
 
@@ -20,21 +18,6 @@ def jury(tmp_path: Path) -> Path:
     path = tmp_path / "jury.yaml"
     path.write_text("jurors: [{name: a, model: m1}, {name: b, model: m2}]\n", "utf-8")
     return path
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "juries: {panel: {jury: j.yaml}}\n",
-        "judges:\n  solo: {model: m}\n  panel: {jury: j.yaml}\n",
-    ],
-)
-def test_the_service_refuses_a_jury_in_its_configuration(tmp_path: Path, text: str) -> None:
-    config = tmp_path / "service.yaml"
-    config.write_text(text, "utf-8")
-    with pytest.raises(UsageError, match="does not serve a jury yet") as caught:
-        load_service_config(config, {})
-    assert str(config) in str(caught.value)
 
 
 def test_grade_refuses_the_batch_api_with_a_jury(
