@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 from judge.cli import main
+from judge.config import JudgeConfig
+from judge.jury import load_jury, probe_with_jury
 from judge.testing.jurors import plant_panel, planted_truth, write_cases
 from judge.testing.server import ChatRequest
 from tests.helpers import REPO
@@ -165,3 +167,15 @@ def test_self_preference_with_a_jury_needs_the_panels_family(
     args = ["self-preference", str(pairs), "--rubric", "pairwise", "--jury", str(jury)]
     assert probe(tmp_path, *args) == 2
     assert "needs --judge-family" in capsys.readouterr().err
+
+
+def test_the_python_api_probes_a_panel(tmp_path: Path, panel: dict[str, Any]) -> None:
+    pairs = write_pairs(tmp_path / "pairs.jsonl")
+    jury = load_jury(write_jury(tmp_path / "jury.yaml", panel))
+    result = probe_with_jury(
+        jury, "position", pairs, "pairwise", config=JudgeConfig(use_cache=False)
+    )
+    assert result.report["consistency_rate"] == 1.0
+    assert result.report["jurors"]["c"]["consistency_rate"] == 0.0
+    assert result.report["jury"]["requests"] == 3 * 2 * N
+    assert [r.panel["votes"] for r in result.records or []] == ["3 of 3"] * N
