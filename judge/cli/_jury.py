@@ -29,7 +29,13 @@ from judge.engine.measure.run_gates import (
     grade_undefined_reasons,
 )
 from judge.errors import UsageError
-from judge.jury.batch import check_batch_jury, export_jury, open_replay_panel, results_of
+from judge.jury.batch import (
+    check_batch_jury,
+    export_jury,
+    import_warnings,
+    open_replay_panel,
+    results_of,
+)
 from judge.jury.config import Jury, load_jury
 from judge.jury.gates import jury_metric_names, jury_metrics, undefined_reasons
 from judge.jury.run import grade_panel, juror_configs, juror_files, open_panel
@@ -138,7 +144,7 @@ async def _grade(
     )
     batch = results is not None  # the Batch API bills half (judge.engine.pricing)
     async with opened as panel:
-        return await grade_panel(
+        summary = await grade_panel(
             panel,
             input_path,
             out_dir,
@@ -149,6 +155,12 @@ async def _grade(
             human_labels=labels,
             retry_failed=request.retry_failed,
         )
+        if batch:
+            warnings = await asyncio.to_thread(import_warnings, panel, input_path)
+            summary["jury"]["import_warnings"] = warnings
+            for warning in warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+        return summary
 
 
 def _export(

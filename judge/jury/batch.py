@@ -10,7 +10,8 @@ records file has not graded; a file past the Batch API's limits goes on in
 live run does (`judge.jury.run.grade_panel`), each juror's backend answering from its
 results (`judge.batch.replay.ReplayBackend`): the jurors' records files, then the panel's
 records and summary, the same as a live run's for the same replies (a batch has no
-repair round trip and no latency, as a single judge's import).
+repair round trip and no latency, as a single judge's import); what a juror's results
+held that no case used is said, per juror (`import_warnings`).
 
 Refused with one line: `mode: escalate` (the other jurors are asked only where the first
 juror's verdict is unsure, which its replies say only once they are back), and a
@@ -26,7 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.api import open_cache
-from judge.batch.replay import ExportReport, ReplayBackend, ResultIndex, check_models
+from judge.batch.format import custom_id_for
+from judge.batch.replay import (
+    ExportReport,
+    ImportReport,
+    ReplayBackend,
+    ResultIndex,
+    check_models,
+)
 from judge.batch.replay import export_requests as export_juror
 from judge.config import JudgeConfig
 from judge.engine.cache import VerdictCache
@@ -156,3 +164,21 @@ async def open_replay_panel(
             await backend.aclose()
         if cache is not None:
             cache.close()
+
+
+def import_warnings(panel: Panel, input_path: Path) -> list[str]:
+    """What each juror's results held that no case used, as a single judge's import says
+    it (`ImportReport.warnings`): lines matching no case, lines that are not result
+    lines, custom_ids given twice. Read once the panel is graded."""
+    ids = [custom_id_for(case.id) for case in iter_cases(input_path)]
+    said = []
+    for juror, grader in zip(panel.jury.jurors, panel.graders, strict=True):
+        backend = grader.backend
+        assert isinstance(backend, ReplayBackend)
+        index = backend.results
+        unused = sum(index.discard(i) for i in ids)
+        report = ImportReport(
+            {}, index.lines, index.remaining(), unused, index.duplicates, index.unreadable
+        )
+        said += [f"juror {juror.name}: {warning}" for warning in report.warnings()]
+    return said

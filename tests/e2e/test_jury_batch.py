@@ -80,7 +80,10 @@ def planted(server_factory: Any) -> tuple[dict[str, str], dict[str, Any]]:
 
 @pytest.mark.parametrize("mode", ["full", "cyclic"])
 def test_export_then_import_is_the_live_panel(
-    tmp_path: Path, planted: tuple[dict[str, str], dict[str, Any]], mode: str
+    tmp_path: Path,
+    planted: tuple[dict[str, str], dict[str, Any]],
+    mode: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     truth, servers = planted
     rules = {"mode": mode, "overlap": 6} if mode == "cyclic" else {}
@@ -108,6 +111,9 @@ def test_export_then_import_is_the_live_panel(
     for server in servers.values():
         server.reset_stats()
 
+    with (results / "a.jsonl").open("a", encoding="utf-8") as handle:  # a line of no case
+        stray = {"custom_id": "nowhere", "response": {"status_code": 200, "body": {}}}
+        handle.write(json.dumps({**stray, "error": None}) + "\n")
     summary = batch / "summary.json"
     imported = [
         *common,
@@ -130,6 +136,9 @@ def test_export_then_import_is_the_live_panel(
         ]
         assert len(malformed) == 3 and {r["panel"]["votes"] for r in malformed} == {"2 of 3"}
     jury_summary = json.loads(summary.read_text("utf-8"))["jury"]
+    said = "juror a: 1 result line(s) match no case in the input and were ignored: 'nowhere'"
+    assert jury_summary["import_warnings"] == [said]
+    assert said in capsys.readouterr().err
     assert {n: j["requests"] for n, j in jury_summary["cost"]["jurors"].items()} == sent
 
     # a second export after the import: every juror's cases are graded, nothing to send
