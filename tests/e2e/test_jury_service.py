@@ -57,6 +57,7 @@ def test_a_jury_served_as_a_named_judge(tmp_path: Path, server_factory: Any) -> 
     cases_path = write_cases(tmp_path / "cases.jsonl", truth)
     cases = read_jsonl(cases_path)
     config = load_service_config(service_config(tmp_path, jury), ENV)
+    assert "sk-test" in config.secrets()  # the jurors' key is redacted from what it says
     with InProcessService(config) as service, httpx.Client(base_url=service.base_url) as api:
         listed = {j["name"]: j for j in api.get("/v1/judges").json()}
         assert listed["panel"]["model"] == "jury" and listed["panel"]["default"] is True
