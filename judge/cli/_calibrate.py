@@ -14,6 +14,7 @@ from calibration.inference.intervals import DEFAULT_RESAMPLES
 from calibration.report.output import output_problem
 from calibration.report.result import calibrate, write_report
 from judge.cli._calibrate_gates import EXIT_GATE, add_gate_arguments, check_gates
+from judge.cli._calibrate_jury import jury_section
 from judge.cli._calibrate_plan import add_plan_arguments, run_plan
 from judge.cli._calibrate_summary import print_summary
 from judge.cli._flag_types import finite_number, non_negative_int, test_split
@@ -170,9 +171,18 @@ def run(
             cases=request.cases,
             explain=request.explain,
         )
+        jury = jury_section(
+            request.judge_labels,
+            request.human_labels,
+            human_field=request.human_field,
+            n_bootstrap=request.bootstrap,
+            seed=request.seed,
+        )
     except CalibrationInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if jury is not None:
+        result["jury"] = jury
     gate = check_gates(result, request)
     if gate is not None:
         result["gate"] = gate

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TextIO
 
+from judge.cli._calibrate_jury import jury_lines
+
 __all__ = ["print_summary"]
 
 
@@ -100,6 +102,7 @@ def _split_lines(result: dict[str, Any]) -> list[str]:
 def print_summary(result: dict[str, Any], paths: list[Path], out: TextIO) -> None:
     """Print the summary of a calibration result to ``out``."""
     lines = [*_data_lines(result), *_split_lines(result), *_figure_lines(result)]
+    lines += jury_lines(result)
     explained = result.get("errors_by_covariate")
     if explained:
         lines.append(f"why the judge errs: {explained['summary']}")

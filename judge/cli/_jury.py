@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
-from judge.cli._common import config_from_args, print_summary, rubric_library
+from judge.api import open_cache
+from judge.cli._common import EXIT_OK, config_from_args, print_summary, rubric_library
 from judge.cli._grade_many import input_file, rubric_refs
 from judge.cli._labels import human_labels_inputs, human_labels_option
 from judge.cli._outputs import Output, check_outputs
@@ -28,6 +29,13 @@ from judge.engine.measure.run_gates import (
     grade_undefined_reasons,
 )
 from judge.errors import UsageError
+from judge.jury.batch import (
+    check_batch_jury,
+    export_jury,
+    import_warnings,
+    open_replay_panel,
+    results_of,
+)
 from judge.jury.config import Jury, load_jury
 from judge.jury.gates import jury_metric_names, jury_metrics, undefined_reasons
 from judge.jury.run import grade_panel, juror_configs, juror_files, open_panel
@@ -38,8 +46,6 @@ if TYPE_CHECKING:
 
 _NOT_WITH_JURY = {
     "batch_api": "--batch-api",
-    "export_batch": "--export-batch",
-    "import_batch": "--import-batch",
     "html": "--html",
     "parquet": "--parquet",
 }
@@ -51,7 +57,15 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     check_run_options(request)
     given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
     if given:
-        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet)")
+        also = (
+            " (export each juror's requests with --export-batch DIR, import them with "
+            "--import-batch DIR)"
+            if request.batch_api
+            else ""
+        )
+        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet){also}")
+    if request.import_batch is not None and len(request.import_batch) != 1:
+        raise UsageError("--import-batch with --jury takes one folder: DIR/<juror>.jsonl each")
     refs = rubric_refs(request.rubric)
     if len(refs) > 1:
         raise UsageError("--jury grades one rubric at a time")
@@ -65,16 +79,25 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"-o {out_dir}: with --jury the output is a folder")
+    results = None
+    if request.export_batch or request.import_batch:
+        check_batch_jury(jury, rubric)
+        if request.input == "-":
+            raise UsageError("batch grading reads INPUT more than once: give a file, not -")
+    if request.export_batch:
+        return _export(request, jury, rubric, configs, out_dir)
+    if request.import_batch:
+        results = results_of(jury, Path(request.import_batch[0]))
     records = out_dir / f"{rubric.id}.jsonl"
     labels = human_labels_option(request)
     inputs = [] if request.input == "-" else [Path(request.input)]
-    inputs += human_labels_inputs(request)
+    inputs += human_labels_inputs(request) + [p for paths in results or [] for p in paths]
     outputs = _outputs(request, jury, out_dir, records, pairwise=rubric.behaviour.compares_two)
     check_outputs(outputs, inputs, overwrite=request.overwrite)
     _announce(jury)
     with input_file(request.input, request.input_format) as input_path:
         summary = asyncio.run(
-            _grade(jury, rubric, configs, input_path, out_dir, request, base, labels)
+            _grade(jury, rubric, configs, input_path, out_dir, request, base, labels, results)
         )
     print_summary(summary)
     _print_panel(summary["jury"])
@@ -111,19 +134,79 @@ async def _grade(
     request: GradeRequest,
     base: JudgeConfig,
     labels: HumanLabels | None,
+    results: list[list[Path]] | None = None,
 ) -> dict[str, Any]:
-    async with open_panel(jury, rubric, configs) as panel:
-        return await grade_panel(
+    """The live panel, or (`results`: each juror's results files) the imported one."""
+    opened = (
+        open_panel(jury, rubric, configs)
+        if results is None
+        else open_replay_panel(jury, rubric, configs, results)
+    )
+    batch = results is not None  # the Batch API bills half (judge.engine.pricing)
+    async with opened as panel:
+        summary = await grade_panel(
             panel,
             input_path,
             out_dir,
             selection=selection_from_args(request),
             overwrite=request.overwrite,
             use_cache=base.use_cache,
-            prices=[prices_from_args(request, c) for c in configs],
+            prices=[prices_from_args(request, c, batch=batch) for c in configs],
             human_labels=labels,
             retry_failed=request.retry_failed,
         )
+        if batch:
+            warnings = await asyncio.to_thread(import_warnings, panel, input_path)
+            summary["jury"]["import_warnings"] = warnings
+            for warning in warnings:
+                print(f"warning: {warning}", file=sys.stderr)
+        return summary
+
+
+def _export(
+    request: GradeRequest, jury: Jury, rubric: Rubric, configs: list[JudgeConfig], out_dir: Path
+) -> int:
+    """`--export-batch DIR --jury J`: DIR/<juror>.jsonl each (judge.jury.batch)."""
+    assert request.export_batch is not None
+    folder = Path(request.export_batch)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--export-batch {folder}: with --jury, a folder (DIR/<juror>.jsonl)")
+    outputs = [
+        Output("--export-batch", folder / f"{j.name}.jsonl", "requests") for j in jury.jurors
+    ]
+    check_outputs(outputs, [Path(request.input)], overwrite=request.overwrite)
+    cache = open_cache(configs[0])
+    try:
+        exported = asyncio.run(
+            export_jury(
+                jury,
+                rubric,
+                configs,
+                Path(request.input),
+                folder,
+                out_dir=out_dir,
+                selection=selection_from_args(request),
+                cache=cache,
+            )
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+    for juror in exported:
+        for path, count in zip(juror.report.paths, juror.report.counts, strict=True):
+            print(f"{path}\t{count} requests")
+        if juror.report.cached or juror.report.already_graded:
+            print(
+                f"judge: juror {juror.name}: {juror.report.cached} case(s) answered from the "
+                f"cache, {juror.report.already_graded} already graded: not in its file",
+                file=sys.stderr,
+            )
+    print(
+        f"judge: submit each file with its juror's endpoint; then --import-batch RESULTS/ "
+        f"with {', '.join(f'{j.name}.jsonl' for j in jury.jurors)} in it",
+        file=sys.stderr,
+    )
+    return EXIT_OK
 
 
 def _outputs(

@@ -107,7 +107,7 @@ class ProbeRequest:
     html: Path | None
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
-    jury: Path | None = None  # --jury: refused (judge.cli.probe)
+    jury: Path | None = None  # --jury JURY.yaml: probe a panel (judge.jury.probe)
 
 
 @dataclass(frozen=True)

@@ -102,13 +102,16 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     scale = p.add_mutually_exclusive_group()  # judge/cli/batch.py runs these
     scale.add_argument("--batch-api", action="store_true", help="grade through the Batch API")
     scale.add_argument(
-        "--export-batch", metavar="REQUESTS.jsonl", help="only write the batch request file"
+        "--export-batch",
+        metavar="REQUESTS.jsonl",
+        help="only write the batch request file (with --jury: a folder, DIR/JUROR.jsonl each)",
     )
     scale.add_argument(
         "--import-batch",
         metavar="RESULTS.jsonl",
         action="append",
-        help="records from a batch results file (OpenAI or vLLM; repeat for several)",
+        help="records from a batch results file (OpenAI or vLLM; repeat for several; with "
+        "--jury: one folder of JUROR.jsonl / JUROR.*.jsonl results)",
     )
     p.add_argument(
         "--jury",

@@ -35,6 +35,9 @@ from judge.cli._requests import ProbeRequest, request_from
 from judge.config import JudgeConfig
 from judge.engine.measure.run_gates import check_conditions, probe_failure
 from judge.errors import UsageError
+from judge.jury.config import Jury, load_jury
+from judge.jury.probe import check_probe_jury, probe_panel
+from judge.jury.run import juror_configs, open_panel
 from judge.probes import (
     PROBE_KINDS,
     ProbeOptions,
@@ -72,7 +75,8 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         "--jury",
         type=Path,
         metavar="JURY.yaml",
-        help="not supported yet: probe each juror as a single judge (exit 2)",
+        help="probe a panel (mode: full): every juror asked, the figures the panel's "
+        "verdicts', each juror's beside them (juror.NAME.METRIC for --fail-if)",
     )
     p.add_argument(
         "--verdicts", type=Path, help="position: recorded verdicts (id, order ab|ba, label)"
@@ -121,17 +125,16 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def probe_command(request: ProbeRequest, env: Mapping[str, str]) -> int:
     """`judge probe PROBE`, from its request."""
-    if request.jury is not None:
-        raise UsageError(
-            f"judge probe does not take --jury yet: probe each juror of {request.jury} as a "
-            "single judge (--model, --base-url)"
-        )
-    conditions = _conditions(request)
+    jury = _jury(request)
+    conditions = _conditions(request, jury)
     output = request.output or Path(
         f"{Path(request.input or request.verdicts or '').stem}.probe-{request.probe}.json"
     )
     check_outputs(_outputs(output, request.html), _inputs(request), overwrite=request.overwrite)
-    result = _recorded(request, env) if request.verdicts is not None else _judged(request, env)
+    if request.verdicts is not None:
+        result = _recorded(request, env)
+    else:
+        result = _judged(request, env, jury)
     gate = run_gate(
         result,
         conditions=conditions,
@@ -167,7 +170,18 @@ def _inputs(request: ProbeRequest) -> list[Path]:
     return [Path(p) for p in (request.input, request.verdicts, request.human) if p]
 
 
-def _conditions(request: ProbeRequest) -> list[Condition]:
+def _jury(request: ProbeRequest) -> Jury | None:
+    """The `--jury` file, read and checked for this probe before anything is sent."""
+    if request.jury is None:
+        return None
+    if request.verdicts is not None:
+        raise UsageError("--jury asks the jurors; --verdicts reads verdicts already recorded")
+    jury = load_jury(request.jury)
+    check_probe_jury(jury, request.probe, request.judge_family)
+    return jury
+
+
+def _conditions(request: ProbeRequest, jury: Jury | None = None) -> list[Condition]:
     """Every gate condition, parsed and checked against the probe's names: a typo fails
     here, before anything is sent."""
     texts = list(request.fail_if)
@@ -179,7 +193,8 @@ def _conditions(request: ProbeRequest) -> list[Condition]:
                 f"--max-flip-rate must be between 0 and 1, got {request.max_flip_rate}"
             )
         texts.append(f"flip_rate > {request.max_flip_rate}")
-    valid = probe_metric_names(request.probe, paddings=request.padding or ())
+    names = [j.name for j in jury.jurors] if jury else ()
+    valid = probe_metric_names(request.probe, paddings=request.padding or (), jurors=names)
     what, example = f"the {request.probe} probe", "consistency_rate < 0.9"
     conditions = check_conditions(texts, valid, what=what, example=example)
     if not 0 < request.alpha < 1:
@@ -201,7 +216,7 @@ def _recorded(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
     return position_result(pairs, {"source": "recorded", "verdicts": str(verdicts)})
 
 
-def _judged(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
+def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) -> ProbeResult:
     if not request.input:
         raise UsageError(f"judge probe {request.probe} needs INPUT (or --verdicts for position)")
     if not request.rubric:
@@ -223,12 +238,20 @@ def _judged(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
     )
     if request.probe == "self-preference":
         _check_families(request, cases, rubric, options)
-    announce_judge(config)
-    result = asyncio.run(_run(request.probe, config, rubric, cases, options))
+    if jury is not None:
+        configs = juror_configs(jury, config, env)
+        for juror_config in configs:
+            announce_judge(juror_config)
+        print(f"judge: probing a jury of {len(jury.jurors)}: {_names(jury)}", file=sys.stderr)
+        probing = _run_jury(request.probe, jury, configs, rubric, cases, options)
+        result = asyncio.run(probing)
+    else:
+        announce_judge(config)
+        result = asyncio.run(_run(request.probe, config, rubric, cases, options))
     head = {
         "rubric": rubric.ref,
         "rubric_sha256": rubric.sha256,
-        "judge": config.model or "rules",
+        "judge": f"jury of {_names(jury)}" if jury else config.model or "rules",
         "input": str(request.input),
     }
     result.report = {"probe": result.report.pop("probe"), **head, **result.report}
@@ -272,3 +295,19 @@ async def _run(
 ) -> ProbeResult:
     async with open_grader(config, rubric) as grader:
         return await run_probe(kind, grader, cases, options)
+
+
+def _names(jury: Jury) -> str:
+    return ", ".join(f"{j.name} ({j.model})" for j in jury.jurors)
+
+
+async def _run_jury(
+    kind: str,
+    jury: Jury,
+    configs: list[JudgeConfig],
+    rubric: Rubric,
+    cases: Sequence[Case],
+    options: ProbeOptions,
+) -> ProbeResult:
+    async with open_panel(jury, rubric, configs) as panel:
+        return await probe_panel(kind, panel, cases, options)

@@ -9,7 +9,8 @@ Beside the grade metrics of any run (`mean_score`, `error_rate`, ...) a jury's g
 - `panel.cost_usd`, `panel.cost_per_case_usd`, `panel.requests`,
   `panel.requests_per_case`: what this run's jurors spent, all together;
 - `juror.NAME.cost_usd`, `juror.NAME.requests` for each juror;
-- with `--human-labels`: `panel.kappa`, `panel.kappa.ci95_low`, `juror.NAME.kappa`,
+- with `--human-labels` (and in `judge calibrate` over a panel's records):
+  `panel.kappa`, `panel.kappa.ci95_low`, `panel.ac1`, `juror.NAME.kappa`, `juror.NAME.ac1`,
   `panel.vs_best.kappa_difference`, `panel.vs_best.ci95_low`, `panel.vs_best.p_value`
   (McNemar's), `panel.beats_best` (1 when the verdict is `better`, else 0),
   `panel.cost_ratio` and `panel.errors.mean_correlation`, `panel.errors.n_eff`.
@@ -35,6 +36,7 @@ COSTS = ("panel.cost_usd", "panel.cost_per_case_usd", "panel.requests", "panel.r
 HUMANS = (
     "panel.kappa",
     "panel.kappa.ci95_low",
+    "panel.ac1",
     "panel.vs_best.kappa_difference",
     "panel.vs_best.ci95_low",
     "panel.vs_best.p_value",
@@ -44,13 +46,15 @@ HUMANS = (
     "panel.errors.n_eff",
 )
 
+JUROR_HUMANS = ("kappa", "ac1")  # juror.NAME.kappa, juror.NAME.ac1
+
 
 def jury_metric_names(jurors: Sequence[str], *, human_labels: bool) -> set[str]:
     """The names a jury's `--fail-if` may use (module doc)."""
     names = {*AGREEMENT, *COSTS}
     names |= {f"juror.{n}.{what}" for n in jurors for what in ("cost_usd", "requests")}
     if human_labels:
-        names |= {*HUMANS, *(f"juror.{n}.kappa" for n in jurors)}
+        names |= {*HUMANS, *(f"juror.{n}.{m}" for n in jurors for m in JUROR_HUMANS)}
     return names
 
 
@@ -76,11 +80,13 @@ def jury_metrics(jury: Mapping[str, Any]) -> dict[str, Any]:
         values[f"juror.{name}.requests"] = juror["requests"]
     humans = jury.get("vs_humans")
     if humans and "members" in humans:
-        values |= _vs_humans(humans)
+        values |= vs_humans_metrics(humans)
     return values
 
 
-def _vs_humans(humans: Mapping[str, Any]) -> dict[str, Any]:
+def vs_humans_metrics(humans: Mapping[str, Any]) -> dict[str, Any]:
+    """The `--human-labels` figures' names and values from a `vs_humans` block (calibration.
+    compare.jury.jury_vs_humans), as `judge grade --jury` and `judge calibrate` gate them."""
     members, versus = humans["members"], humans["panel_vs_best"]
     panel_ci = members["panel"].get("kappa_ci95") or (None, None)
     diff_ci = versus.get("kappa_difference_ci95") or (None, None)
@@ -88,6 +94,7 @@ def _vs_humans(humans: Mapping[str, Any]) -> dict[str, Any]:
     values = {
         "panel.kappa": members["panel"]["kappa"],
         "panel.kappa.ci95_low": panel_ci[0],
+        "panel.ac1": members["panel"]["ac1"],
         "panel.vs_best.kappa_difference": versus["kappa_difference"],
         "panel.vs_best.ci95_low": diff_ci[0],
         "panel.vs_best.p_value": versus["mcnemar"]["p_value"],
@@ -96,7 +103,9 @@ def _vs_humans(humans: Mapping[str, Any]) -> dict[str, Any]:
         "panel.errors.mean_correlation": errors["mean"],
         "panel.errors.n_eff": errors["n_eff"],
     }
-    values |= {f"juror.{n}.kappa": m["kappa"] for n, m in members.items() if n != "panel"}
+    for name, member in members.items():
+        if name != "panel":
+            values |= {f"juror.{name}.kappa": member["kappa"], f"juror.{name}.ac1": member["ac1"]}
     return values
 
 

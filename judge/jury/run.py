@@ -18,12 +18,12 @@ import asyncio
 import copy
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from calibration.agreement.panel import panel_agreement
 from judge.api import make_backend, open_cache
@@ -54,6 +54,8 @@ from judge.schemas import GradedRecord
 if TYPE_CHECKING:
     from judge.client import AsyncHttpClient
     from judge.engine.measure.human_labels import HumanLabels
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ async def grade_panel(
                 keep=keep,
             )
         except ApiError as exc:
-            raise _naming(exc, panel.jury.jurors[number]) from exc
+            raise naming(exc, panel.jury.jurors[number]) from exc
 
     async def one(number: int, share: Selection) -> dict[str, Any]:
         """A juror's grading: of the input, and (pairwise) of the swapped input after."""
@@ -184,16 +186,18 @@ async def grade_panel(
 
     plan: Plan | None = None
     if mode == "full":
-        summaries = await _all([one(n, chosen) for n in range(len(names))])
+        summaries = await all_jurors([one(n, chosen) for n in range(len(names))])
     elif mode == "cyclic":
         plan = cyclic_plan(case_ids, indices, len(names), panel.jury.overlap_share)
-        summaries = await _all([one(n, Selection(only=plan.share(n))) for n in range(len(names))])
+        summaries = await all_jurors(
+            [one(n, Selection(only=plan.share(n))) for n in range(len(names))]
+        )
     else:  # escalate: the first juror, then the rest where it is unsure
         first = await one(0, chosen)
         why = await asyncio.to_thread(_escalated, panel, files[0], case_ids, indices)
         plan = escalation_plan(case_ids, indices, len(names), why)
         rest = [one(n, Selection(only=plan.share(n))) for n in range(1, len(names))]
-        summaries = [first, *await _all(rest)]
+        summaries = [first, *await all_jurors(rest)]
     output = out_dir / f"{panel.rubric.id}.jsonl"
     await asyncio.to_thread(_write_panel, panel, files, output, plan)
     summary = await asyncio.to_thread(_summarise_panel, panel, output, None, n_boot)
@@ -277,7 +281,7 @@ def _check_resumable(grader: Grader, path: Path) -> None:
     )
 
 
-def _naming(exc: ApiError, juror: Juror) -> ApiError:
+def naming(exc: ApiError, juror: Juror) -> ApiError:
     """The same error, its message saying which juror (and which key variable) it was."""
     named = copy.copy(exc)
     key = f"; its key is ${juror.api_key_env}" if juror.api_key_env else ""
@@ -285,7 +289,7 @@ def _naming(exc: ApiError, juror: Juror) -> ApiError:
     return named
 
 
-async def _all(jobs: list[Any]) -> list[dict[str, Any]]:
+async def all_jurors(jobs: list[Coroutine[Any, Any, T]]) -> list[T]:
     """Run the jurors together; the first error (a fatal judge error) cancels the rest."""
     try:
         async with asyncio.TaskGroup() as group:

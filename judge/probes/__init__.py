@@ -82,9 +82,17 @@ _CHANGE = (
 _FLIPS = ("eligible", "flips", "flip_rate", "toward_rate")
 
 
-def probe_metric_names(probe: str, *, paddings: Sequence[str] = ()) -> set[str]:
+def probe_metric_names(
+    probe: str, *, paddings: Sequence[str] = (), jurors: Sequence[str] = ()
+) -> set[str]:
     """Every name `--fail-if` accepts for a probe (`paddings`: the verbosity strategies
-    chosen, default all), so a typo is refused before anything is sent."""
+    chosen, default all), so a typo is refused before anything is sent. With `jurors` (a
+    jury's names, judge.jury.probe) the names are the panel's, each juror's under
+    `juror.NAME.`, and `jury.requests`."""
+    if jurors:
+        own = probe_metric_names(probe, paddings=paddings)
+        each = {f"juror.{j}.{name}" for j in jurors for name in own}
+        return own | each | {"jury.requests", *(f"jury.requests_by_juror.{j}" for j in jurors)}
     names = set(_PROBE_METRICS[probe])
     if probe != "position":
         names |= {f"status.{s}" for s in ("ok", "abstained", "parse_error", "api_error")}

@@ -187,11 +187,14 @@ def write_outputs(result: ProbeResult, out: Path) -> list[Path]:
 
 def probe_metrics(report: dict[str, Any]) -> dict[str, Any]:
     """The report's numbers under dotted names (`by_strategy.recap.n`), as a gate sees
-    them; a status no verdict had counts 0 (the report lists only the statuses seen)."""
-    values = flatten_numbers({k: v for k, v in report.items() if k != "gate"})
+    them; a status no verdict had counts 0 (the report lists only the statuses seen). A
+    jury's report gives each juror's under `juror.NAME.` (`juror.a.consistency_rate`)."""
+    values = flatten_numbers({k: v for k, v in report.items() if k not in ("gate", "jurors")})
     if isinstance(report.get("status"), dict):
         for status in get_args(Status):
             values.setdefault(f"status.{status}", 0)
+    for name, juror in (report.get("jurors") or {}).items():  # a jury's (judge.jury.probe)
+        values |= {f"juror.{name}.{k}": v for k, v in probe_metrics(juror).items()}
     return values
 
 

@@ -311,13 +311,14 @@ def _rubric_fields(rubric: Rubric) -> dict[str, Any]:
 
 def _judge_out(config: ServiceConfig, name: str, default: str) -> JudgeOut:
     spec = config.spec(name)
+    jury = spec.jury is not None
     return JudgeOut(
         name=name,
-        model=spec.model or "rules",
-        offline=spec.model is None,
+        model="jury" if jury else spec.model or "rules",
+        offline=spec.model is None and not jury,
         temperature=spec.temperature,
         seed=spec.seed,
         max_tokens=spec.max_tokens,
-        output_mode=spec.output_mode if spec.model else "rules",
+        output_mode="panel" if jury else spec.output_mode if spec.model else "rules",
         default=name == default,
     )

@@ -73,6 +73,8 @@ class JudgePool:
         return self._rubrics[ref]
 
     def grader(self, name: str, rubric: Rubric) -> Grader:
+        if name in self.config.juries:
+            return self._panel(name, rubric)
         config = self.config.judge_config(name)
         if name not in self._backends:
             self._backends[name] = _Throttled(self._make(name, config), config.max_in_flight)
@@ -82,6 +84,24 @@ class JudgePool:
             cache=self._cache_for(name),
             concurrency=config.max_in_flight,
         )
+
+    def _panel(self, name: str, rubric: Rubric) -> Grader:
+        """A jury's grader (judge.jury.serve): each juror's backend made once and throttled
+        by its own concurrency, as every judge's, its verdicts in the shared cache."""
+        from judge.jury.serve import PanelCaseGrader  # only a configured jury loads it
+
+        jury = self.config.juries[name]
+        graders = []
+        for juror, config in zip(jury.jurors, self.config.juror_configs[name], strict=True):
+            key = f"{name}/{juror.name}"
+            if key not in self._backends:
+                made = self._made.get(key) or make_backend(config)
+                self._backends[key] = _Throttled(made, config.max_in_flight)
+            cache = self._cache_of(config)
+            graders.append(
+                Grader(self._backends[key], rubric, cache=cache, concurrency=config.max_in_flight)
+            )
+        return PanelCaseGrader(jury, rubric, graders)
 
     def _make(self, name: str, config: JudgeConfig) -> Backend:
         """The backend for judge `name`. The rules judge gets the request timeout as its
@@ -101,7 +121,12 @@ class JudgePool:
             self._cache_for(name)
 
     def _cache_for(self, name: str) -> VerdictCache | None:
-        config = self.config.judge_config(name)
+        if name in self.config.juries:  # its jurors' verdicts are cached, not the panel's
+            caches = [self._cache_of(c) for c in self.config.juror_configs[name]]
+            return next((c for c in caches if c is not None), None)
+        return self._cache_of(self.config.judge_config(name))
+
+    def _cache_of(self, config: JudgeConfig) -> VerdictCache | None:
         if config.offline or not config.use_cache:
             return None
         if self._cache is None:

@@ -10,6 +10,7 @@ Read once, at the edge (`judge serve`), from a YAML or TOML file and the environ
         temperature: 0
         concurrency: 16
       rules: {}                          # no model: the offline rules judge
+      panel: {jury: jury.yaml}           # a jury (mode: full), its file relative to this one
     default_judge: gpt4o
     token_env: JUDGE_SERVICE_TOKEN       # or `token: ...`; the bearer token clients send
     data_dir: ./judge-service            # SQLite job store and each job's files
@@ -29,25 +30,47 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from judge.config import JudgeConfig, JudgeSettings, default_cache_dir
 from judge.errors import UsageError
 from judge.schemas import NAME
+
+if TYPE_CHECKING:
+    from judge.jury.config import Jury
+else:  # loaded only for a configured jury (`_load_juries`)
+    Jury = Any
 
 RULES_JUDGE = "rules"
 TOKEN_ENV = "JUDGE_SERVICE_TOKEN"
 
 
 class JudgeSpec(JudgeSettings):
-    """One named judge: a model behind an endpoint, or (no model) the rules judge. Its key
-    is named by `api_key_env` and read from the server's environment, never from a request."""
+    """One named judge: a model behind an endpoint, or (no model) the rules judge, or
+    (`jury: JURY.yaml`, relative to this file) a panel of judges (judge.jury.serve). Its key
+    is named by `api_key_env` and read from the server's environment, never from a request
+    (a jury's jurors name theirs in the jury file)."""
 
     api_key_env: str | None = None
+    jury: Path | None = None
+
+    @model_validator(mode="after")
+    def _a_jury_or_a_model(self) -> JudgeSpec:
+        if self.jury is not None and (self.model or self.base_url or self.api_key_env):
+            raise ValueError("a judge with jury: names no model, base_url or api_key_env")
+        return self
 
 
 class Limits(BaseModel):
@@ -101,6 +124,12 @@ class ServiceConfig(BaseModel):
     allowed_hosts: list[str] = Field(default_factory=list)
     # Resolved from the environment at load time; never serialised.
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, repr=False, exclude=True)
+    # The juries of the judges with `jury:`, read at load time, and their jurors' configs
+    # (keys resolved); never serialised.
+    juries: dict[str, Jury] = Field(default_factory=dict, repr=False, exclude=True)
+    juror_configs: dict[str, list[JudgeConfig]] = Field(
+        default_factory=dict, repr=False, exclude=True
+    )
 
     @field_validator("data_dir", "cache_dir", "rubrics_dirs")
     @classmethod
@@ -122,7 +151,7 @@ class ServiceConfig(BaseModel):
     def judge_config(self, name: str) -> JudgeConfig:
         """The engine's frozen config for the judge called `name`."""
         spec = self.spec(name)
-        options = spec.model_dump(exclude={"api_key_env"})
+        options = spec.model_dump(exclude={"api_key_env", "jury"})
         return JudgeConfig(
             **options,
             api_key=self.api_keys.get(name),
@@ -134,6 +163,9 @@ class ServiceConfig(BaseModel):
         """Every secret value the server holds, to scrub from anything it says: keys, the
         token, and a password written into a judge's base_url."""
         values = [key.get_secret_value() for key in self.api_keys.values()]
+        for configs in self.juror_configs.values():  # a jury's jurors' keys
+            values += [c.api_key.get_secret_value() for c in configs if c.api_key is not None]
+            values += [_password(c.base_url) for c in configs]
         if self.token is not None:
             values.append(self.token.get_secret_value())
         for spec in self.judges.values():
@@ -152,6 +184,7 @@ def load_service_config(
     """Read the config file (YAML or TOML by suffix), resolve keys and the token from `env`."""
     data: dict[str, Any] = _read_file(path) if path is not None else {}
     _refuse_juries(data, path)
+    _anchor_juries(data, path)
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         config = ServiceConfig.model_validate(data)
@@ -164,22 +197,54 @@ def load_service_config(
     _check_names(config)
     listed = [Path(p).expanduser() for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
     update = {**_resolve_secrets(config, env), "rubrics_dirs": [*config.rubrics_dirs, *listed]}
+    update |= _load_juries(config, env, path)
     return config.model_copy(update=update)
 
 
-def _refuse_juries(data: Mapping[str, Any], path: Path | None) -> None:
-    """A jury (`juries:`, or a judge with `jury:`) is not served yet: say so in one line."""
+def _anchor_juries(data: dict[str, Any], path: Path | None) -> None:
+    """A judge's `jury:` path is relative to the configuration file, as a user reads it."""
     judges = data.get("judges")
-    judges = judges if isinstance(judges, dict) else {}
-    named = [
-        f"judge {n!r}" for n, spec in judges.items() if isinstance(spec, dict) and "jury" in spec
-    ]
-    found = ["juries"] if "juries" in data else named
-    if found:
+    if path is None or not isinstance(judges, dict):
+        return
+    for spec in judges.values():
+        if isinstance(spec, dict) and isinstance(spec.get("jury"), str):
+            spec["jury"] = str(path.parent / Path(spec["jury"]).expanduser())
+
+
+def _load_juries(
+    config: ServiceConfig, env: Mapping[str, str], path: Path | None
+) -> dict[str, Any]:
+    """Every `jury:` judge's jury file, read and checked now (one line, exit 2, at start),
+    and its jurors' configs over the service's cache settings and the judge's timeouts."""
+    from judge.jury.config import juror_config, load_jury  # only a configured jury loads it
+    from judge.jury.serve import check_served_jury
+
+    juries: dict[str, Jury] = {}
+    configs: dict[str, list[JudgeConfig]] = {}
+    for name, spec in config.judges.items():
+        if spec.jury is None:
+            continue
+        where = f"{path}: judge {name!r}" if path else f"judge {name!r}"
+        jury = load_jury(spec.jury)
+        check_served_jury(jury, where)
+        base = config.judge_config(name)
+        juries[name] = jury
+        configs[name] = [juror_config(j, base, env) for j in jury.jurors]
+    return {"juries": juries, "juror_configs": configs}
+
+
+def _password(url: str | None) -> str:
+    password = urlsplit(url).password if url else None
+    return unquote(password) if password else ""
+
+
+def _refuse_juries(data: Mapping[str, Any], path: Path | None) -> None:
+    """`juries:` is not a key: a jury is served as a named judge; say so in one line."""
+    if "juries" in data:
         where = f"{path}: " if path else ""
         raise UsageError(
-            f"{where}the service does not serve a jury yet ({found[0]}); grade with a jury "
-            "through `judge grade --jury JURY.yaml`"
+            f"{where}the service has no `juries:`: name a jury as a judge, "
+            "judges: {panel: {jury: jury.yaml}}"
         )
 
 

@@ -1,6 +1,7 @@
 """Where a jury is not supported yet, the command says so in one line and exits 2, before
-anything is sent: `judge probe --jury`, a jury in the service's configuration, and the
-batch flags with `judge grade --jury`."""
+anything is sent: `--batch-api` with `judge grade --jury` (its export and import:
+tests/e2e/test_jury_batch.py; `judge probe --jury`: tests/e2e/test_jury_probe.py; a jury
+in `judge serve`: tests/e2e/test_jury_service.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from pathlib import Path
 import pytest
 
 from judge.cli import main
-from judge.errors import UsageError
-from judge.service.config import load_service_config
 from judge.testing.jurors import planted_truth, write_cases
 
 
@@ -21,36 +20,12 @@ def jury(tmp_path: Path) -> Path:
     return path
 
 
-def test_probe_refuses_a_jury(
-    tmp_path: Path, jury: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    cases = write_cases(tmp_path / "cases.jsonl", planted_truth(3))
-    args = ["probe", "verbosity", str(cases), "--rubric", "policy", "--jury", str(jury)]
-    assert main(args, env={}) == 2
-    err = capsys.readouterr().err
-    assert "judge probe does not take --jury yet" in err and str(jury) in err
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "juries: {panel: {jury: j.yaml}}\n",
-        "judges:\n  solo: {model: m}\n  panel: {jury: j.yaml}\n",
-    ],
-)
-def test_the_service_refuses_a_jury_in_its_configuration(tmp_path: Path, text: str) -> None:
-    config = tmp_path / "service.yaml"
-    config.write_text(text, "utf-8")
-    with pytest.raises(UsageError, match="does not serve a jury yet") as caught:
-        load_service_config(config, {})
-    assert str(config) in str(caught.value)
-
-
-def test_grade_refuses_the_batch_flags_with_a_jury(
+def test_grade_refuses_the_batch_api_with_a_jury(
     tmp_path: Path, jury: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cases = write_cases(tmp_path / "cases.jsonl", planted_truth(3))
     args = ["grade", str(cases), "--rubric", "policy", "--jury", str(jury)]
-    assert main([*args, "--export-batch", str(tmp_path / "req.jsonl")], env={}) == 2
-    assert "--jury does not combine with --export-batch" in capsys.readouterr().err
-    assert not (tmp_path / "req.jsonl").exists()
+    assert main([*args, "--batch-api", "-o", str(tmp_path / "out")], env={}) == 2
+    err = capsys.readouterr().err
+    assert "--jury does not combine with --batch-api" in err and "--export-batch DIR" in err
+    assert not (tmp_path / "out").exists()
