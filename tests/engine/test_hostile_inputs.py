@@ -40,6 +40,24 @@ def test_deeply_nested_json_is_a_clear_error_not_a_traceback(
     assert not out.exists()
 
 
+def test_the_depth_rule_is_exact_with_or_without_many_brackets(tmp_path: Path) -> None:
+    """A case nested exactly MAX_DEPTH deep is read, one level more is refused, and a case
+    with far more brackets than levels (in strings, in sibling lists) is read: the fast path
+    that skips the walk for lines with few brackets changes no outcome."""
+    from calibration.io.rows import TOO_DEEP, iter_rows
+
+    base = json.dumps(case("a"))[:-1]
+    at_limit = base + f', "metadata": {{"x": {nested(MAX_DEPTH - 2)}}}}}'  # case, metadata, x...
+    over = base + f', "metadata": {{"x": {nested(MAX_DEPTH - 1)}}}}}'
+    wide = (
+        base + ', "metadata": {"x": ' + json.dumps([[i] for i in range(200)] + ["[[{"] * 50) + "}}"
+    )
+    source = tmp_path / "depths.jsonl"
+    source.write_text(f"{at_limit}\n{over}\n{wide}\n")
+    rows = [row for _, row in iter_rows(source)]
+    assert isinstance(rows[0], dict) and rows[1] == TOO_DEEP and isinstance(rows[2], dict)
+
+
 def test_deep_nesting_in_a_csv_cell_is_a_clear_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
