@@ -82,6 +82,9 @@ class GradeRequest:
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
     jury: Path | None = None  # --jury JURY.yaml: a panel of judges (judge.cli._jury)
+    engine: Literal["local", "ray"] = "local"  # --engine ray: judge.cli._engine
+    ray_address: str | None = None
+    ray_actors: int | None = None
 
 
 @dataclass(frozen=True)
