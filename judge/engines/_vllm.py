@@ -13,7 +13,8 @@ repair round-trip (as in a batch), a reply of `max_tokens` tokens counts as trun
 the engine (`endpoint` `ray.data.llm:vllm`), so a records file graded through an endpoint
 is not resumed by this executor or the other way round.
 
-Building the processor needs only Ray Data; running it needs vLLM and GPUs on the cluster.
+The processor config needs only Ray Data; building the processor needs `transformers` (Ray
+reads the model's tokenizer config) and running it vLLM and GPUs on the cluster.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def processor_config(
         raise ValueError("the vLLM executor needs a model: --model or model_source")
     return vLLMEngineProcessorConfig(
         model_source=source,
-        engine_kwargs={"max_model_len": 8192, **(engine_kwargs or {})},
+        engine_kwargs=dict(engine_kwargs or {}),
         concurrency=concurrency,
         batch_size=batch_size,
     )
