@@ -109,7 +109,7 @@ def grade_dataset(
     if skip:
         ds = ds.filter(lambda row: row["id"] not in skip)
     cache = config.use_cache if use_cache is None else use_cache
-    return ds.map_batches(
+    graded = ds.map_batches(
         GradeBatches,
         fn_constructor_kwargs={
             "config": config,
@@ -123,6 +123,10 @@ def grade_dataset(
         batch_format="pyarrow",
         **{"num_cpus": ACTOR_CPUS, **(ray_remote_args or {})},
     )
+    # an actor's fatal judge error (bad key, unknown model) reaches the driver as itself,
+    # not as Ray Data's UserCodeException (which loses its cause on the way)
+    graded.context.raise_original_map_exception = True
+    return graded
 
 
 def records_of(ds: ray.data.Dataset) -> Iterator[GradedRecord]:
@@ -131,28 +135,26 @@ def records_of(ds: ray.data.Dataset) -> Iterator[GradedRecord]:
     try:
         for row in ds.iter_rows():
             yield GradedRecord.model_validate_json(row["record"])
-    except JudgeError:
-        raise
     except Exception as exc:
         cause = judge_error_in(exc)
-        if cause is None:
+        if cause is None or cause is exc:
             raise
-        raise cause from exc
+        raise cause from None
 
 
 def judge_error_in(exc: BaseException) -> JudgeError | None:
     """The project's own error inside a Ray error (a fatal API error, a bad row), if any:
-    Ray wraps what an actor raised in its own exception types, cause by cause."""
+    Ray wraps what an actor raised (`RayTaskError.cause`), cause by cause."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
+        wrapped = getattr(current, "cause", None)
+        if isinstance(wrapped, BaseException) and id(wrapped) not in seen:
+            current = wrapped
+            continue
         if isinstance(current, JudgeError):
             return current
-        cause = getattr(current, "cause", None)
-        if isinstance(cause, BaseException) and id(cause) not in seen:
-            current = cause
-            continue
         current = current.__cause__ or current.__context__
     return None
 

@@ -18,7 +18,7 @@ import pytest
 
 from judge.cli import main
 from judge.config import JudgeConfig
-from judge.testing import FakeOpenAIServer
+from judge.testing import FakeOpenAIServer, Reply
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
 ray = pytest.importorskip("ray", reason="the ray extra (ray[data]) is in the dev extra")
@@ -190,3 +190,21 @@ def test_what_the_ray_engine_does_not_do_is_a_usage_error(
     code = main(["grade", str(source), "--rubric", "faithfulness", "--offline", *extra])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_fatal_judge_error_in_an_actor_stops_the_run_as_judge_grade_does(
+    local_ray: None, server_factory: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", cases(8))
+    said = {}
+    for engine in ("local", "ray"):
+        bad_key = server_factory()
+        for _ in range(40):
+            bad_key.script(Reply(status=401, error_body={"error": {"message": "bad key"}}))
+        out = tmp_path / f"{engine}.jsonl"
+        assert grade(bad_key, source, out, "--engine", engine) == 1
+        errors = [
+            line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")
+        ]
+        said[engine] = [line.replace(bad_key.base_url, "URL") for line in errors]
+    assert said["ray"] == said["local"] and "HTTP 401" in said["ray"][0]
