@@ -213,3 +213,23 @@ def test_a_fatal_judge_error_in_an_actor_stops_the_run_as_judge_grade_does(
         ]
         said[engine] = [line.replace(bad_key.base_url, "URL") for line in errors]
     assert said["ray"] == said["local"] and "HTTP 401" in said["ray"][0]
+
+
+@pytest.mark.slow  # a Ray cluster: seconds to start, seconds a dataset
+def test_parquet_in_and_out_give_the_records_of_the_jsonl_run(
+    local_ray: None, server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = cases(30)
+    jsonl = write_jsonl(tmp_path / "in.jsonl", rows)
+    table = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), table)
+    from_jsonl, from_parquet = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    copy = tmp_path / "b.parquet"
+    assert grade(server, jsonl, from_jsonl, "--engine", "ray") == 0
+    assert grade(server, table, from_parquet, "--engine", "ray", "--parquet", str(copy)) == 0
+    ours = read_jsonl(from_parquet)
+    assert without_latency(ours) == without_latency(read_jsonl(from_jsonl))
+    assert pq.read_table(copy).column("id").to_pylist() == [r["id"] for r in rows]
