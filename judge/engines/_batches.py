@@ -35,6 +35,13 @@ RECORD_COLUMNS = ("id", "rubric", "status", "score", "label", "judge_id", "recor
 BatchHook = Callable[[Sequence[GradedRecord]], None]
 
 
+class RowError(InputError):
+    """A dataset row that is not a case; picklable, so Ray brings it to the driver whole."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.path, self.problems))
+
+
 def row_case(row: Mapping[str, Any], rubric: Rubric, form: RowForm) -> Case:
     """The case of one dataset row. `fields`: the row's columns are the case's fields (a
     file's rules: aliases, unknown fields refused; a null column counts as absent, as
@@ -46,7 +53,7 @@ def row_case(row: Mapping[str, Any], rubric: Rubric, form: RowForm) -> Case:
     case, problem = to_case(fields, rubric)
     if case is None:
         case_id = str(fields.get("id")) if fields.get("id") not in (None, "") else None
-        raise InputError("dataset", [(None, case_id, problem or "invalid case")])
+        raise RowError("dataset", [(None, case_id, problem or "invalid case")])
     return case
 
 

@@ -91,9 +91,9 @@ def grade_dataset(
     the judge's `concurrency` requests in flight; `skip_ids` are left out (resume).
     Output order is Ray's: sort by the input's ids after collecting (`grade_file` does).
     `ray_remote_args` go to `map_batches` (default `num_cpus=ACTOR_CPUS`: an actor waits
-    on the network);
-    `after_batch` is called in the actor with each batch's records before they are
-    returned (a fault hook for tests: a kill there loses a graded batch, which Ray runs again).
+    on the network). `after_batch` is called in the actor with each batch's records
+    before they are returned (a fault hook for tests: a kill there loses a graded batch,
+    which Ray runs again). A row that is not a case raises InputError naming its id.
 
     >>> import ray                                                    # doctest: +SKIP
     >>> ds = ray.data.read_json("s3://bucket/answers.jsonl")           # doctest: +SKIP

@@ -233,3 +233,17 @@ def test_parquet_in_and_out_give_the_records_of_the_jsonl_run(
     ours = read_jsonl(from_parquet)
     assert without_latency(ours) == without_latency(read_jsonl(from_jsonl))
     assert pq.read_table(copy).column("id").to_pylist() == [r["id"] for r in rows]
+
+
+@pytest.mark.slow  # a Ray cluster: seconds to start, seconds a dataset
+def test_a_dataset_row_that_is_not_a_case_is_an_input_error_naming_its_id(
+    local_ray: None, server: FakeOpenAIServer
+) -> None:
+    from judge.engines.ray import grade_dataset, records_of
+    from judge.errors import InputError
+
+    rows = [case("fine"), {"id": "no-answer", "question": "q?", "contexts": ["c"]}]
+    config = JudgeConfig(model=MODEL, base_url=server.base_url, api_key="sk-test", use_cache=False)
+    graded = grade_dataset(ray.data.from_items(rows), "faithfulness", config, actors=1)
+    with pytest.raises(InputError, match="no-answer.*answer"):
+        list(records_of(graded))
