@@ -83,6 +83,9 @@ class GradeRequest:
     judge: JudgeOptions
     jury: Path | None = None  # --jury JURY.yaml: a panel of judges (judge.cli._jury)
     retry_failed: bool = False  # --retry-failed: a jury asks its jurors' parse errors again
+    engine: Literal["local", "ray"] = "local"  # --engine ray: judge.cli._engine
+    ray_address: str | None = None
+    ray_actors: int | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from judge.cli._common import (
     say_requests,
     show_progress,
 )
+from judge.cli._engine import add_engine_options, check_engine_options, grade_on_ray
 from judge.cli._grade_many import (
     add_diagnosis_options,
     check_diagnosis_options,
@@ -128,6 +129,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     )
     add_human_labels_option(p)
     add_html_option(p)
+    add_engine_options(p)
     add_judge_options(p)
     add_run_options(p)
     add_diagnosis_options(p)
@@ -140,6 +142,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
     """`judge grade`, from its request."""
+    check_engine_options(request, rubric_refs(request.rubric))
     if request.jury is not None:
         from judge.cli._jury import run_grade_jury  # the jury loads only when asked for
 
@@ -177,9 +180,12 @@ def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
     with input_file(request.input, request.input_format) as input_path:
         announce_judge(config)
         prices = prices_from_args(request, config)
-        summary = asyncio.run(
-            _grade(config, rubric, input_path, output, request, env, prices, labels)
-        )
+        if request.engine == "ray":
+            summary = grade_on_ray(config, rubric, input_path, output, request, prices, labels)
+        else:
+            summary = asyncio.run(
+                _grade(config, rubric, input_path, output, request, env, prices, labels)
+            )
         grade_html(request.html, summary, output, input_path)
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
