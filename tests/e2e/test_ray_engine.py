@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
+# ray[data] is in the dev extra: without it this module fails to import, it is never skipped
+import ray
+
 from judge.cli import main
 from judge.config import JudgeConfig
 from judge.testing import FakeOpenAIServer, Reply
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
-
-ray = pytest.importorskip("ray", reason="the ray extra (ray[data]) is in the dev extra")
 
 MODEL = "judge-test-2024-01-01"
 CASES = 2000

@@ -11,17 +11,14 @@ from typing import Any
 
 import pytest
 
+# ray[data] is in the dev extra: without it this module fails to import, it is never skipped
+import ray.data.llm  # noqa: E402, F401
+
 from judge.config import JudgeConfig
 from judge.engine.grader import build_record
 from judge.engine.identity import judge_id
 from judge.engine.model import LLMJudge
-from judge.rubric import load_rubric
-from judge.schemas import Case
-from tests.helpers import FAITHFUL_VERDICT, MockEndpoint, case, chat_reply
-
-pytest.importorskip("ray.data.llm", reason="the ray extra (ray[data]) is in the dev extra")
-
-from judge.engines._vllm import (  # noqa: E402 (after the skip: it needs Ray for the config)
+from judge.engines._vllm import (  # noqa: E402 (after Ray: it needs Ray for the config)
     ENDPOINT,
     postprocess,
     preprocess,
@@ -30,6 +27,9 @@ from judge.engines._vllm import (  # noqa: E402 (after the skip: it needs Ray fo
     sampling_params,
     vllm_identity,
 )
+from judge.rubric import load_rubric
+from judge.schemas import Case
+from tests.helpers import FAITHFUL_VERDICT, MockEndpoint, case, chat_reply
 
 MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
