@@ -37,6 +37,7 @@ from pydantic import TypeAdapter
 
 from judge.errors import UsageError
 from judge.service._diskfull import DISK_FULL
+from judge.service._sql import listing_query
 
 log = logging.getLogger(__name__)
 
@@ -189,18 +190,9 @@ class JobStore:
 
     def listing(self, *, status: str | None, limit: int, before: Job | None) -> list[Job]:
         """Jobs newest first: `limit` of them, of one `status` if given, older than `before`."""
-        where: list[str] = []
-        values: list[Any] = []
-        if status is not None:
-            where.append("status = ?")
-            values.append(status)
-        if before is not None:
-            where.append("(created_at < ? OR (created_at = ? AND id < ?))")
-            values += [before.created_at, before.created_at, before.id]
-        clause = f"WHERE {' AND '.join(where)} " if where else ""
-        sql = f"SELECT * FROM jobs {clause}ORDER BY created_at DESC, id DESC LIMIT ?"
+        sql, values = listing_query(status=status, limit=limit, before=before, mark="?")
         with self._lock:
-            rows = self._db.execute(sql, (*values, limit)).fetchall()
+            rows = self._db.execute(sql, values).fetchall()
         return [_job(row) for row in rows]
 
     def unfinished(self) -> list[Job]:

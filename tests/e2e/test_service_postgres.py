@@ -210,6 +210,43 @@ def test_the_same_key_at_once_makes_one_job(postgres_url: str, tmp_path: Path) -
             store.close()
 
 
+def test_listing_pages_and_filters_as_the_sqlite_store_does(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Newest first, `before` as a cursor and a status filter: the same listing from both
+    stores (they share one query, judge/service/_sql.py)."""
+    from judge.service._store import JobStore
+
+    pg = open_store(postgres_url, tmp_path / "pg")
+    lite = JobStore(tmp_path / "lite")
+    try:
+        jobs = [admit(pg, 2) for _ in range(6)]
+        assert all(job is not None for job in jobs)
+        for job in jobs:  # the same jobs in SQLite
+            folder = lite.jobs_dir / f".incoming-{job.id}"
+            folder.mkdir()
+            (folder / "cases.jsonl").write_text(
+                "".join(json.dumps(case(f"c{i:03d}")) + "\n" for i in range(2)), "utf-8"
+            )
+            assert lite.admit(job, folder) is not None
+        pg.set_status(jobs[1].id, "cancelled")
+        lite.set_status(jobs[1].id, "cancelled")
+
+        def pages(store: Any, **options: Any) -> list[list[str]]:
+            seen, before = [], None
+            while page := store.listing(limit=2, before=before, **options):
+                seen.append([job.id for job in page])
+                before = page[-1]
+            return seen
+
+        assert pages(pg, status=None) == pages(lite, status=None)
+        assert sum(len(page) for page in pages(pg, status=None)) == 6
+        assert pages(pg, status="cancelled") == pages(lite, status="cancelled") == [[jobs[1].id]]
+    finally:
+        pg.close()
+        lite.close()
+
+
 def _service_config(tmp_path: Path, **extra: Any) -> ServiceConfig:
     settings: dict[str, Any] = {"use_cache": False, **extra}
     return ServiceConfig(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", **settings)

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 from judge.engine.cache import VerdictCache
 from judge.engine.inputs import iter_rows
 from judge.errors import UsageError
+from judge.service._sql import listing_query
 from judge.service._store import (
     ACTIVE,
     HUMAN_LABELS,
@@ -270,18 +271,9 @@ class PostgresStore:
 
     def listing(self, *, status: str | None, limit: int, before: Job | None) -> list[Job]:
         """Jobs newest first: `limit` of them, of one `status` if given, older than `before`."""
-        where: list[str] = []
-        values: list[Any] = []
-        if status is not None:
-            where.append("status = %s")
-            values.append(status)
-        if before is not None:
-            where.append("(created_at < %s OR (created_at = %s AND id < %s))")
-            values += [before.created_at, before.created_at, before.id]
-        clause = f"WHERE {' AND '.join(where)} " if where else ""
-        sql = f"SELECT * FROM jobs {clause}ORDER BY created_at DESC, id DESC LIMIT %s"
+        sql, values = listing_query(status=status, limit=limit, before=before, mark="%s")
         with self._pool.connection() as db:
-            rows = db.execute(sql, (*values, limit)).fetchall()
+            rows = db.execute(sql, values).fetchall()
         return [_job(row) for row in rows]
 
     def open_records(self, job: Job) -> Iterator[bytes]:
