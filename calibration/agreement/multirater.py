@@ -175,19 +175,29 @@ def krippendorff_alpha(
     return krippendorff_alpha_from_counts(counts, level=level, values=values)
 
 
-def krippendorff_alpha_from_counts(
-    counts: ArrayLike, *, level: Level = "nominal", values: ArrayLike | None = None
-) -> float:
-    """Krippendorff's alpha from an items x categories table of rating counts; see
-    :func:`krippendorff_alpha`. ``values`` are the categories' numbers (interval level)."""
+def coincidence_matrix(counts: ArrayLike) -> np.ndarray | None:
+    """Krippendorff's coincidence matrix ``o_ck`` from an items x categories table of rating
+    counts: each ordered pair of an item's ``m >= 2`` ratings adds ``1/(m-1)``. ``None``
+    when no item has two ratings."""
     table = np.asarray(counts, dtype=float)
     m = table.sum(axis=1)
     table = table[m >= 2]
     m = m[m >= 2]
     if len(table) == 0:
-        return float("nan")
+        return None
     coincidence = np.einsum("uc,uk->ck", table / (m - 1)[:, None], table)
     coincidence -= np.diag((table / (m - 1)[:, None]).sum(axis=0))
+    return coincidence
+
+
+def krippendorff_alpha_from_counts(
+    counts: ArrayLike, *, level: Level = "nominal", values: ArrayLike | None = None
+) -> float:
+    """Krippendorff's alpha from an items x categories table of rating counts; see
+    :func:`krippendorff_alpha`. ``values`` are the categories' numbers (interval level)."""
+    coincidence = coincidence_matrix(counts)
+    if coincidence is None:
+        return float("nan")
     n_c = coincidence.sum(axis=1)
     n = n_c.sum()
     numbers = np.arange(len(n_c)) if values is None else np.asarray(values)

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
-from calibration.agreement.multirater import krippendorff_alpha
+from calibration.agreement.multirater import category_counts, krippendorff_alpha
+from calibration.agreement.small_sample import Interval, alpha_interval
 
 __all__ = ["kish_n_eff", "mean_pairwise_correlation", "pairwise_kappa", "panel_agreement"]
 
@@ -95,11 +96,22 @@ def panel_agreement(
     complete = [row for row in table if all(v is not None for v in row)]
     rho = mean_pairwise_correlation(scores)
     n_eff = kish_n_eff(k, rho)
+    interval = (
+        alpha_interval(
+            _alpha_bootstrap(table, n_boot=n_boot, seed=seed), category_counts(table, None)
+        )
+        if n_boot >= 1
+        else Interval(None, "not asked (n_boot 0)")
+    )
     return {
         "jurors": list(names),
         "cases": len(table),
         "krippendorff_alpha": _finite(krippendorff_alpha(table, level="nominal")),
-        "krippendorff_alpha_ci95": _alpha_interval(table, n_boot=n_boot, seed=seed),
+        "krippendorff_alpha_ci95": (
+            None if interval.ci is None else [round(b, 6) for b in interval.ci]
+        ),
+        "krippendorff_alpha_ci95_method": interval.method,
+        "krippendorff_alpha_ci95_reason": interval.reason,
         "pairwise_kappa": pairwise_kappa(table, names),
         "unanimous_share": (
             round(sum(len(set(r)) == 1 for r in complete) / len(complete), 6) if complete else None
@@ -118,6 +130,8 @@ def _no_cases(names: Sequence[str]) -> dict[str, Any]:
         "cases": 0,
         "krippendorff_alpha": None,
         "krippendorff_alpha_ci95": None,
+        "krippendorff_alpha_ci95_method": None,
+        "krippendorff_alpha_ci95_reason": "no case",
         "pairwise_kappa": {n: {**none, n: 1.0} for n in names},
         "unanimous_share": None,
         "unanimous_of": 0,
@@ -127,9 +141,10 @@ def _no_cases(names: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def _alpha_interval(table: np.ndarray, *, n_boot: int, seed: int) -> list[float] | None:
+def _alpha_bootstrap(table: np.ndarray, *, n_boot: int, seed: int) -> list[float] | None:
     """95% percentile bootstrap of alpha, resampling cases (Hayes and Krippendorff 2007
-    resample pairable values; cases are the unit here, as for the other intervals)."""
+    resample pairable values; cases are the unit here, as for the other intervals); None
+    where it is undefined (then :func:`alpha_interval` gives the exact interval)."""
     if len(table) < 2 or n_boot < 1:
         return None
     rng = np.random.default_rng(seed)

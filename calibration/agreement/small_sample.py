@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 
 from calibration.agreement.kappa_variance import kappa_variance_per_case
 from calibration.agreement.metrics import kappa_from_confusion
+from calibration.agreement.multirater import coincidence_matrix
 from calibration.inference.intervals import (
     clopper_pearson_interval,
     normal_interval,
@@ -45,6 +46,7 @@ __all__ = [
     "SMALL_SAMPLE",
     "Interval",
     "agreement_coefficient_interval",
+    "alpha_interval",
     "bounded_mean_interval",
     "clopper_pearson_interval",
     "cohen_chance",
@@ -245,3 +247,46 @@ def small_sample_note(n: int, *, what: str = "labelled cases") -> str | None:
         f"only {n} {what} (under {SMALL_SAMPLE}): every interval rests on few labels "
         "and is rough; label more (judge calibrate --plan)"
     )
+
+
+def alpha_interval(
+    bootstrap: Sequence[float] | None,
+    counts: ArrayLike,
+    *,
+    distance: ArrayLike | None = None,
+    confidence: float = 0.95,
+) -> Interval:
+    """The bootstrap interval of Krippendorff's alpha, or, when it is degenerate (every
+    resample gave one value, too few cases to resample, most resamples undefined), the
+    exact agreement interval of :func:`agreement_coefficient_interval`.
+
+    Alpha is a kappa-type coefficient on the coincidence matrix ``o`` (``n`` pairable
+    values): with ``d = δ² / max δ²``, ``A = 1 - Σ d o / n`` and
+    ``E = 1 - Σ n_c n_k d / (n (n - 1))``, ``α = (A - E) / (1 - E)``. The counts are taken
+    in cases, not in pairable values (``o`` scaled to the number of cases rated at least
+    twice): a case's votes are not independent evidence. ``counts``: items x categories
+    rating counts; ``distance``: ``δ²`` (``None``: nominal, 1 off the diagonal)."""
+    if not is_degenerate(bootstrap):
+        assert bootstrap is not None
+        return Interval((float(bootstrap[0]), float(bootstrap[1])), BOOTSTRAP)
+    why = (
+        "the bootstrap was undefined (too few cases, or most resamples had one label)"
+        if bootstrap is None or not all(math.isfinite(b) for b in bootstrap)
+        else "every bootstrap resample gave the same value"
+    )
+    table = np.asarray(counts, dtype=float)
+    o = coincidence_matrix(table)
+    if o is None:
+        return Interval(None, EXACT_AGREEMENT, f"no interval: {why} and no case has two votes")
+    k = o.shape[0]
+    d = (1 - np.eye(k)) if distance is None else np.asarray(distance, dtype=float)
+    d = d / d.max() if d.max() > 0 else d
+    n_c, n = o.sum(axis=1), float(o.sum())
+    chance = 1 - float((np.outer(n_c, n_c) * d).sum()) / (n * (n - 1))
+    cases = int((table.sum(axis=1) >= 2).sum())
+    fallback = agreement_coefficient_interval(
+        o * cases / n, chance, disagreement=d, confidence=confidence
+    )
+    if fallback is None:
+        return Interval(None, EXACT_AGREEMENT, f"no interval: {why} and chance agreement is 1")
+    return Interval(fallback, EXACT_AGREEMENT, f"{why}: an interval of width 0 is no evidence")

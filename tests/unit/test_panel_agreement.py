@@ -87,3 +87,27 @@ def test_no_case_leaves_every_figure_undefined() -> None:
     assert result["cases"] == 0 and result["krippendorff_alpha"] is None
     assert result["n_eff"] is None and result["unanimous_share"] is None
     assert result["pairwise_kappa"][NAMES[0]][NAMES[0]] == 1.0
+
+
+def test_a_unanimous_handful_never_gets_an_interval_of_width_zero() -> None:
+    """Before: four unanimous cases gave alpha 1.0 with the interval [1.0, 1.0] (every
+    resample agrees), and one case gave none; a gate on ci95_low passed on no evidence."""
+    from calibration.agreement.multirater import category_counts
+    from calibration.agreement.small_sample import EXACT_AGREEMENT, alpha_interval
+
+    table = [["pass"] * 3, ["fail"] * 3, ["pass"] * 3, ["fail"] * 3]
+    scores = [[1.0] * 3, [0.0] * 3, [1.0] * 3, [0.0] * 3]
+    result = panel_agreement(table, scores, NAMES, n_boot=200)
+    assert result["krippendorff_alpha"] == 1.0
+    lo, hi = result["krippendorff_alpha_ci95"]
+    assert hi == 1.0 and lo < 0.5  # 4 of 4 agreeing is weak evidence
+    assert result["krippendorff_alpha_ci95_method"] == EXACT_AGREEMENT
+    assert "width 0" in result["krippendorff_alpha_ci95_reason"]
+    one = panel_agreement(table[:2], scores[:2], NAMES, n_boot=200)
+    assert one["krippendorff_alpha_ci95"] is not None
+    assert one["krippendorff_alpha_ci95"][0] < one["krippendorff_alpha_ci95"][1]
+    # the exact interval holds the point on any table where it is asked for
+    rows = ratings()
+    exact = alpha_interval(None, category_counts(rows, None))
+    point = panel_agreement(rows, [[0.0] * 3] * len(rows), NAMES, n_boot=0)["krippendorff_alpha"]
+    assert exact.ci is not None and exact.ci[0] <= point <= exact.ci[1]
