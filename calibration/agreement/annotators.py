@@ -29,10 +29,13 @@ import numpy as np
 from calibration.agreement.metrics import Weights, cohen_kappa, label_order, label_values
 from calibration.agreement.multirater import (
     Level,
+    alpha_distance,
     category_counts,
+    coincidence_matrix,
     generalised_fleiss_kappa,
     krippendorff_alpha_from_counts,
 )
+from calibration.agreement.small_sample import alpha_interval
 from calibration.inference.intervals import bootstrap_indices_ci
 from calibration.io.classes import order_labels
 from calibration.io.labels import ANNOTATOR_FIELD, LabelRecord, LabelSet, as_number
@@ -203,8 +206,11 @@ def _intervals(ratings, counts, order, weights, level, values, n_bootstrap: int,
 
     out: dict[str, Any] = {
         "fleiss_kappa_ci95": ci(lambda idx: generalised_fleiss_kappa(counts[idx])),
-        "krippendorff_alpha_ci95": ci(
-            lambda idx: krippendorff_alpha_from_counts(counts[idx], level=level, values=values)
+        "krippendorff_alpha_ci95": _alpha_ci(
+            ci(lambda idx: krippendorff_alpha_from_counts(counts[idx], level=level, values=values)),
+            counts,
+            level,
+            values,
         ),
     }
     if ratings.shape[1] == 2:
@@ -223,6 +229,16 @@ def _intervals(ratings, counts, order, weights, level, values, n_bootstrap: int,
     else:
         out["ceiling_ci95"] = out["fleiss_kappa_ci95"]
     return out
+
+
+def _alpha_ci(bootstrap, counts, level, values) -> tuple[float, float] | None:
+    """The bootstrap interval of alpha, or the exact one where it is degenerate (a few
+    unanimous items: calibration.agreement.small_sample.alpha_interval)."""
+    coincidence = coincidence_matrix(counts)
+    if coincidence is None:
+        return None
+    distance = alpha_distance(coincidence, level=level, values=values)
+    return alpha_interval(bootstrap, counts, distance=distance).ci
 
 
 def _level(order: list[Any], weights: Weights) -> Level:

@@ -190,6 +190,16 @@ def coincidence_matrix(counts: ArrayLike) -> np.ndarray | None:
     return coincidence
 
 
+def alpha_distance(
+    coincidence: np.ndarray, *, level: Level = "nominal", values: ArrayLike | None = None
+) -> np.ndarray:
+    """Alpha's squared distances ``δ²_ck`` between categories at ``level``, for the
+    coincidence matrix (the ordinal distance depends on its marginals)."""
+    n_c = coincidence.sum(axis=1)
+    numbers = np.arange(len(n_c)) if values is None else np.asarray(values)
+    return _delta_squared(n_c, numbers.astype(float), level)
+
+
 def krippendorff_alpha_from_counts(
     counts: ArrayLike, *, level: Level = "nominal", values: ArrayLike | None = None
 ) -> float:
@@ -200,8 +210,7 @@ def krippendorff_alpha_from_counts(
         return float("nan")
     n_c = coincidence.sum(axis=1)
     n = n_c.sum()
-    numbers = np.arange(len(n_c)) if values is None else np.asarray(values)
-    delta = _delta_squared(n_c, numbers.astype(float), level)
+    delta = alpha_distance(coincidence, level=level, values=values)
     expected = float((np.outer(n_c, n_c) * delta).sum())
     if expected == 0:
         return float("nan")

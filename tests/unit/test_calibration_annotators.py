@@ -135,3 +135,16 @@ def test_ties_are_kept_settled_by_the_documented_rule_and_listed(tmp_path: Path)
     consolidated = consolidate_annotators(read_labels(numbers))
     assert {r.id: r.value for r in consolidated.records} == {"x": 2, "y": 4}
     assert consolidated.adjudicated == {BETWEEN_LEVELS: ["x"]}
+
+
+def test_a_few_unanimous_items_never_give_alpha_an_interval_of_width_zero(tmp_path: Path) -> None:
+    """Before: four items on which two people agree gave alpha 1.0 in [1.0, 1.0]."""
+    from calibration.agreement.annotators import inter_annotator_agreement
+
+    rows = [(f"i{n}", person, n % 2) for n in range(4) for person in ("ann", "bob")]
+    inter = inter_annotator_agreement(
+        read_labels(_write(tmp_path / "p.csv", rows)), n_bootstrap=200
+    )
+    assert inter["krippendorff_alpha"] == 1.0
+    lo, hi = inter["krippendorff_alpha_ci95"]
+    assert hi == 1.0 and lo < 0.5
