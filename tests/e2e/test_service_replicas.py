@@ -149,10 +149,8 @@ def test_three_replicas_grade_every_case_exactly_once(
     assert len(twice) == 2 and twice[0] == twice[1], twice
     ids.append(twice[0])
 
-    with replicas[1].client(token=None) as api:
-        first = api.get(f"/v1/jobs/{ids[0]}").json()
     held = kill_mid_chunk(replicas[0], postgres_url, deadline)
-    assert held >= 1
+    assert held >= 1  # the kill came mid-work: frozen, it held an unfinished chunk
     replicas[1].stop()  # a graceful restart gives its leases back
     replicas[1].start()
     replicas[0].start()  # the killed node comes back as a new replica
@@ -161,7 +159,6 @@ def test_three_replicas_grade_every_case_exactly_once(
         states = [wait_for_job(api, job_id, timeout=deadline - time.monotonic()) for job_id in ids]
         listed = api.get("/v1/jobs", params={"limit": 50}).json()["jobs"]
         bodies = [api.get(f"/v1/jobs/{job_id}/records") for job_id in ids]
-    assert first["status"] in ("queued", "running")  # the kill came mid-work
     assert [s["status"] for s in states] == ["done"] * JOBS, [s["error"] for s in states]
     assert all(s["progress"] == {"done": CASES, "total": CASES} for s in states)
     assert sorted(job["id"] for job in listed) == sorted(ids)  # one job for the shared key
