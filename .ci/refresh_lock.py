@@ -1,6 +1,6 @@
 """Refresh requirements-dev.lock: the newest releases the dev extra allows, kept only if green.
 
-    python .ci/refresh_lock.py [--python PY] [--venv DIR] [--skip-checks] [--lock FILE]
+    python .ci/refresh_lock.py [--python PY] [--venv DIR] [--skip-checks] [--keep] [--lock FILE]
 
 Makes a fresh virtual environment, installs `-e '.[dev]'` unpinned (so pip picks the newest
 releases pyproject.toml allows), runs .ci/checks in it (ruff, mypy, the rubric lock, the
@@ -8,6 +8,8 @@ test suite) and only when they pass rewrites the lock from `pip freeze`: every i
 package at its exact version, the project itself, pip and setuptools left out. A failing
 check leaves the lock as it was and exits 1. Non-interactive; needs the package registry.
 Run it after adding or changing a dependency, and commit the lock with that change.
+With --keep, the current lock is a constraint: every pinned package stays where it is and only
+what is new is resolved (adding a dependency without moving the others).
 """
 
 from __future__ import annotations
@@ -37,13 +39,17 @@ def run(command: list[str], cwd: Path | None = None) -> None:
     subprocess.run(command, check=True, cwd=cwd)
 
 
-def make_venv(python: str, folder: Path) -> Path:
-    """A new environment at `folder` (emptied first) with a current pip; its python."""
+def make_venv(python: str, folder: Path, keep: Path | None = None) -> Path:
+    """A new environment at `folder` (emptied first) with a current pip; its python.
+
+    `keep`: a lock whose pins constrain the install (only new packages are resolved).
+    """
     run([python, "-m", "venv", "--clear", str(folder)])
     venv_python = folder / "bin" / "python"
     pip = [str(venv_python), "-m", "pip", "--disable-pip-version-check"]
     run([*pip, "install", "--quiet", "--upgrade", "pip"])
-    run([*pip, "install", "--quiet", "-e", f"{REPO}[dev]"], cwd=REPO)
+    pinned = ["-c", str(keep)] if keep is not None and keep.exists() else []
+    run([*pip, "install", "--quiet", *pinned, "-e", f"{REPO}[dev]"], cwd=REPO)
     return venv_python
 
 
@@ -124,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip-checks", action="store_true", help="write the lock without running .ci/checks"
     )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep every version the lock pins; resolve only new ones"
+    )
     parser.add_argument("--lock", type=Path, default=LOCK, help="lock file to write")
     args = parser.parse_args(argv)
 
@@ -133,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         scratch, folder = None, args.venv
     try:
-        venv_python = make_venv(args.python, folder)
+        venv_python = make_venv(args.python, folder, args.lock if args.keep else None)
         if not args.skip_checks and not checks_pass(venv_python):
             say(f"checks failed: {args.lock} left as it was")
             return 1
