@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-checks", action="store_true", help="write the lock without running .ci/checks"
     )
     parser.add_argument(
-        "--keep", action="store_true", help="keep every version the lock pins; resolve only new ones"
+        "--keep",
+        action="store_true",
+        help="keep every version the lock pins; resolve only new ones",
     )
     parser.add_argument("--lock", type=Path, default=LOCK, help="lock file to write")
     args = parser.parse_args(argv)
