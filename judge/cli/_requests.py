@@ -86,6 +86,7 @@ class GradeRequest:
     engine: Literal["local", "ray"] = "local"  # --engine ray: judge.cli._engine
     ray_address: str | None = None
     ray_actors: int | None = None
+    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.cli._otel
 
 
 @dataclass(frozen=True)
