@@ -6,12 +6,16 @@ two services in one process, or a test after another, never share or clash over 
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from judge.schemas import GradedRecord
+from judge.engine.grader import Grader
+from judge.kinds import get_kind
+from judge.schemas import Case, GradedRecord
 
-__all__ = ["CONTENT_TYPE_LATEST", "GradingMetrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "GradingMetrics", "ObservedGrader", "passed"]
 
 LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
@@ -70,3 +74,25 @@ class GradingMetrics:
     def exposition(self) -> bytes:
         """The text format Prometheus scrapes."""
         return generate_latest(self.registry)
+
+
+def passed(record: GradedRecord, threshold: float) -> bool | None:
+    """Whether a record passes (an `ok` score at or above the kind's threshold); None for
+    a record that was not graded (a failure, an abstention)."""
+    if record.status != "ok" or record.score is None:
+        return None
+    return record.score >= threshold
+
+
+class ObservedGrader(Grader):
+    """A grader that counts every record it makes in `metrics` (`judge serve`)."""
+
+    def __init__(self, *args: Any, metrics: GradingMetrics, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.metrics = metrics
+        self.threshold = get_kind(self.rubric.kind).threshold(self.rubric)
+
+    async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
+        record = await super().grade_case(case, use_cache=use_cache)
+        self.metrics.observe(record, passed=passed(record, self.threshold))
+        return record

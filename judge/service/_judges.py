@@ -14,6 +14,7 @@ from judge.api import make_backend
 from judge.config import JudgeConfig, default_cache_dir
 from judge.engine.cache import VerdictCache
 from judge.engine.grader import Grader
+from judge.engine.metrics import GradingMetrics, ObservedGrader
 from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import RulesJudge
 from judge.rubric import Rubric, RubricLibrary
@@ -57,6 +58,7 @@ class JudgePool:
         self._rubrics: dict[str, Rubric] = {}
         self._cache: VerdictCache | None = None
         self._shared_cache = cache
+        self.metrics = GradingMetrics()  # what every grader counts, served at /metrics
 
     def names(self) -> list[str]:
         return self.config.judge_names()
@@ -78,11 +80,12 @@ class JudgePool:
         config = self.config.judge_config(name)
         if name not in self._backends:
             self._backends[name] = _Throttled(self._make(name, config), config.max_in_flight)
-        return Grader(
+        return ObservedGrader(
             self._backends[name],
             rubric,
             cache=self._cache_for(name),
             concurrency=config.max_in_flight,
+            metrics=self.metrics,
         )
 
     def _panel(self, name: str, rubric: Rubric) -> Grader:

@@ -23,7 +23,7 @@ from typing import Any
 
 from judge.engine.atomic import replace_text
 from judge.engine.grader import Grader
-from judge.engine.metrics import GradingMetrics
+from judge.engine.metrics import GradingMetrics, passed
 from judge.engine.records import RecordWriter, scan_records
 from judge.errors import InputError
 from judge.kinds import get_kind
@@ -180,12 +180,12 @@ class _Run:
         self.state.count("graded")
         window = _window_start(now, self.options.window_seconds)
         tally = self.state.windows.setdefault(window, {"graded": 0, "passed": 0})
-        passed = self._passed(record)
-        if passed is not None:
+        good = passed(record, self.threshold)
+        if good is not None:
             tally["graded"] += 1
-            tally["passed"] += int(passed)
+            tally["passed"] += int(good)
         if self.options.metrics is not None:
-            self.options.metrics.observe(record, passed=passed, usd=usd)
+            self.options.metrics.observe(record, passed=good, usd=usd)
 
     def _send(self, record: GradedRecord, case: Case) -> None:
         if self.options.exporter is not None:
@@ -196,11 +196,6 @@ class _Run:
             except PhoenixError as exc:  # Phoenix down: the record is kept, counted
                 self.state.count("push_failed")
                 self.options.say(f"watch: {exc}")
-
-    def _passed(self, record: GradedRecord) -> bool | None:
-        if record.status != "ok" or record.score is None:
-            return None
-        return record.score >= self.threshold
 
     def _usd(self, record: GradedRecord) -> float:
         prices = self.options.prices
