@@ -115,7 +115,7 @@ class EvaluationExporter:
         endpoint: str,
         *,
         attempts: int = 3,
-        timeout: float = 10.0,
+        timeout: float | None = None,
         pause: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -130,6 +130,8 @@ class EvaluationExporter:
         self.counts = ExportCounts()
         self._attempts = max(1, attempts)
         self._pause, self._sleep = pause, sleep
+        # timeout None: the SDK's (10 s, or $OTEL_EXPORTER_OTLP_LOGS_TIMEOUT), within which it
+        # retries a connection error or a 429/5xx itself before `attempts` here count one
         self._exporter = OTLPLogExporter(endpoint=self.endpoint, timeout=timeout)
         self._pending: list[ReadableLogRecord] = []
         resource = Resource.create({"service.name": "llm-judge"})
