@@ -1,0 +1,60 @@
+"""`GET /metrics` on a real `judge serve`: it counts what was graded, through /v1/grade and
+through jobs, and stays behind the token when the service has one."""
+
+from __future__ import annotations
+
+
+from tests.test_service_support import TOKEN, ServiceProcess, wait_for_job, write_config
+
+FAITHFUL = {
+    "id": "a",
+    "question": "q?",
+    "contexts": ["It lasts 14 days."],
+    "answer": "It lasts 14 days.",
+}
+UNFAITHFUL = {**FAITHFUL, "id": "b", "answer": "It lasts 40 days."}
+
+
+def _metric(text: str, name: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def test_metrics_count_what_was_graded(tmp_path) -> None:
+    config = write_config(tmp_path / "service.yaml", data_dir=str(tmp_path / "data"))
+    server = ServiceProcess(config).start(timeout=120)  # a loaded machine starts slowly
+    try:
+        with server.client(token=None) as api:
+            before = api.get("/metrics")
+            assert before.status_code == 200
+            assert before.headers["content-type"].startswith("text/plain")
+            graded = api.post(
+                "/v1/grade", json={"rubric": "faithfulness", "cases": [FAITHFUL, UNFAITHFUL]}
+            )
+            assert graded.status_code == 200
+            job = api.post("/v1/jobs", json={"rubric": "faithfulness", "cases": [FAITHFUL]})
+            wait_for_job(api, job.json()["id"])
+            text = api.get("/metrics").text
+    finally:
+        server.stop()
+    assert _metric(text, 'judge_cases_graded_total{rubric="faithfulness",status="ok"}') == 3.0
+    assert _metric(text, 'judge_pass_rate{rubric="faithfulness"}') == 2 / 3
+    assert _metric(text, 'judge_latency_seconds_count{rubric="faithfulness"}') == 3.0
+    assert _metric(text, "judge_queue_depth") == 0.0
+
+
+def test_metrics_need_the_token_when_there_is_one(tmp_path) -> None:
+    from fastapi.testclient import TestClient
+
+    from judge.service import create_app, load_service_config
+
+    env = {"JUDGE_SERVICE_TOKEN": TOKEN}
+    config = load_service_config(
+        None, env, data_dir=tmp_path / "data", cache_dir=None, database=None
+    )
+    with TestClient(create_app(config)) as api:
+        assert api.get("/metrics").status_code == 401
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        assert api.get("/metrics", headers=headers).status_code == 200
