@@ -3,7 +3,6 @@ through jobs, and stays behind the token when the service has one."""
 
 from __future__ import annotations
 
-
 from tests.test_service_support import TOKEN, ServiceProcess, wait_for_job, write_config
 
 FAITHFUL = {
