@@ -134,9 +134,14 @@ class _Run:
                 self.state.decided[missing.span_id] = "missing"
                 self.state.count("missing")
                 self.options.say(f"watch: skipped {missing}")
+        metrics = self.options.metrics
         with RecordWriter(self.records) as writer:
-            for case, _start in found.cases:
+            for done, (case, _start) in enumerate(found.cases):
+                if metrics is not None:  # this poll's requests not yet decided
+                    metrics.queue.set(len(found.cases) - done)
                 await self._decide(case, writer)
+        if metrics is not None:
+            metrics.queue.set(0)
         self.state.position = found.position
         self.state.save(self.checkpoint)
         replace_text(
