@@ -6,15 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from judge.cli._common import add_rubrics_dir_option, rubric_library
-from judge.cli._requests import request_from
+from judge.cli._requests import TracesRequest, request_from
 from judge.errors import UsageError
 from judge.kinds import get_kind
+from judge.project_config import ProjectConfig
 from judge.rubric import load_rubric
 from judge.traces.mapping import TraceMapping
 from judge.traces.phoenix import PhoenixClient
@@ -28,24 +29,6 @@ EXAMPLES = """examples:
   judge traces push graded.jsonl --phoenix http://127.0.0.1:6006 --project rag-app
 """
 MISSING_SHOWN = 10
-
-
-@dataclass(frozen=True)
-class TracesRequest:
-    """`judge traces pull | push`."""
-
-    action: str
-    records: Path | None
-    otlp: Path | None
-    phoenix: str | None
-    project: str | None
-    since: datetime | None
-    until: datetime | None
-    rubric: str | None
-    slice_attr: tuple[str, ...]
-    output: Path | None
-    rubrics_dir: tuple[Path, ...]
-    project_config: Any = None
 
 
 def add_traces(sub: argparse._SubParsersAction) -> None:
@@ -93,18 +76,19 @@ def moment(text: str) -> datetime:
 
 def run_traces(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     request = request_from(TracesRequest, args)
+    mapping = mapping_of(getattr(args, "project_config", None), request.slice_attr)
     if request.action == "pull":
-        return pull_command(request, env)
+        return pull_command(request, env, mapping)
     return push_command(request, env)
 
 
-def mapping_of(request: Any) -> TraceMapping:
+def mapping_of(project: ProjectConfig | None, slice_attr: tuple[str, ...]) -> TraceMapping:
     """The default mapping, overridden by `[tool.judge.traces]`, with `--slice-attr`."""
-    project = request.project_config
-    table = getattr(getattr(project, "settings", None), "traces", None) or {}
-    mapping = TraceMapping.from_table(table, f"{getattr(project, 'label', 'config')} traces")
-    if request.slice_attr:
-        mapping = TraceMapping(**{**mapping.__dict__, "slices": tuple(request.slice_attr)})
+    table = project.settings.traces if project is not None else None
+    where = f"{project.label if project is not None else 'config'} traces"
+    mapping = TraceMapping.from_table(table or {}, where)
+    if slice_attr:
+        mapping = replace(mapping, slices=tuple(slice_attr))
     return mapping
 
 
@@ -114,12 +98,11 @@ def phoenix_client(request: Any, env: Mapping[str, str]) -> PhoenixClient:
     return PhoenixClient(request.phoenix, api_key=env.get("PHOENIX_API_KEY") or None)
 
 
-def pull_command(request: TracesRequest, env: Mapping[str, str]) -> int:
+def pull_command(request: TracesRequest, env: Mapping[str, str], mapping: TraceMapping) -> int:
     if request.output is None:
         raise UsageError("judge traces pull needs -o CASES.jsonl")
     if (request.otlp is None) == (request.phoenix is None):
         raise UsageError("judge traces pull needs one of --otlp FILE or --phoenix URL")
-    mapping = mapping_of(request)
     required: list[str] = []
     if request.rubric:
         rubric = load_rubric(request.rubric, rubric_library(request, env))

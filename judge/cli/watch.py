@@ -9,10 +9,7 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from judge.api import open_grader
 from judge.cli._common import (
@@ -21,13 +18,14 @@ from judge.cli._common import (
     config_from_args,
     rubric_library,
 )
-from judge.cli._requests import JudgeOptions, request_from
+from judge.cli._requests import WatchRequest, request_from
 from judge.cli.traces import add_source_options, mapping_of, phoenix_client
 from judge.engine.metrics import GradingMetrics
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import load_rubric
+from judge.traces.mapping import TraceMapping
 from judge.traces.otel import EvaluationExporter
 from judge.traces.sampling import Budget, Sampling
 from judge.traces.sources import OtlpFileSource, PhoenixSource, TraceSource
@@ -39,40 +37,6 @@ EXAMPLES = """examples:
   judge watch --phoenix http://127.0.0.1:6006 --project rag-app --rubric faithfulness \\
       -o watch/ --budget-usd-per-day 5 --push --metrics-port 9464
 """
-
-
-@dataclass(frozen=True)
-class WatchRequest:
-    """`judge watch`."""
-
-    otlp: Path | None
-    phoenix: str | None
-    project: str | None
-    since: datetime | None
-    until: datetime | None
-    slice_attr: tuple[str, ...]
-    rubric: str
-    output: Path
-    sample_rate: float
-    slice_rate: tuple[str, ...]
-    sample_seed: int
-    budget_usd_per_hour: float | None
-    budget_usd_per_day: float | None
-    max_cases_per_hour: int | None
-    max_cases_per_day: int | None
-    price_input: float | None
-    price_output: float | None
-    window_minutes: int
-    poll_seconds: float
-    settle_seconds: float
-    once: bool
-    max_polls: int | None
-    push: bool
-    otel_endpoint: str | None
-    metrics_port: int | None
-    rubrics_dir: tuple[Path, ...]
-    judge: JudgeOptions
-    project_config: Any = None
 
 
 def add_watch(sub: argparse._SubParsersAction) -> None:
@@ -123,16 +87,18 @@ def add_watch(sub: argparse._SubParsersAction) -> None:
 
 
 def run_watch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    return watch_command(request_from(WatchRequest, args), env)
+    request = request_from(WatchRequest, args)
+    mapping = mapping_of(getattr(args, "project_config", None), request.slice_attr)
+    return watch_command(request, env, mapping)
 
 
-def watch_command(request: WatchRequest, env: Mapping[str, str]) -> int:
+def watch_command(request: WatchRequest, env: Mapping[str, str], mapping: TraceMapping) -> int:
     rubric = load_rubric(request.rubric, rubric_library(request, env))
     config = config_from_args(request.judge, env)
     required = tuple(get_kind(rubric.kind).required_inputs(rubric))
     options = _options(request, prices_for(config, override=_prices(request)))
     with ExitStack() as stack:
-        source = _source(request, env, required, stack)
+        source = _source(request, env, mapping, required, stack)
         if request.push:
             if not isinstance(source, PhoenixSource):
                 raise UsageError("--push writes to Phoenix: it goes with --phoenix URL")
@@ -157,11 +123,14 @@ def watch_command(request: WatchRequest, env: Mapping[str, str]) -> int:
 
 
 def _source(
-    request: WatchRequest, env: Mapping[str, str], required: tuple[str, ...], stack: ExitStack
+    request: WatchRequest,
+    env: Mapping[str, str],
+    mapping: TraceMapping,
+    required: tuple[str, ...],
+    stack: ExitStack,
 ) -> TraceSource:
     if (request.otlp is None) == (request.phoenix is None):
         raise UsageError("judge watch needs one of --otlp FILE or --phoenix URL")
-    mapping = mapping_of(request)
     if request.otlp is not None:
         return OtlpFileSource(request.otlp, mapping, required)
     client = stack.enter_context(phoenix_client(request, env))
