@@ -268,6 +268,7 @@ class ServeRequest:
     data_dir: Path | None
     cache_dir: Path | None
     database: str | None = None
+    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.traces.otel
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ two services in one process, or a test after another, never share or clash over 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -85,14 +86,24 @@ def passed(record: GradedRecord, threshold: float) -> bool | None:
 
 
 class ObservedGrader(Grader):
-    """A grader that counts every record it makes in `metrics` (`judge serve`)."""
+    """A grader that counts every record it makes in `metrics` (`judge serve`), and hands
+    it with its case to `on_record` (the service's OpenTelemetry events)."""
 
-    def __init__(self, *args: Any, metrics: GradingMetrics, **options: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        metrics: GradingMetrics,
+        on_record: Callable[[GradedRecord, Case], None] | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(*args, **options)
         self.metrics = metrics
+        self.on_record = on_record
         self.threshold = get_kind(self.rubric.kind).threshold(self.rubric)
 
     async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
         record = await super().grade_case(case, use_cache=use_cache)
         self.metrics.observe(record, passed=passed(record, self.threshold))
+        if self.on_record is not None:
+            self.on_record(record, case)
         return record

@@ -14,6 +14,7 @@ and what still fails is counted in `ExportCounts`, never raised.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -118,6 +119,7 @@ class EvaluationExporter:
         timeout: float | None = None,
         pause: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        background: float | None = None,
     ) -> None:
         require_otel()
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -138,6 +140,18 @@ class EvaluationExporter:
         self._provider = LoggerProvider(resource=resource)
         self._provider.add_log_record_processor(_collector(self._pending))
         self._logger = self._provider.get_logger("llm-judge", judge.__version__)
+        self._lock = threading.Lock()  # send (the service's event loop) and the flusher
+        self._stop = threading.Event()
+        self._flusher: threading.Thread | None = None
+        if background is not None:  # a server: sent every `background` seconds, off its loop
+            self._flusher = threading.Thread(
+                target=self._flush_every, args=(background,), name="judge-otel", daemon=True
+            )
+            self._flusher.start()
+
+    def _flush_every(self, seconds: float) -> None:
+        while not self._stop.wait(seconds):
+            self.flush()
 
     def send(self, record: GradedRecord, trace: Mapping[str, Any] | None = None) -> None:
         """Queue one record's event; `trace` is the case's metadata (`trace_id`, `span_id`,
@@ -156,15 +170,17 @@ class EvaluationExporter:
             }
         if isinstance(trace.get("response_id"), str):
             attributes["gen_ai.response.id"] = trace["response_id"]
-        self._logger.emit(
-            LogRecord(
-                timestamp=time.time_ns(),
-                event_name=EVENT_NAME,
-                attributes=attributes,
-                **ids,
+        with self._lock:
+            self._logger.emit(
+                LogRecord(
+                    timestamp=time.time_ns(),
+                    event_name=EVENT_NAME,
+                    attributes=attributes,
+                    **ids,
+                )
             )
-        )
-        if len(self._pending) >= BATCH:
+            full = len(self._pending) >= BATCH
+        if full and self._flusher is None:
             self.flush()
 
     def send_all(
@@ -177,7 +193,8 @@ class EvaluationExporter:
     def flush(self) -> None:
         from opentelemetry.sdk._logs.export import LogRecordExportResult
 
-        batch, self._pending[:] = list(self._pending), []
+        with self._lock:
+            batch, self._pending[:] = list(self._pending), []
         if not batch:
             return
         for attempt in range(self._attempts):
@@ -195,6 +212,9 @@ class EvaluationExporter:
         self.counts.failed += len(batch)
 
     def close(self) -> None:
+        if self._flusher is not None:
+            self._stop.set()
+            self._flusher.join()
         self.flush()
         self._exporter.shutdown()
         self._provider.shutdown()

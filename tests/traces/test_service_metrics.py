@@ -57,3 +57,28 @@ def test_metrics_need_the_token_when_there_is_one(tmp_path) -> None:
         assert api.get("/metrics").status_code == 401
         headers = {"Authorization": f"Bearer {TOKEN}"}
         assert api.get("/metrics", headers=headers).status_code == 200
+
+
+def test_serve_sends_one_event_per_record(tmp_path) -> None:
+    """`otel_endpoint` (or `judge serve --otel-endpoint`): the service's records reach a real
+    OTLP/HTTP receiver, all of them by the time the server has stopped."""
+    from fastapi.testclient import TestClient
+
+    from judge.service import create_app, load_service_config
+    from tests.traces.otlp_support import OtlpReceiver
+
+    trace = {"trace_id": "ab" * 16, "span_id": "cd" * 8}
+    with OtlpReceiver() as receiver:
+        config = load_service_config(
+            None, {}, data_dir=tmp_path / "data", cache_dir=None, otel_endpoint=receiver.url
+        )
+        with TestClient(create_app(config)) as api:
+            body = {
+                "rubric": "faithfulness",
+                "cases": [{**FAITHFUL, "metadata": trace}, UNFAITHFUL],
+            }
+            assert api.post("/v1/grade", json=body).status_code == 200
+    events = {e.attributes["judge.record.id"]: e for e in receiver.events}
+    assert set(events) == {"a", "b"}
+    assert (events["a"].trace_id, events["a"].span_id) == (trace["trace_id"], trace["span_id"])
+    assert events["b"].attributes["gen_ai.evaluation.score.label"] == "unfaithful"
