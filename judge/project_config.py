@@ -58,6 +58,8 @@ class ProjectSettings(BaseModel):
     max_error_rate: float | None = Field(default=None, ge=0.0, le=1.0)  # --max-error-rate
     price_input: float | None = Field(default=None, ge=0.0, lt=1e6)  # --price-input
     price_output: float | None = Field(default=None, ge=0.0, lt=1e6)  # --price-output
+    # [tool.judge.traces]: where a case's fields are in a trace (judge.traces.mapping)
+    traces: dict[str, str | list[str]] | None = None
 
 
 # key -> (the argparse dest it sets, how the file's value becomes that dest's value)

@@ -61,6 +61,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "label cases blind in the browser; `judge label export` writes the CSV",
         "judge.cli.label:add_label_command",
     ),
+    "traces": (
+        "traces in (OTLP JSON, Phoenix) as cases; verdicts out as Phoenix annotations",
+        "judge.cli.traces:add_traces",
+    ),
+    "watch": (
+        "grade live traffic from traces: sampled, on a budget, resumable",
+        "judge.cli.watch:add_watch",
+    ),
     "config": (
         "the effective settings ([tool.judge] / judge.toml, flags, environment)",
         "judge.cli.config:add_config",

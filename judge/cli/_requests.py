@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import MISSING, dataclass, fields, is_dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -86,6 +87,7 @@ class GradeRequest:
     engine: Literal["local", "ray"] = "local"  # --engine ray: judge.cli._engine
     ray_address: str | None = None
     ray_actors: int | None = None
+    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.cli._otel
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,57 @@ class ServeRequest:
     data_dir: Path | None
     cache_dir: Path | None
     database: str | None = None
+    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.traces.otel
+
+
+@dataclass(frozen=True)
+class TracesRequest:
+    """`judge traces pull | push`."""
+
+    action: str
+    records: Path | None
+    otlp: Path | None
+    phoenix: str | None
+    project: str | None
+    since: datetime | None
+    until: datetime | None
+    rubric: str | None
+    slice_attr: tuple[str, ...]
+    output: Path | None
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class WatchRequest:
+    """`judge watch`."""
+
+    otlp: Path | None
+    phoenix: str | None
+    project: str | None
+    since: datetime | None
+    until: datetime | None
+    slice_attr: tuple[str, ...]
+    rubric: str
+    output: Path
+    sample_rate: float
+    slice_rate: tuple[str, ...]
+    sample_seed: int
+    budget_usd_per_hour: float | None
+    budget_usd_per_day: float | None
+    max_cases_per_hour: int | None
+    max_cases_per_day: int | None
+    price_input: float | None
+    price_output: float | None
+    window_minutes: int
+    poll_seconds: float
+    settle_seconds: float
+    once: bool
+    max_polls: int | None
+    push: bool
+    otel_endpoint: str | None
+    metrics_port: int | None
+    rubrics_dir: tuple[Path, ...]
+    judge: JudgeOptions
 
 
 def request_from(kind: type[R], args: argparse.Namespace) -> R:

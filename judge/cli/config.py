@@ -73,6 +73,9 @@ def effective_settings(
     given = project.given()
     out = []
     for key in ProjectSettings.model_fields:
+        if key == "traces":  # a table `judge traces` and `judge watch` read, no flag's default
+            out.append(Setting(key, given.get(key), _source(key, False, given, env, project)))
+            continue
         dest = DESTS.get(key, (key, None))[0]
         value = _field(request, dest)
         flagged = _flag_given(value, _field(defaults, dest), dest)

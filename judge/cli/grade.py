@@ -33,6 +33,7 @@ from judge.cli._grade_many import (
 from judge.cli._help import GRADE_EXAMPLES
 from judge.cli._html import add_html_option, check_grade_html, grade_html
 from judge.cli._labels import add_human_labels_option, human_labels_inputs, human_labels_option
+from judge.cli._otel import add_otel_option, check_otel_option, send_records
 from judge.cli._outputs import check_outputs
 from judge.cli._parquet import add_parquet_option, parquet_outputs, write_parquet_option
 from judge.cli._requests import GradeRequest, request_from
@@ -129,6 +130,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     )
     add_human_labels_option(p)
     add_html_option(p)
+    add_otel_option(p)
     add_engine_options(p)
     add_judge_options(p)
     add_run_options(p)
@@ -143,6 +145,7 @@ def run_grade(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
     """`judge grade`, from its request."""
     check_engine_options(request, rubric_refs(request.rubric))
+    check_otel_option(request)
     if request.jury is not None:
         from judge.cli._jury import run_grade_jury  # the jury loads only when asked for
 
@@ -187,6 +190,7 @@ def grade(request: GradeRequest, env: Mapping[str, str]) -> int:
                 _grade(config, rubric, input_path, output, request, env, prices, labels)
             )
         grade_html(request.html, summary, output, input_path)
+        send_records(request.otel_endpoint, output, input_path)
     print_summary(summary)
     print(f"records: {output}", file=sys.stderr)
     if request.summary:

@@ -61,6 +61,12 @@ def add_serve(sub: argparse._SubParsersAction) -> None:
         help="postgresql://... : jobs in PostgreSQL, shared by every `judge serve` on it "
         "(overrides the config's `database`; default: SQLite in the data dir)",
     )
+    p.add_argument(
+        "--otel-endpoint",
+        metavar="URL",
+        help="also send each record as an OpenTelemetry gen_ai.evaluation.result event to this "
+        "OTLP/HTTP collector (overrides the config's `otel_endpoint`; the traces extra)",
+    )
     p.set_defaults(run=run_serve)
 
 
@@ -107,7 +113,12 @@ def serve_command(request: ServeRequest, env: Mapping[str, str]) -> int:
         data_dir=request.data_dir,
         cache_dir=request.cache_dir,
         database=request.database,
+        otel_endpoint=request.otel_endpoint,
     )
+    if config.otel_endpoint is not None:
+        from judge.traces.otel import require_otel
+
+        require_otel()
     check_token(request.host, config.token.get_secret_value() if config.token else None)
     sock = bind(request.host, request.port)
     install_log_redaction(Redactor(config.secrets()))

@@ -44,6 +44,7 @@ from judge.service._http import (
 )
 from judge.service._jobs import JobRunner, JobStore
 from judge.service._judges import JudgePool
+from judge.service._metrics import metrics_routes
 from judge.service._models import (
     GradeRequest,
     GradeResponse,
@@ -108,6 +109,7 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     app.add_middleware(CatchAll)
     app.include_router(_meta_routes(state))
     secured = [Depends(_auth(config))] if config.token is not None else []
+    app.include_router(metrics_routes(state), dependencies=secured)
     for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
         app.include_router(router, prefix="/v1", dependencies=secured)
     return app

@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.api import make_backend
 from judge.config import JudgeConfig, default_cache_dir
 from judge.engine.cache import VerdictCache
 from judge.engine.grader import Grader
+from judge.engine.metrics import GradingMetrics, ObservedGrader
 from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import RulesJudge
 from judge.rubric import Rubric, RubricLibrary
-from judge.schemas import Case
+from judge.schemas import Case, GradedRecord
 from judge.service.config import ServiceConfig
+
+if TYPE_CHECKING:
+    from judge.traces.otel import EvaluationExporter
 
 
 class _Throttled:
@@ -57,6 +61,8 @@ class JudgePool:
         self._rubrics: dict[str, Rubric] = {}
         self._cache: VerdictCache | None = None
         self._shared_cache = cache
+        self.metrics = GradingMetrics()  # what every grader counts, served at /metrics
+        self.exporter = _exporter(config.otel_endpoint)
 
     def names(self) -> list[str]:
         return self.config.judge_names()
@@ -78,12 +84,18 @@ class JudgePool:
         config = self.config.judge_config(name)
         if name not in self._backends:
             self._backends[name] = _Throttled(self._make(name, config), config.max_in_flight)
-        return Grader(
+        return ObservedGrader(
             self._backends[name],
             rubric,
             cache=self._cache_for(name),
             concurrency=config.max_in_flight,
+            metrics=self.metrics,
+            on_record=self._send if self.exporter is not None else None,
         )
+
+    def _send(self, record: GradedRecord, case: Case) -> None:
+        assert self.exporter is not None
+        self.exporter.send(record, case.metadata)  # queued: a thread sends it
 
     def _panel(self, name: str, rubric: Rubric) -> Grader:
         """A jury's grader (judge.jury.serve): each juror's backend made once and throttled
@@ -136,9 +148,21 @@ class JudgePool:
         return self._cache
 
     async def aclose(self) -> None:
+        if self.exporter is not None:  # what is queued is sent before the server ends
+            await asyncio.to_thread(self.exporter.close)
+            self.exporter = None
         for backend in self._backends.values():
             await backend.aclose()
         self._backends.clear()
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+
+def _exporter(endpoint: str | None) -> EvaluationExporter | None:
+    """The OpenTelemetry events of `otel_endpoint`, sent every second from a thread."""
+    if endpoint is None:
+        return None
+    from judge.traces.otel import EvaluationExporter
+
+    return EvaluationExporter(endpoint, background=1.0)

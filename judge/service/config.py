@@ -116,6 +116,9 @@ class ServiceConfig(BaseModel):
     replicas: Replicas = Field(default_factory=Replicas)
     cache_dir: Path | None = None
     use_cache: bool = True
+    # an OTLP/HTTP collector: each record also sent as a gen_ai.evaluation.result event
+    # (judge.traces.otel; the traces extra)
+    otel_endpoint: str | None = Field(default=None, pattern=r"^https?://")
     # the operator's own rubric folders, after the built-in ones; $JUDGE_RUBRICS_DIR adds more
     rubrics_dirs: list[Path] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)

@@ -29,6 +29,8 @@ REQUESTS = {
     "label": _requests.LabelRequest,
     "serve": _requests.ServeRequest,
     "config": _requests.ConfigRequest,
+    "traces": _requests.TracesRequest,
+    "watch": _requests.WatchRequest,
 }
 
 

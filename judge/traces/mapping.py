@@ -1,0 +1,291 @@
+"""Spans -> cases: which span is the answered request, and where its question, contexts and
+answer are. The default mapping reads OpenInference (Phoenix, Arize) and the OpenTelemetry
+GenAI conventions; every path can be overridden (`TraceMapping.from_table`, the
+`[tool.judge.traces]` table). docs/guides/traces.md documents the defaults.
+
+A trace that lacks a field the rubric needs is not a case: it is counted and named in
+`Extraction.missing`, never filled with a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from judge.errors import UsageError
+from judge.schemas import Case
+from judge.traces.spans import Span
+
+__all__ = ["Extraction", "Missing", "TraceMapping", "cases_from_spans"]
+
+KIND_KEYS = ("openinference.span.kind", "gen_ai.operation.name")
+
+
+@dataclass(frozen=True)
+class TraceMapping:
+    """Where a case's fields are in a trace. Each text field is a list of attribute paths,
+    the first present wins; a path naming a message list (OpenInference's flattened
+    `llm.input_messages.N.message.*`, or the GenAI JSON `gen_ai.input.messages`) gives the
+    last user message (for answers, the first assistant message). `X.value` is skipped
+    when `X.mime_type` says it is JSON (a request body, not the question)."""
+
+    root_kinds: tuple[str, ...] = ("CHAIN", "AGENT", "LLM", "chat", "invoke_agent")
+    retriever_kinds: tuple[str, ...] = ("RETRIEVER", "retrieval")
+    question: tuple[str, ...] = (
+        "input.value",
+        "gen_ai.prompt",
+        "llm.input_messages",
+        "gen_ai.input.messages",
+    )
+    answer: tuple[str, ...] = (
+        "output.value",
+        "gen_ai.completion",
+        "llm.output_messages",
+        "gen_ai.output.messages",
+    )
+    # retriever spans: "{n}" is the document's index
+    context: tuple[str, ...] = (
+        "retrieval.documents.{n}.document.content",
+        "gen_ai.retrieval.documents.{n}.content",
+    )
+    context_id: tuple[str, ...] = (
+        "retrieval.documents.{n}.document.id",
+        "gen_ai.retrieval.documents.{n}.id",
+    )
+    response_id: tuple[str, ...] = ("gen_ai.response.id", "llm.response.id")
+    slices: tuple[str, ...] = ()  # attributes (span's, then resource's) whose values are slices
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], where: str) -> TraceMapping:
+        """A mapping from a config table (`[tool.judge.traces]`): each key a field, a string
+        or a list of strings; unknown keys are a UsageError naming `where`."""
+        names = {f.name for f in fields(cls)}
+        values: dict[str, tuple[str, ...]] = {}
+        for key, value in table.items():
+            if key not in names:
+                raise UsageError(f"{where}: {key}: unknown key (known: {', '.join(sorted(names))})")
+            items = [value] if isinstance(value, str) else value
+            if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+                raise UsageError(f"{where}: {key}: must be a string or a list of strings")
+            values[key] = tuple(items)
+        return cls(**values)
+
+    def kind_of(self, span: Span) -> str | None:
+        for key in KIND_KEYS:
+            value = span.attributes.get(key)
+            if isinstance(value, str):
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A trace's answered request that could not become a case, and why."""
+
+    trace_id: str
+    span_id: str
+    fields: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"trace {self.trace_id} span {self.span_id}: no {', '.join(self.fields)}"
+
+
+@dataclass
+class Extraction:
+    """The cases found, with their root spans' start times, and the requests skipped."""
+
+    cases: list[Case] = field(default_factory=list)
+    starts: dict[str, int] = field(default_factory=dict)  # case id -> start, Unix ns
+    missing: list[Missing] = field(default_factory=list)
+
+
+def cases_from_spans(
+    spans: Iterable[Span],
+    mapping: TraceMapping | None = None,
+    *,
+    required: Iterable[str] = ("question", "answer"),
+) -> Extraction:
+    """One case per answered request: per trace, each topmost span of a root kind (a span
+    with no ancestor of those kinds). Ids are span ids; `metadata` keeps the trace and span
+    ids (and `response_id` when a span records `gen_ai.response.id`)."""
+    mapping = mapping or TraceMapping()
+    needed = tuple(required)
+    by_trace: dict[str, list[Span]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    out = Extraction()
+    for trace in by_trace.values():
+        trace.sort(key=lambda s: (s.start_ns, s.span_id))
+        for root in _roots(trace, mapping):
+            case, lacking = _case(root, trace, mapping, needed)
+            if lacking:
+                out.missing.append(Missing(root.trace_id, root.span_id, lacking))
+            else:
+                assert case is not None
+                out.cases.append(case)
+                out.starts[case.id] = root.start_ns
+    order = {c.id: (out.starts[c.id], c.id) for c in out.cases}
+    out.cases.sort(key=lambda c: order[c.id])
+    return out
+
+
+def _roots(trace: list[Span], mapping: TraceMapping) -> list[Span]:
+    ids = {s.span_id: s for s in trace}
+    roots = []
+    for span in trace:
+        if mapping.kind_of(span) not in mapping.root_kinds:
+            continue
+        parent = ids.get(span.parent_id or "")
+        while parent is not None and mapping.kind_of(parent) not in mapping.root_kinds:
+            parent = ids.get(parent.parent_id or "")
+        if parent is None:
+            roots.append(span)
+    return roots
+
+
+def _descendants(root: Span, trace: list[Span]) -> list[Span]:
+    children: dict[str, list[Span]] = {}
+    for span in trace:
+        children.setdefault(span.parent_id or "", []).append(span)
+    out, todo = [], [root.span_id]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child.span_id)
+    return sorted(out, key=lambda s: (s.start_ns, s.span_id))
+
+
+def _case(
+    root: Span, trace: list[Span], mapping: TraceMapping, needed: tuple[str, ...]
+) -> tuple[Case | None, tuple[str, ...]]:
+    under = _descendants(root, trace)
+    retrievers = [s for s in under if mapping.kind_of(s) in mapping.retriever_kinds]
+    contexts, ids = _documents(retrievers, mapping)
+    values: dict[str, Any] = {
+        "question": _text(root.attributes, mapping.question, "user"),
+        "answer": _text(root.attributes, mapping.answer, "assistant"),
+        "contexts": contexts,
+    }
+    lacking = tuple(name for name in needed if not values.get(name))
+    if lacking:
+        return None, lacking
+    metadata: dict[str, Any] = {"trace_id": root.trace_id, "span_id": root.span_id}
+    response_id = _first(
+        [root, *under], mapping.response_id
+    )  # the LLM span under a chain records it
+    if response_id:
+        metadata["response_id"] = response_id
+    case = Case(
+        id=root.span_id,
+        question=values["question"],
+        answer=values["answer"],
+        contexts=contexts,
+        retrieved_ids=ids if ids and len(ids) == len(contexts) else None,
+        slices=_slices(root, mapping.slices),
+        metadata=metadata,
+    )
+    return case, ()
+
+
+def _first(spans: list[Span], paths: tuple[str, ...]) -> str | None:
+    for span in spans:
+        for path in paths:
+            value = span.attributes.get(path)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def _documents(retrievers: list[Span], mapping: TraceMapping) -> tuple[list[str], list[str]]:
+    contexts: list[str] = []
+    ids: list[str] = []
+    for span in retrievers:
+        for n in range(10_000):
+            text = _first([span], tuple(p.format(n=n) for p in mapping.context))
+            if text is None:
+                break
+            contexts.append(text)
+            doc_id = _first([span], tuple(p.format(n=n) for p in mapping.context_id))
+            if doc_id is not None:
+                ids.append(doc_id)
+    return contexts, ids
+
+
+def _slices(root: Span, names: tuple[str, ...]) -> list[str]:
+    out = []
+    for name in names:
+        value = root.attributes.get(name, root.resource.get(name))
+        if value not in (None, ""):
+            out.append(str(value))
+    return out
+
+
+def _text(attributes: Mapping[str, Any], paths: tuple[str, ...], role: str) -> str | None:
+    for path in paths:
+        value = attributes.get(path)
+        if isinstance(value, str) and value:
+            if path.endswith(".value") and _is_json_mime(attributes, path):
+                continue
+            parsed = _message_json(value) if path.endswith(".messages") else None
+            if parsed is not None:
+                text = _pick(parsed, role)
+                if text:
+                    return text
+                continue
+            return value
+        text = _pick(_flat_messages(attributes, path), role)
+        if text:
+            return text
+    return None
+
+
+def _is_json_mime(attributes: Mapping[str, Any], path: str) -> bool:
+    mime = attributes.get(path.removesuffix(".value") + ".mime_type")
+    return isinstance(mime, str) and "json" in mime
+
+
+def _flat_messages(attributes: Mapping[str, Any], path: str) -> list[tuple[str, str]]:
+    """OpenInference's `PATH.N.message.role` / `PATH.N.message.content`, in N order."""
+    out = []
+    for n in range(10_000):
+        role = attributes.get(f"{path}.{n}.message.role")
+        content = attributes.get(f"{path}.{n}.message.content")
+        if role is None and content is None:
+            break
+        if isinstance(content, str):
+            out.append((str(role or ""), content))
+    return out
+
+
+def _message_json(value: str) -> list[tuple[str, str]] | None:
+    """GenAI JSON messages: `[{"role", "parts": [{"type": "text", "content"}]}]` (or a
+    plain `content`)."""
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, list):
+        return None
+    out = []
+    for message in data:
+        if not isinstance(message, dict):
+            continue
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            text = "".join(
+                str(p.get("content", "")) for p in parts if isinstance(p, dict) and "content" in p
+            )
+        else:
+            text = str(message.get("content") or "")
+        out.append((str(message.get("role", "")), text))
+    return out
+
+
+def _pick(messages: list[tuple[str, str]], role: str) -> str | None:
+    """The last user message (a question) or the first assistant message (an answer)."""
+    chosen = [text for who, text in messages if who == role and text]
+    if not chosen:
+        return None
+    return chosen[-1] if role == "user" else chosen[0]

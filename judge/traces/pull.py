@@ -1,0 +1,114 @@
+"""Traces in (an OTLP JSON file, a Phoenix project) -> a cases file; records out (Phoenix
+annotations, OTLP events from a records file). Typed arguments in, counts out: the CLI
+prints them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from judge.engine.atomic import replace_text
+from judge.engine.inputs import iter_cases
+from judge.engine.records import scan_records
+from judge.errors import InputError
+from judge.schemas import GradedRecord
+from judge.traces.mapping import Extraction, TraceMapping, cases_from_spans
+from judge.traces.otel import EvaluationExporter, ExportCounts
+from judge.traces.phoenix import PhoenixClient
+from judge.traces.spans import Span, read_otlp_file
+
+__all__ = [
+    "export_records",
+    "pull_otlp",
+    "pull_phoenix",
+    "push_phoenix",
+    "read_records",
+    "trace_links",
+    "write_cases",
+]
+
+
+def otlp_spans(path: Path) -> Iterator[Span]:
+    for _, spans in read_otlp_file(path):
+        yield from spans
+
+
+def pull_otlp(
+    path: Path, mapping: TraceMapping | None = None, *, required: Iterable[str] = ()
+) -> Extraction:
+    """The cases of every answered request in an OTLP JSON file."""
+    return cases_from_spans(otlp_spans(path), mapping, required=_needed(required))
+
+
+def pull_phoenix(
+    client: PhoenixClient,
+    project: str,
+    mapping: TraceMapping | None = None,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    required: Iterable[str] = (),
+) -> Extraction:
+    """The cases of every answered request Phoenix holds for `project` in [since, until)."""
+    spans = client.spans(project, since=since, until=until)
+    return cases_from_spans(spans, mapping, required=_needed(required))
+
+
+def _needed(required: Iterable[str]) -> tuple[str, ...]:
+    """The fields a case must have: the rubric's inputs, or a question and an answer."""
+    return tuple(required) or ("question", "answer")
+
+
+def write_cases(extraction: Extraction, output: Path) -> None:
+    """The cases as JSONL (written whole, then moved into place)."""
+    text = "".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in extraction.cases)
+    replace_text(output, text)
+
+
+def read_records(path: Path) -> list[GradedRecord]:
+    """The records of a records file; a line that is not a record is an InputError naming
+    the file and line."""
+    out = []
+    for offset, data in scan_records(path):
+        try:
+            out.append(GradedRecord.model_validate(data))
+        except ValueError:
+            raise InputError(
+                str(path), [(None, None, f"the line at byte {offset} is not a graded record")]
+            ) from None
+    return out
+
+
+def trace_links(cases_path: Path | None) -> dict[str, dict[str, Any]]:
+    """case id -> its trace metadata (`trace_id`, `span_id`, `response_id`), for cases
+    that came from a trace; empty without a cases file."""
+    if cases_path is None:
+        return {}
+    links = {}
+    for case in iter_cases(cases_path):
+        if "trace_id" in case.metadata or "response_id" in case.metadata:
+            links[case.id] = {
+                str(k): case.metadata[k]
+                for k in ("trace_id", "span_id", "response_id")
+                if k in case.metadata
+            }
+    return links
+
+
+def export_records(
+    records: Iterable[GradedRecord],
+    endpoint: str,
+    links: dict[str, dict[str, Any]],
+    **options: Any,
+) -> ExportCounts:
+    """One `gen_ai.evaluation.result` event per record to an OTLP/HTTP collector."""
+    with EvaluationExporter(endpoint, **options) as exporter:
+        exporter.send_all(records, links)
+    return exporter.counts
+
+
+def push_phoenix(client: PhoenixClient, records: Iterable[GradedRecord]) -> int:
+    """Each graded record as a span annotation on its span (the record id); the count."""
+    return client.annotate(records)
