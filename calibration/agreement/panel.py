@@ -6,7 +6,6 @@ that gave no vote on that case (a failure). Pure functions: no I/O, no printing.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -14,43 +13,16 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
+from calibration.agreement.effective_votes import (
+    N_EFF_METHOD,
+    effective_votes,
+    kish_n_eff,
+    mean_pairwise_correlation,
+)
 from calibration.agreement.multirater import category_counts, krippendorff_alpha
 from calibration.agreement.small_sample import Interval, alpha_interval
 
 __all__ = ["kish_n_eff", "mean_pairwise_correlation", "pairwise_kappa", "panel_agreement"]
-
-
-def kish_n_eff(k: int, rho_bar: float) -> float:
-    """Kish's effective number of independent votes among ``k`` equally correlated ones.
-
-    Formula: ``n_eff = k / (1 + (k - 1) * rho_bar)``, the design effect of a cluster of
-    ``k`` observations with intra-cluster correlation ``rho_bar`` (here the jurors' mean
-    pairwise correlation). Read: ``k`` when the jurors are uncorrelated, 1 when they are
-    perfectly correlated (one vote, asked ``k`` times); above ``k`` for negative ``rho_bar``.
-    Undefined (``nan``) when ``rho_bar`` is.
-
-    Reference: Kish (1965), *Survey Sampling*, Wiley, ch. 5 (the design effect
-    ``1 + (m - 1) rho``); applied to LLM juries in arXiv 2605.29800.
-    """
-    if k < 1:
-        raise ValueError(f"a panel needs at least one juror, got k={k}")
-    if math.isnan(rho_bar):
-        return float("nan")
-    return k / (1 + (k - 1) * rho_bar)
-
-
-def mean_pairwise_correlation(scores: Sequence[Sequence[float | None]]) -> float:
-    """The mean over juror pairs of the Pearson correlation of their scores, each pair on
-    the cases both scored; a pair where either side is constant is left out. ``nan`` when
-    no pair has a correlation."""
-    table = _numeric(scores)
-    values = []
-    for a, b in itertools.combinations(range(table.shape[1]), 2):
-        both = ~np.isnan(table[:, a]) & ~np.isnan(table[:, b])
-        x, y = table[both, a], table[both, b]
-        if len(x) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
-            values.append(float(np.corrcoef(x, y)[0, 1]))
-    return float(np.mean(values)) if values else float("nan")
 
 
 def pairwise_kappa(
@@ -86,16 +58,16 @@ def panel_agreement(
     """Agreement among a panel's jurors: Krippendorff's alpha (nominal, on labels) with a
     95% percentile bootstrap interval over cases, the pairwise Cohen's kappa matrix, the
     share of cases every juror voted on with one label, and Kish's effective number of
-    votes from the mean pairwise correlation of the jurors' scores (:func:`kish_n_eff`).
+    votes from the mean pairwise correlation of the jurors' scores (``n_eff_verdicts``,
+    with a bootstrap interval: :mod:`calibration.agreement.effective_votes`; ``n_eff`` is
+    the same figure under its old name).
     Undefined figures are ``None`` (all of them for no case: a cyclic panel without an
     overlap, an escalating one that escalated nothing)."""
     if len(labels) == 0:
         return _no_cases(names)
     table = np.asarray(labels, dtype=object)
-    k = len(names)
     complete = [row for row in table if all(v is not None for v in row)]
-    rho = mean_pairwise_correlation(scores)
-    n_eff = kish_n_eff(k, rho)
+    votes = effective_votes(scores, n_boot=n_boot, seed=seed)
     interval = (
         alpha_interval(
             _alpha_bootstrap(table, n_boot=n_boot, seed=seed), category_counts(table, None)
@@ -117,9 +89,23 @@ def panel_agreement(
             round(sum(len(set(r)) == 1 for r in complete) / len(complete), 6) if complete else None
         ),
         "unanimous_of": len(complete),
-        "mean_pairwise_correlation": _finite(rho),
-        "n_eff": _finite(n_eff),
-        "n_eff_formula": "k / (1 + (k - 1) * rho_bar)  (Kish 1965)",
+        "mean_pairwise_correlation": votes["mean_correlation"],
+        **_verdict_n_eff(votes),
+    }
+
+
+def _verdict_n_eff(votes: dict[str, Any]) -> dict[str, Any]:
+    """The verdicts' n_eff under its own name, and ``n_eff``, the same figure under the
+    name it had (kept readable; with human labels gates read the errors' figure)."""
+    return {
+        "n_eff": votes["n_eff"],
+        "n_eff_verdicts": votes["n_eff"],
+        "n_eff_verdicts_ci95": votes["n_eff_ci95"],
+        "n_eff_verdicts_bias": votes["n_eff_bias"],
+        "n_eff_verdicts_note": votes["n_eff_note"],
+        "n_eff_verdicts_ci95_reason": votes.get("n_eff_ci95_reason"),
+        "n_eff_formula": N_EFF_METHOD,
+        "n_eff_of": "the correlation of the jurors' verdicts (scores), not of their errors",
     }
 
 
@@ -136,8 +122,9 @@ def _no_cases(names: Sequence[str]) -> dict[str, Any]:
         "unanimous_share": None,
         "unanimous_of": 0,
         "mean_pairwise_correlation": None,
-        "n_eff": None,
-        "n_eff_formula": "k / (1 + (k - 1) * rho_bar)  (Kish 1965)",
+        **_verdict_n_eff(
+            {"n_eff": None, "n_eff_ci95": None, "n_eff_bias": None, "n_eff_note": None}
+        ),
     }
 
 
@@ -157,12 +144,6 @@ def _alpha_bootstrap(table: np.ndarray, *, n_boot: int, seed: int) -> list[float
         return None
     lo, hi = np.percentile(draws, [2.5, 97.5])
     return [round(float(lo), 6), round(float(hi), 6)]
-
-
-def _numeric(scores: Sequence[Sequence[float | None]]) -> np.ndarray:
-    return np.asarray(
-        [[np.nan if v is None else float(v) for v in row] for row in scores], dtype=float
-    ).reshape(len(scores), -1)
 
 
 def _finite(value: float) -> float | None:

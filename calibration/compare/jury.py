@@ -6,9 +6,9 @@ labelled case: a case a member gave no label (a juror's failure, the panel's
 so no member looks better by dropping the cases it could not decide (its `coverage` says
 how many it decided). For each member: Cohen's kappa with its percentile bootstrap
 interval, Gwet's AC1 and accuracy. The panel is then compared with its best juror (by
-kappa) exactly as `judge gate` compares a candidate with a baseline
-(:func:`calibration.compare.judges.compare_judges`: the paired bootstrap of the kappa
-difference and McNemar's exact test), and the correlation of the jurors' errors says
+kappa) against every juror at once (:mod:`calibration.compare.panel_vs_best`: a paired
+bootstrap of each kappa difference with a max-statistic simultaneous interval, so choosing
+the best juror on the same labels is no winner's curse), and the correlation of the jurors' errors says
 whether they fail on the same cases (the reason a panel may not beat its best member).
 Learned weights (Dawid-Skene confusions from a dev half of the labelled cases) are judged
 on the other half against the vote and the best juror (`learned_weights`).
@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from calibration.agreement.coefficients import gwet_ac1
+from calibration.agreement.effective_votes import N_EFF_METHOD, effective_votes
 from calibration.agreement.metrics import confusion, kappa_from_confusion
-from calibration.agreement.panel import kish_n_eff
 from calibration.compare.judges import compare_judges
+from calibration.compare.panel_vs_best import panel_vs_jurors
 from calibration.estimates.dawid_skene import class_prior, juror_confusions, posterior_labels
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 
@@ -39,9 +40,10 @@ def error_correlation(human: Sequence[str], members: Mapping[str, Sequence[str]]
     label differs from the human's, 0 where it agrees), and their mean. A pair where either
     juror is always right (or always wrong) has no correlation (``None``). Near 0:
     independent errors, which a majority can outvote; near 1: shared errors, which it
-    cannot. ``n_eff``: Kish's effective number of votes from the mean
-    (:func:`calibration.agreement.panel.kish_n_eff`), how many jurors' worth of independent
-    errors the panel has (above k when errors avoid each other)."""
+    cannot. ``n_eff``: Kish's effective number of votes from the mean, in ``[1, k]``, with a
+    bootstrap interval over cases and its bias estimate
+    (:func:`calibration.agreement.effective_votes.effective_votes`): how many jurors' worth
+    of independent errors the panel has (errors that avoid each other count as ``k``)."""
     errors = {
         n: np.array([a != h for a, h in zip(v, human, strict=True)], dtype=float)
         for n, v in members.items()
@@ -51,13 +53,16 @@ def error_correlation(human: Sequence[str], members: Mapping[str, Sequence[str]]
         x, y = errors[a], errors[b]
         ok = np.ptp(x) > 0 and np.ptp(y) > 0
         pairs[f"{a}~{b}"] = round(float(np.corrcoef(x, y)[0, 1]), 6) if ok else None
-    defined = [v for v in pairs.values() if v is not None]
-    mean = float(np.mean(defined)) if defined else float("nan")
-    n_eff = kish_n_eff(len(errors), mean) if errors else float("nan")
+    votes = effective_votes(np.column_stack(list(errors.values())) if errors else np.empty((0, 0)))
     return {
         "pairs": pairs,
-        "mean": None if np.isnan(mean) else round(mean, 6),
-        "n_eff": None if np.isnan(n_eff) else round(n_eff, 6),
+        "mean": votes["mean_correlation"],
+        "n_eff": votes["n_eff"],
+        "n_eff_ci95": votes["n_eff_ci95"],
+        "n_eff_bias": votes["n_eff_bias"],
+        "n_eff_note": votes["n_eff_note"],
+        "n_eff_ci95_reason": votes["n_eff_ci95_reason"],
+        "n_eff_method": N_EFF_METHOD,
     }
 
 
@@ -91,13 +96,13 @@ def jury_vs_humans(
             "accuracy": _round(figures["accuracy"]),
             "coverage": _round(sum(v != NO_LABEL for v in values) / len(values)),
         }
-    best = max(jurors, key=lambda n: (_finite(per_member[n]["kappa"]), -list(jurors).index(n)))
-    versus = compare_judges(
-        ids,
-        human,
-        members[best],
-        members["panel"],
-        labels=order,
+    code = {label: i for i, label in enumerate(order)}
+    codes = {name: np.array([code[v] for v in values]) for name, values in members.items()}
+    versus = panel_vs_jurors(
+        np.array([code[v] for v in human]),
+        codes["panel"],
+        {name: codes[name] for name in jurors},
+        k=len(order),
         n_bootstrap=n_bootstrap,
         seed=seed,
         alpha=alpha,
@@ -105,12 +110,21 @@ def jury_vs_humans(
     return {
         "n": len(ids),
         "members": per_member,
-        "best_juror": best,
+        "best_juror": versus["best_juror"],
         "panel_vs_best": {
-            "kappa_difference": _round(versus["difference"]["kappa"]),
-            "kappa_difference_ci95": _pair(versus["difference"]["kappa_ci95"]),
+            "kappa_difference": _round(versus["kappa_difference"]),
+            "kappa_difference_ci95": _pair(versus["kappa_difference_ci95"]),
             "mcnemar": versus["mcnemar"],
             "verdict": versus["verdict"],
+            "method": versus["method"],
+            "per_juror": {
+                name: {
+                    "kappa_difference": _round(row["kappa_difference"]),
+                    "kappa_difference_ci95": _pair(row["kappa_difference_ci95"]),
+                    "mcnemar_p": row["mcnemar_p"],
+                }
+                for name, row in versus["per_juror"].items()
+            },
         },
         "error_correlation": error_correlation(human, {n: members[n] for n in jurors}),
         "learned_weights": learned_weights(

@@ -110,7 +110,8 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     gate.add_argument(
         "--fail-if-biased",
         action="store_true",
-        help="fail when a bias check's interval lies beyond no-bias +/- tolerance",
+        help="pass only when every bias check's interval lies within no-bias +/- tolerance; "
+        "beyond it is biased, across its edge is too few pairs (cases) to tell: both fail",
     )
     gate.add_argument("--tolerance", type=float, default=0.05, help="bias tolerance (0.05)")
     gate.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the gate (0.05)")

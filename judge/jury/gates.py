@@ -3,7 +3,9 @@
 Beside the grade metrics of any run (`mean_score`, `error_rate`, ...) a jury's gates read:
 
 - `panel.alpha`, `panel.alpha.ci95_low`, `panel.alpha.ci95_high`: Krippendorff's alpha
-  among the jurors and its interval; `panel.n_eff` (Kish's effective votes),
+  among the jurors and its interval; `panel.n_eff` (Kish's effective votes: with human
+  labels the errors' figure, `panel.n_eff_errors`, else the verdicts' figure,
+  `panel.n_eff_verdicts`, which reads jurors that are all right as redundant),
   `panel.unanimous_share`, `panel.agreement_cases` (the cases those are measured on: the
   overlap in `mode: cyclic`);
 - `panel.cost_usd`, `panel.cost_per_case_usd`, `panel.requests`,
@@ -13,7 +15,8 @@ Beside the grade metrics of any run (`mean_score`, `error_rate`, ...) a jury's g
   `panel.kappa`, `panel.kappa.ci95_low`, `panel.ac1`, `juror.NAME.kappa`, `juror.NAME.ac1`,
   `panel.vs_best.kappa_difference`, `panel.vs_best.ci95_low`, `panel.vs_best.p_value`
   (McNemar's), `panel.beats_best` (1 when the verdict is `better`, else 0),
-  `panel.cost_ratio` and `panel.errors.mean_correlation`, `panel.errors.n_eff`.
+  `panel.cost_ratio` and `panel.errors.mean_correlation`, `panel.errors.n_eff` (the same
+  as `panel.n_eff_errors`) and `panel.errors.n_eff.ci95_low`.
 
 The expressions are parsed and evaluated by `calibration.decisions.gates` (through
 `judge.engine.measure.run_gates`), as every other `--fail-if`: a failed gate exits 3.
@@ -29,6 +32,7 @@ AGREEMENT = (
     "panel.alpha.ci95_low",
     "panel.alpha.ci95_high",
     "panel.n_eff",
+    "panel.n_eff_verdicts",
     "panel.unanimous_share",
     "panel.agreement_cases",
 )
@@ -44,6 +48,8 @@ HUMANS = (
     "panel.cost_ratio",
     "panel.errors.mean_correlation",
     "panel.errors.n_eff",
+    "panel.errors.n_eff.ci95_low",
+    "panel.n_eff_errors",
 )
 
 JUROR_HUMANS = ("kappa", "ac1")  # juror.NAME.kappa, juror.NAME.ac1
@@ -68,6 +74,7 @@ def jury_metrics(jury: Mapping[str, Any]) -> dict[str, Any]:
         "panel.alpha.ci95_low": alpha_ci[0],
         "panel.alpha.ci95_high": alpha_ci[1],
         "panel.n_eff": agreement.get("n_eff"),
+        "panel.n_eff_verdicts": agreement.get("n_eff_verdicts", agreement.get("n_eff")),
         "panel.unanimous_share": agreement.get("unanimous_share"),
         "panel.agreement_cases": agreement.get("cases"),
         "panel.cost_usd": cost["total_usd"],
@@ -81,6 +88,7 @@ def jury_metrics(jury: Mapping[str, Any]) -> dict[str, Any]:
     humans = jury.get("vs_humans")
     if humans and "members" in humans:
         values |= vs_humans_metrics(humans)
+        values["panel.n_eff"] = values["panel.n_eff_errors"]  # errors: what a vote depends on
     return values
 
 
@@ -102,6 +110,8 @@ def vs_humans_metrics(humans: Mapping[str, Any]) -> dict[str, Any]:
         "panel.cost_ratio": humans.get("cost_ratio"),
         "panel.errors.mean_correlation": errors["mean"],
         "panel.errors.n_eff": errors["n_eff"],
+        "panel.errors.n_eff.ci95_low": (errors.get("n_eff_ci95") or (None, None))[0],
+        "panel.n_eff_errors": errors["n_eff"],
     }
     for name, member in members.items():
         if name != "panel":

@@ -52,23 +52,41 @@ class ProbeOptions:
 
 @dataclass(frozen=True)
 class BiasCheck:
-    """One bias a gate can act on: an estimate, its value under no bias, and an interval
-    at any confidence. Biased beyond `tolerance` = the interval lies entirely outside
-    `null ± tolerance`."""
+    """One bias a gate can act on: an estimate, its value under no bias, an interval at any
+    confidence, and how many units (`n` pairs or cases) it rests on.
+
+    Three outcomes (issue 34: a probe never passes on too little evidence):
+    `biased` when the interval lies entirely outside `null ± tolerance`; `ok` (the pass)
+    only when it lies entirely inside; `inconclusive` when it straddles an edge: too few
+    units to tell, which fails the gate like `undefined` and names how many units would
+    tell (:func:`units_needed`). A judge with a true first-position rate of 0.78 passed a
+    position probe of 5-10 pairs 37% of the time when "not shown biased" was a pass."""
 
     name: str
     estimate: float | None
     null: float
     interval: Callable[[float], tuple[float, float]]
+    n: int = 0
+    unit: str = "cases"
 
     def evaluate(self, *, tolerance: float, confidence: float) -> dict[str, Any]:
-        """The check at `confidence`: `biased`, `ok`, or `undefined` (no estimate or no
-        interval), which fails the gate like every undefined gate (`calibration.decisions.gates`)."""
+        """The check at `confidence`: `ok`, `biased`, `inconclusive` or `undefined` (no
+        estimate or no interval); all but `ok` fail the gate (`calibration.decisions.gates`)."""
         lo, hi = self.interval(confidence)
         defined = self.estimate is not None and math.isfinite(lo) and math.isfinite(hi)
-        biased = defined and (lo > self.null + tolerance or hi < self.null - tolerance)
-        status = "undefined" if not defined else "biased" if biased else "ok"
-        return {
+        low_edge, high_edge = self.null - tolerance, self.null + tolerance
+        biased = defined and (lo > high_edge or hi < low_edge)
+        inside = defined and low_edge < lo and hi < high_edge
+        status = (
+            "undefined"
+            if not defined
+            else "biased"
+            if biased
+            else "ok"
+            if inside
+            else "inconclusive"
+        )
+        out = {
             "check": self.name,
             "estimate": self.estimate,
             "null": self.null,
@@ -78,20 +96,62 @@ class BiasCheck:
             "status": status,
             "fails": status != "ok",
             "reason": None if defined else UNDEFINED_CHECK,
+            "n": self.n,
+            "unit": self.unit,
         }
+        if status == "inconclusive":
+            assert self.estimate is not None
+            needed = units_needed(self.estimate, (lo, hi), self.n, self.null, tolerance)
+            out["needed"] = needed
+            out["reason"] = inconclusive_reason(self.unit, self.n, needed, self.null, tolerance)
+        return out
 
 
-def rate_check(name: str, k: int, n: int, null: float) -> BiasCheck:
+def units_needed(
+    estimate: float, interval: tuple[float, float], n: int, null: float, tolerance: float
+) -> int | None:
+    """About how many units would put the interval on one side of `null ± tolerance`: the
+    interval's half-width shrinks as 1/sqrt(n), so `n · (half-width / d)²` with `d` the
+    distance from the estimate to the nearer edge; `None` when the estimate sits on an
+    edge (no size tells it) or nothing was observed."""
+    distance = abs(abs(estimate - null) - tolerance)
+    half = (interval[1] - interval[0]) / 2
+    if n <= 0 or distance < 1e-9:
+        return None
+    return max(n + 1, math.ceil(n * (half / distance) ** 2))
+
+
+def inconclusive_reason(
+    unit: str, n: int, needed: int | None, null: float, tolerance: float
+) -> str:
+    """The sentence an inconclusive check fails with."""
+    how = (
+        f"about {needed} {unit} would tell"
+        if needed is not None
+        else "the estimate sits on the tolerance's edge, no number of "
+        f"{unit} will tell at this estimate"
+    )
+    return (
+        f"too few {unit} to tell: with {n} {unit} the interval holds both "
+        f"{null:g} ± {tolerance:g} (no bias) and values beyond it; {how}"
+    )
+
+
+def rate_check(name: str, k: int, n: int, null: float, *, unit: str = "cases") -> BiasCheck:
     """A bias check on the rate k / n with Wilson intervals."""
     estimate = k / n if n else None
-    return BiasCheck(name, estimate, null, lambda c: wilson_interval(k, n, confidence=c))
+    return BiasCheck(
+        name, estimate, null, lambda c: wilson_interval(k, n, confidence=c), n=n, unit=unit
+    )
 
 
 def mean_check(name: str, values: Sequence[float], null: float = 0.0) -> BiasCheck:
     """A bias check on a mean with Student t intervals."""
     array = np.asarray(values, dtype=float)
     estimate = float(array.mean()) if len(array) else None
-    return BiasCheck(name, estimate, null, lambda c: mean_interval(array, confidence=c))
+    return BiasCheck(
+        name, estimate, null, lambda c: mean_interval(array, confidence=c), n=len(array)
+    )
 
 
 @dataclass
@@ -238,4 +298,6 @@ def gate_markdown(gate: dict[str, Any]) -> list[str]:
 def _outcome(check: dict[str, Any]) -> str:
     if check["status"] == "undefined":
         return f"undefined (fails: {check['reason']})"
+    if check["status"] == "inconclusive":
+        return f"FAILS: {check['reason']}"
     return str(check["status"])

@@ -137,12 +137,14 @@ def position_checks(report: dict[str, Any], pairs: Sequence[PairVerdicts]) -> li
     n = report["complete_pairs"]
     wins, verdicts = _first_slot_counts([p for p in pairs if p.ab is not None and p.ba is not None])
     return [
-        rate_check("inconsistency_rate", report["inconsistent_pairs"], n, 0.0),
+        rate_check("inconsistency_rate", report["inconsistent_pairs"], n, 0.0, unit="pairs"),
         BiasCheck(
             "first_position_win_rate",
             report["first_position_win_rate"],
             0.5,
             lambda c: pair_rate_interval(wins, verdicts, confidence=c),
+            n=n,
+            unit="pairs",
         ),
     ]
 

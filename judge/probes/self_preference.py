@@ -53,7 +53,13 @@ def human_score(label: Any, rubric: Rubric) -> float | None:
 def gap_check(name: str, own: Sequence[float], other: Sequence[float]) -> BiasCheck:
     """The bias check on mean(own) - mean(other), with Welch intervals; no bias = 0."""
     estimate = float(np.mean(own) - np.mean(other)) if len(own) and len(other) else None
-    return BiasCheck(name, estimate, 0.0, lambda c: welch_interval(own, other, confidence=c))
+    return BiasCheck(
+        name,
+        estimate,
+        0.0,
+        lambda c: welch_interval(own, other, confidence=c),
+        n=len(own) + len(other),
+    )
 
 
 async def run_self_preference(

@@ -233,7 +233,15 @@ def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
     )
     assert (panel > best) is beats
     vs = summary["jury"]["vs_humans"]
-    assert vs["panel_vs_best"]["verdict"] == ("better" if beats else "no_difference")
+    versus = vs["panel_vs_best"]
+    # At 60 cases the independent panel is ahead of every juror, but against the best it
+    # has 7 cases to 1 (McNemar p 0.07 even for that juror alone, before any correction
+    # for having picked it): too few to call. The old bootstrap-only verdict said "better".
+    assert versus["verdict"] == "no_difference"
+    assert (
+        all((j["kappa_difference"] > 0) is beats for j in versus["per_juror"].values()) or not beats
+    )
+    assert "max-statistic" in versus["method"]
     # every member's kappa is sklearn's on the same cases, a missing label a disagreement
     columns = {n: read_jsonl(out / "jurors" / f"{n}.jsonl") for n in NAMES}
     columns["panel"] = read_jsonl(out / "policy.jsonl")
@@ -246,7 +254,8 @@ def test_the_panel_beats_its_best_juror_only_when_errors_are_independent(
     assert set(learned["confusions"]) == set(NAMES)
     errors = vs["error_correlation"]
     assert errors["pairs"]["a~b"] > 0.8 if not beats else errors["pairs"]["a~b"] < 0
-    assert errors["n_eff"] == pytest.approx(3 / (1 + 2 * errors["mean"]), abs=1e-5)
+    assert errors["n_eff"] == pytest.approx(3 / (1 + 2 * max(errors["mean"], 0)), abs=1e-5)
+    assert 1 <= errors["n_eff_ci95"][0] <= errors["n_eff"] <= errors["n_eff_ci95"][1] <= 3
 
 
 def test_an_even_panel_tie_is_no_majority_whatever_the_order(

@@ -95,7 +95,9 @@ def test_fail_if_on_the_jury_figures_exits_3_and_a_typo_exits_2_before_sending(
     labelled = ["--human-labels", str(human), "--fail-if", "juror.c.kappa > 1"]
     assert grade(tmp_path, cases, jury, out, *labelled) == 0
     vs = json.loads((out / "summary.json").read_text("utf-8"))["jury"]["vs_humans"]
-    assert vs["panel_vs_best"]["verdict"] == "better"  # independent 10% errors
-    # the gate reads the verdict: 1 where the panel beats its best juror
-    assert grade(tmp_path, cases, jury, out, *labelled, "--fail-if", "panel.beats_best > 0") == 3
-    assert "gate: panel.beats_best > 0: 1 -> " in capsys.readouterr().err
+    # independent 10% errors, 40 cases: the panel is ahead, but a few discordant cases
+    # against the best of three jurors are too few to call it better (issue 34)
+    assert vs["panel_vs_best"]["verdict"] == "no_difference"
+    # the gate reads the verdict: 1 where the panel beats its best juror, else 0
+    assert grade(tmp_path, cases, jury, out, *labelled, "--fail-if", "panel.beats_best < 1") == 3
+    assert "gate: panel.beats_best < 1: 0 -> " in capsys.readouterr().err

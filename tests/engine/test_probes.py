@@ -111,7 +111,11 @@ def test_cli_recorded_verdicts_and_gate(tmp_path, capsys):
     assert main([*argv, "--fail-if", "consistency_rate < 0.7"], env={}) == EXIT_GATE
     gpt4 = CALIBRATION / "llmbar-natural-gpt4" / "verdicts.jsonl"
     gpt4_argv = ["probe", "position", "--verdicts", str(gpt4), "-o", str(tmp_path / "g.json")]
-    assert main([*gpt4_argv, "--fail-if-biased", "--tolerance", "0.05"], env={}) == EXIT_OK
+    # 3 inconsistent pairs of 100 (Wilson 0.010..0.085): within 0.05 of none? Too few to
+    # tell, and a pass needs the interval inside the tolerance (issue 34)
+    assert main([*gpt4_argv, "--fail-if-biased", "--tolerance", "0.05"], env={}) == EXIT_GATE
+    assert "too few pairs to tell" in capsys.readouterr().out
+    assert main([*gpt4_argv, "--fail-if-biased", "--tolerance", "0.1"], env={}) == EXIT_OK
     assert main([*gpt4_argv, "--fail-if-biased", "--tolerance", "0"], env={}) == EXIT_GATE
 
 
@@ -206,7 +210,7 @@ def test_model_families_and_human_scores():
 def test_gate_conditions_and_bias_checks():
     result = ProbeResult(
         report={"flip_rate": 0.0, "other": None, "nested": {"x": 2}},
-        checks=[rate_check("flip_rate", 0, 50, 0.0), rate_check("first", 70, 100, 0.5)],
+        checks=[rate_check("flip_rate", 0, 100, 0.0), rate_check("first", 70, 100, 0.5)],
     )
     names = {"flip_rate", "other", "nested.x", "missing"}
 
@@ -225,7 +229,12 @@ def test_gate_conditions_and_bias_checks():
     assert missing["failed"] and missing["checks"][0]["reason"] == "not in this result"
     biased = run_gate(result, biased=True, tolerance=0.05)
     assert biased["failed"] and [c["status"] for c in biased["checks"]] == ["ok", "biased"]
-    assert not run_gate(result, biased=True, tolerance=0.25)["failed"]
+    # 70 of 100 (Wilson 0.60..0.78) straddles 0.5 + 0.25: too few cases to tell, a failure
+    # naming the cases that would tell (a pass needs the interval inside the tolerance)
+    unsure = run_gate(result, biased=True, tolerance=0.25)
+    assert unsure["failed"] and [c["status"] for c in unsure["checks"]] == ["ok", "inconclusive"]
+    assert unsure["checks"][1]["needed"] > 100 and "too few cases" in unsure["checks"][1]["reason"]
+    assert not run_gate(result, biased=True, tolerance=0.3)["failed"]
 
 
 # ---- every probe on the offline rules judge --------------------------------------------
@@ -276,9 +285,16 @@ async def test_offline_repeat_and_injection_figures():
 def test_cli_writes_report_markdown_and_records(tmp_path, capsys):
     out = tmp_path / "pos.json"
     argv = ["probe", "position", str(EXAMPLES / "pairs.jsonl"), "--rubric", "pairwise"]
-    assert main([*argv, "-o", str(out), "--offline", "--fail-if-biased"], env={}) == EXIT_OK
+    # 14 perfectly consistent pairs cannot show a rate under 0.05: too few pairs to tell
+    assert main([*argv, "-o", str(out), "--offline", "--fail-if-biased"], env={}) == EXIT_GATE
     report = json.loads(out.read_text("utf-8"))
-    assert report["judge"] == "rules" and report["gate"]["failed"] is False
+    assert report["judge"] == "rules" and report["gate"]["failed"] is True
+    assert {c["status"] for c in report["gate"]["checks"]} == {"inconclusive"}
+    assert all(c["needed"] > 14 for c in report["gate"]["checks"])
+    assert (
+        main([*argv, "-o", str(out), "--offline", "--fail-if-biased", "--tolerance", "0.4"], env={})
+        == EXIT_OK
+    )
     records = read_jsonl(tmp_path / "pos.records.jsonl")
     assert [r["id"] for r in records][:2] == ["pair-001", "pair-002"]
     assert {r["label"] for r in records} <= {"A", "B", "tie"}

@@ -1,0 +1,148 @@
+"""How many independent votes a panel of ``k`` jurors is worth, with an interval.
+
+Kish's design effect turns the jurors' mean pairwise correlation into an effective number
+of votes. Two correlations are on offer, and they answer different questions:
+
+- the correlation of the jurors' **errors** (1 where a juror's label differs from the
+  human's): do they fail on the same cases? This is the figure a majority vote depends on
+  (independent errors are outvoted, shared ones are not), and the one gates read when
+  human labels exist (``n_eff_errors``);
+- the correlation of the jurors' **verdicts** (scores): do they say the same thing? Jurors
+  that are all right agree, so this reads as redundancy even when their errors are
+  independent (three accurate jurors with independent errors: about 1.7 of 3). It is the
+  only figure without human labels (``n_eff_verdicts``).
+
+Both are kept in ``[1, k]``: a negative mean correlation (errors that avoid each other,
+e.g. three jurors each wrong on a different case, mean ``-1/(k-1)``, where the raw formula
+divides by 0) counts as independent, ``k``, never more. The interval is a percentile
+bootstrap over cases (a case's votes stay together), so it is as wide as the cases make
+it; the bootstrap's estimate of the small-sample bias (mean of the resamples minus the
+estimate) is reported beside it, not subtracted (a bias estimate from a few cases is as
+noisy as the figure).
+
+References: Kish (1965), *Survey Sampling*, ch. 5 (design effect ``1 + (m - 1) rho``);
+Efron and Tibshirani (1993), ch. 10 (bootstrap estimate of bias) and ch. 13.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["effective_votes", "kish_n_eff", "mean_pairwise_correlation"]
+
+N_EFF_METHOD = (
+    "Kish k / (1 + (k - 1) * max(rho_bar, 0)), in [1, k]; interval: percentile bootstrap over cases"
+)
+DEGENERATE = (
+    "every bootstrap resample gave the same n_eff: an interval of width 0 is no evidence, "
+    "the interval is the whole range [1, k]"
+)
+SMALL = 30  # below this many cases the note says the figure is rough
+
+
+def kish_n_eff(k: int, rho_bar: float) -> float:
+    """Kish's effective number of independent votes among ``k`` equally correlated ones.
+
+    Formula: ``n_eff = k / (1 + (k - 1) * max(rho_bar, 0))``, the design effect of a
+    cluster of ``k`` observations with intra-cluster correlation ``rho_bar`` (here the
+    jurors' mean pairwise correlation). Read: ``k`` when the jurors are uncorrelated, 1 when
+    they are perfectly correlated (one vote, asked ``k`` times). A negative ``rho_bar``
+    counts as 0: votes that avoid each other are independent votes, not more than ``k``
+    (the raw formula passes ``k`` and divides by 0 at ``rho_bar = -1/(k-1)``). Always in
+    ``[1, k]``; ``nan`` when ``rho_bar`` is.
+
+    Reference: Kish (1965), *Survey Sampling*, Wiley, ch. 5 (the design effect
+    ``1 + (m - 1) rho``); applied to LLM juries in arXiv 2605.29800.
+    """
+    if k < 1:
+        raise ValueError(f"a panel needs at least one juror, got k={k}")
+    if math.isnan(rho_bar):
+        return float("nan")
+    rho = min(1.0, max(0.0, float(rho_bar)))
+    return k / (1 + (k - 1) * rho)
+
+
+def mean_pairwise_correlation(scores: Sequence[Sequence[float | None]] | np.ndarray) -> float:
+    """The mean over juror pairs of the Pearson correlation of their scores, each pair on
+    the cases both scored; a pair where either side is constant is left out. ``nan`` when
+    no pair has a correlation."""
+    values = _pair_correlations(_numeric(scores))
+    defined = [v for v in values if not math.isnan(v)]
+    return float(np.mean(defined)) if defined else float("nan")
+
+
+def _pair_correlations(table: np.ndarray) -> list[float]:
+    out = []
+    for a, b in itertools.combinations(range(table.shape[1]), 2):
+        both = ~np.isnan(table[:, a]) & ~np.isnan(table[:, b])
+        x, y = table[both, a], table[both, b]
+        ok = len(x) >= 2 and np.ptp(x) > 0 and np.ptp(y) > 0
+        out.append(float(np.corrcoef(x, y)[0, 1]) if ok else float("nan"))
+    return out
+
+
+def effective_votes(
+    table: Sequence[Sequence[float | None]] | np.ndarray,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Kish's n_eff of the columns of ``table`` (cases x jurors; ``None``/nan = no value)
+    with a percentile bootstrap interval over cases and the bootstrap's bias estimate.
+
+    Returns ``{"n_eff", "n_eff_ci95", "n_eff_bias", "n_eff_note", "n_eff_ci95_reason",
+    "mean_correlation"}`` (the interval is ``[1, k]`` with its reason where every resample
+    gave one value),
+    each ``None`` when undefined (no pair of jurors with varying values; the interval also
+    when most resamples have none, or ``n_boot`` is 0). Never raises on a well-formed
+    table; every figure lies in ``[1, k]``.
+    """
+    data = _numeric(table)
+    n, k = data.shape
+    rho = mean_pairwise_correlation(data)
+    n_eff = kish_n_eff(k, rho) if k >= 1 else float("nan")
+    ci: list[float] | None = None
+    bias: float | None = None
+    reason: str | None = None
+    if n >= 2 and n_boot >= 1 and not math.isnan(n_eff):
+        rng = np.random.default_rng(seed)
+        draws = [
+            kish_n_eff(k, mean_pairwise_correlation(data[rng.integers(0, n, n)]))
+            for _ in range(n_boot)
+        ]
+        finite = np.array([d for d in draws if not math.isnan(d)])
+        if len(finite) >= n_boot / 2:
+            tail = (1 - confidence) / 2 * 100
+            lo, hi = np.percentile(finite, [tail, 100 - tail])
+            ci = [round(float(min(lo, n_eff)), 6), round(float(max(hi, n_eff)), 6)]
+            bias = round(float(finite.mean() - n_eff), 6)
+            if ci[1] - ci[0] <= 1e-12:  # every resample alike: no evidence, the whole range
+                ci, reason = [1.0, float(k)], DEGENERATE
+    note = None
+    if not math.isnan(n_eff) and n < SMALL:
+        note = (
+            f"only {n} cases (under {SMALL}): the correlation behind n_eff is rough and "
+            "n_eff is biased at this size; read its interval"
+        )
+    return {
+        "n_eff": None if math.isnan(n_eff) else round(n_eff, 6),
+        "n_eff_ci95": ci,
+        "n_eff_bias": bias,
+        "n_eff_note": note,
+        "n_eff_ci95_reason": reason,
+        "mean_correlation": None if math.isnan(rho) else round(rho, 6),
+    }
+
+
+def _numeric(scores: Sequence[Sequence[float | None]] | np.ndarray) -> np.ndarray:
+    if isinstance(scores, np.ndarray) and scores.dtype.kind == "f":
+        return scores.reshape(len(scores), -1)
+    return np.asarray(
+        [[np.nan if v is None else float(v) for v in row] for row in scores], dtype=float
+    ).reshape(len(scores), -1)
