@@ -101,7 +101,7 @@ FORMS: dict[str, re.Pattern[str]] = {
         rf"(?:(?:only|solely|specifically|written|addressed|intended|meant|directed)\s+)?"
         rf"(?:to|for)\s+{_QUALIFIER}(?:[\w\-]+\s+){{0,2}}?{ROLE}\b"
         rf"|^{_QUALIFIER}(?:grader|judge|evaluator|assessor|rater|scorer|ai|llm|assistant)s?"
-        rf"\s*[:,]"
+        rf"\s*[:,\-\u2013\u2014]"
         rf"|\b{_MACHINE}\s+(?:must|should|shall|is to|are to|needs? to|has to|have to)\b"
         rf"|\bas (?:the|an|your) {_QUALIFIER}{_GRADER_ROLE},? (?:i|we)\b"
     ),
