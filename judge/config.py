@@ -15,6 +15,7 @@ from pydantic_core import PydanticCustomError
 # What the openai SDK talks to when no base URL is given.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_OPENAI_ENDPOINT = "https://api.openai.com:443"
 OutputMode = Literal["auto", "json_schema", "json_object", "prompt"]
 MAX_CONCURRENCY = 1024  # the ceiling of --concurrency, and where "auto" stops growing
 
@@ -119,6 +120,17 @@ def endpoint_of(base_url: str | None) -> str:
         host = f"[{host}]"  # IPv6 literal
     where = f"{host}:{port}" if port else host
     return f"{scheme}://{where}{parts.path.rstrip('/')}"
+
+
+def is_openai(base_url: str | None) -> bool:
+    """Whether an endpoint is OpenAI's own API (https to api.openai.com, port 443; no URL is
+    the SDK's default, OpenAI's): the one endpoint `$OPENAI_API_KEY` may be sent to unnamed.
+
+    >>> is_openai("https://API.openai.com/v1"), is_openai("http://api.openai.com/v1")
+    (True, False)
+    """
+    where = endpoint_of(base_url)
+    return where == _OPENAI_ENDPOINT or where.startswith(_OPENAI_ENDPOINT + "/")
 
 
 def without_userinfo(base_url: str | None) -> str | None:

@@ -51,6 +51,9 @@ class ApiError(JudgeError):
 
     transient = False
     fatal = False
+    # the endpoint that failed, when the one who raised it knows better than the command line
+    # (a juror's own base_url: `judge.jury.run.naming`)
+    endpoint: str | None = None
 
     def __init__(
         self, message: str, *, status_code: int | None = None, retry_after: float | None = None

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from calibration.errors import CalibrationInputError
+from calibration.io.jsontext import MAX_DEPTH, TOO_DEEP, JsonLimitError, loads_bounded
+from calibration.io.jsontext import nested_too_deep as nested_too_deep
 
 __all__ = [
     "FORMULA_STARTS",
@@ -51,13 +53,11 @@ __all__ = [
 ]
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
-MAX_DEPTH = 64  # a case is a few levels deep; deeper JSON only serves to exhaust a parser
 NOT_JSONL = (
     "expected JSONL, one object per line; this looks like one JSON document over several "
     "lines (an array or a pretty-printed object). Write one case per line, e.g. "
     "jq -c '.[]' FILE.json > FILE.jsonl"
 )
-TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
 BOM = "\ufeff"
 _CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 _JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
@@ -81,21 +81,6 @@ def is_csv(path: str | Path) -> bool:
     return row_format(path) == "csv"
 
 
-def nested_too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether containers nest more than ``limit`` deep (iterative: no recursion to
-    exhaust)."""
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = (
-            node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        )
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
-
-
 def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
     """(line number, text or None, problem) for each line of the file, byte-exact; the
     BOM of line 1 dropped."""
@@ -116,14 +101,11 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
 
 def _json_row(text: str) -> Row:
     try:
-        data = json.loads(text)
-    except RecursionError:
+        data = loads_bounded(text)  # the depth rule, before the parser (calibration.io.jsontext)
+    except JsonLimitError:
         return TOO_DEEP
     if isinstance(data, dict):
-        # JSON nests no deeper than it has opening brackets: a line with few is let through
-        # without the walk (the walk costs a tenth of a millisecond a case on the hot path).
-        shallow = text.count("{") + text.count("[") <= MAX_DEPTH
-        return data if shallow or not nested_too_deep(data) else TOO_DEEP
+        return data
     if isinstance(data, list):
         return "expected a JSON object, got list (JSONL has one case object per line)"
     return f"expected a JSON object, got {type(data).__name__}"

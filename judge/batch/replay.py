@@ -12,12 +12,12 @@ reason; a line that matches no case is reported, never silently dropped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from calibration.io.jsontext import loads_bounded
 from judge.batch.format import (
     MAX_BYTES_PER_FILE,
     MAX_REQUESTS_PER_FILE,
@@ -138,9 +138,9 @@ class ResultIndex:
                 if not raw.strip():
                     continue
                 try:
-                    data = json.loads(raw)
-                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                    data = None  # RecursionError: nested too deeply to be a result line
+                    data = loads_bounded(raw)
+                except ValueError:  # not JSON, not UTF-8, or nested too deeply to be a result
+                    data = None
                 cid = result_custom_id(data)
                 if cid is None:
                     self.unreadable.append(f"{path}:{line_no}")
@@ -167,7 +167,7 @@ class ResultIndex:
         if handle is None:
             handle = self._handles[number] = self.paths[number].open("rb")
         handle.seek(offset)
-        data: dict[str, Any] = json.loads(handle.readline())
+        data: dict[str, Any] = loads_bounded(handle.readline())  # checked when indexed
         return data
 
     def discard(self, custom_id: str) -> bool:

@@ -17,7 +17,6 @@ these figures (judge.jury.gates: `panel.kappa`, `juror.NAME.kappa`, `panel.beats
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.compare.jury import jury_vs_humans
+from calibration.io.jsontext import loads_bounded
 from calibration.io.labels import normalise_label, read_labels
 from calibration.io.rows import iter_rows
 from calibration.io.vocabulary import label_key
@@ -111,7 +111,8 @@ def _cost_ratio(path: Path, rows: Sequence[Mapping[str, Any]], best: str) -> flo
     juror = path.parent / "jurors" / f"{best}.jsonl"
     if not juror.is_file():
         return None
-    own = [json.loads(line) for line in juror.read_text("utf-8").splitlines() if line.strip()]
+    lines = juror.read_text("utf-8").splitlines()
+    own = [loads_bounded(line) for line in lines if line.strip()]
     per_case = _tokens(own) / len(own) if own else 0.0
     panel = _tokens(rows) / len(rows)
     return round(panel / per_case, 6) if per_case else None

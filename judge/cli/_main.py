@@ -15,7 +15,7 @@ from judge.cli._logging import cli_redactor, redact_logs
 from judge.cli._parser import LazyCommands, VersionAction
 from judge.config import endpoint_of
 from judge.engine.outlock import holding_locks
-from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
+from judge.errors import ApiError, AuthError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
 # ---- main ------------------------------------------------------------------------------
@@ -128,9 +128,17 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except ApiError as exc:
-        where = endpoint_of(getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL"))
+        where = exc.endpoint or endpoint_of(
+            getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL")
+        )
+        # a juror's error names its own key variable (`naming`); the command line's is this one
+        key = (
+            " (the key is $OPENAI_API_KEY)"
+            if isinstance(exc, AuthError) and not exc.endpoint
+            else ""
+        )
         print(
-            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}",
+            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}{key}",
             file=sys.stderr,
         )
         return EXIT_FATAL

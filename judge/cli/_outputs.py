@@ -11,13 +11,13 @@ the same file is refused, one line, while the first is writing it.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from calibration.io.jsontext import loads_bounded
 from judge.engine.frames import is_records_parquet
 from judge.engine.outlock import hold
 from judge.engine.records import is_records_file
@@ -40,8 +40,8 @@ def _json_object(path: Path) -> dict[str, object] | None:
     if not 0 < path.stat().st_size <= MAX_JSON_BYTES:
         return None
     try:
-        data = json.loads(path.read_bytes())
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = loads_bounded(path.read_bytes())
+    except ValueError:  # not JSON, not UTF-8, or nested too deeply
         return None
     return data if isinstance(data, dict) else None
 
@@ -82,8 +82,8 @@ def _is_request_file(path: Path) -> bool:
     with path.open("rb") as handle:
         first = handle.readline(1 << 20)
     try:
-        data = json.loads(first)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = loads_bounded(first)
+    except ValueError:  # not JSON, not UTF-8, or nested too deeply
         return False
     return isinstance(data, dict) and {"custom_id", "method", "url", "body"} <= data.keys()
 

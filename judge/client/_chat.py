@@ -23,6 +23,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
+from calibration.io.jsontext import loads_bounded
 from judge import errors
 from judge.client._http import aiohttp_available, chat_clients, httpx, sync_client
 from judge.client._pacing import Pacer, Pacing, Slot
@@ -276,7 +277,7 @@ class ChatClient:
                 )
                 headers, body = response.headers, response.content
             slot.succeeded(headers)
-            data = json.loads(body)
+            data = loads_bounded(body)  # a body nested too deep is a ValueError too
         except openai.APIStatusError as exc:
             if exc.status_code in (429, 503):
                 sent.refused += 1

@@ -146,7 +146,7 @@ def translate_error(exc: openai.OpenAIError, redact: Callable[[str], str] = str)
         )
     elif status in (401, 403):
         kind = errors.AuthError
-        message = f"authentication failed ({message}); check OPENAI_API_KEY"
+        message = f"authentication failed ({message}); check the API key"
     elif status == 404:
         kind = errors.ModelNotFoundError
         message = f"not found ({message}); check --model and --base-url"

@@ -6,19 +6,28 @@ servers), temperature, top_p, seed, max tokens and output mode; and the case con
 contexts, answer; for pairwise both answers in the order shown). Retries, timeouts,
 concurrency and the API key are not in it. Only `ok` and `abstained` outcomes are stored.
 
-Data, never objects: an entry is JSON bytes, `{"format": "llm-judge-verdict/1", "record":
-{...}}`, kept in the database row itself (`DataDisk`). diskcache's default `Disk` unpickles
+Data, never objects: an entry is JSON bytes, `{"format": "llm-judge-verdict/2", "record":
+"<the record's JSON>", "mac": "<hex>"}`, kept in the database row itself (`DataDisk`). diskcache's default `Disk` unpickles
 what it reads, so anyone who could write a shared cache folder could run code as the next
 user; `DataDisk` never unpickles and never opens a file a row names. A row that is not ours
 in that exact shape (a pickle, an entry of an older version of this cache, text, another
 format) is a miss: the case is graded again and its entry rewritten; a row of bytes that
 are not JSON (damaged, cut short) is a miss that is logged. A database that SQLite
 cannot read once open is a miss too, with one warning (a cache must never fail a run).
+
+Authenticated: `mac` is HMAC-SHA256, under a secret kept outside the folder
+(`judge.engine.cache_secret`: `$JUDGE_CACHE_KEY`, else the user's own key file), of the
+entry's cache key and the record's exact bytes. Anyone who can write a shared folder can
+write rows, but not a row this user's secret vouches for: an entry whose MAC does not check
+(a rewritten score, a planted verdict, an entry moved to another case's key, one written
+under another secret or by a version before entries were signed) is a miss, counted in
+`rejected` and logged, and the case is graded again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -31,13 +40,17 @@ from typing import Any
 import diskcache
 from diskcache.core import MODE_RAW
 
+from calibration.io.jsontext import JsonLimitError, loads_bounded
+from judge.engine.cache_secret import CACHE_KEY_ENV, load_cache_secret
 from judge.errors import UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
 
 log = logging.getLogger(__name__)
 
-FORMAT = "llm-judge-verdict/1"
+FORMAT = "llm-judge-verdict/2"
+_UNSIGNED = "llm-judge-verdict/1"  # before entries were signed: cannot be vouched for
+_MAC_CONTEXT = b"llm-judge verdict cache entry\0"
 _VALUE_FILE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{28}\.val")
 
 
@@ -85,25 +98,47 @@ class DataDisk(diskcache.Disk):
         return bytes(value)
 
 
-def encode_entry(record: dict[str, Any]) -> bytes:
-    entry = {"format": FORMAT, "record": record}
-    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+class UnauthenticEntry(Exception):
+    """An entry in our format whose MAC does not check under this cache's secret."""
 
 
-def decode_entry(data: bytes | None) -> dict[str, Any] | None:
-    """The record an entry holds, or None for anything that is not exactly our format;
-    bytes that are not JSON at all (a damaged or truncated row) raise ValueError."""
+def entry_mac(secret: bytes, key: str, record: bytes) -> str:
+    """HMAC-SHA256 of the cache key and the record's bytes (the key bound in, so a genuine
+    entry moved to another case's key does not check either)."""
+    message = _MAC_CONTEXT + key.encode("utf-8") + b"\0" + record
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def encode_entry(key: str, record: dict[str, Any], secret: bytes) -> bytes:
+    body = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    mac = entry_mac(secret, key, body.encode("utf-8"))
+    entry = {"format": FORMAT, "record": body, "mac": mac}
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def decode_entry(data: bytes | None, key: str, secret: bytes) -> dict[str, Any] | None:
+    """The record an entry holds, or None for anything that is not in our format at all
+    (a pickle, text). An entry in our format that this secret does not vouch for raises
+    UnauthenticEntry; bytes that are not JSON (a damaged or cut row) raise ValueError."""
     if data is None:
         return None
     try:
-        entry = json.loads(data)
-    except RecursionError:
+        entry = loads_bounded(data)
+    except JsonLimitError:
         return None
     except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError alike
         raise ValueError(f"not JSON: {exc}") from None
-    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+    if not isinstance(entry, dict) or entry.get("format") not in (FORMAT, _UNSIGNED):
         return None
-    record = entry.get("record")
+    body, mac = entry.get("record"), entry.get("mac")
+    if not isinstance(body, str) or not isinstance(mac, str):
+        raise UnauthenticEntry("unsigned")
+    if not hmac.compare_digest(mac, entry_mac(secret, key, body.encode("utf-8"))):
+        raise UnauthenticEntry("the MAC does not check")
+    try:
+        record = loads_bounded(body)
+    except ValueError:
+        return None
     return record if isinstance(record, dict) else None
 
 
@@ -114,7 +149,8 @@ class VerdictCache:
     opened is a UsageError naming the folder; one that fails later is a miss (`get`) or
     not written (`set`), with one warning for the life of the cache."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, secret: bytes | None = None) -> None:
+        self._init_trust(secret)
         try:
             directory.mkdir(parents=True, mode=0o700)
         except FileExistsError:
@@ -137,25 +173,69 @@ class VerdictCache:
                 "--no-cache)"
             ) from None
 
+    def _init_trust(self, secret: bytes | None) -> None:
+        self._secret = secret  # None: read when first needed (`load_cache_secret`)
+        self.rejected = 0  # entries whose MAC did not check: misses, graded again
+
+    @property
+    def secret(self) -> bytes:
+        if self._secret is None:
+            self._secret = load_cache_secret()
+        return self._secret
+
     def get(self, key: str) -> dict[str, Any] | None:
-        """The record stored under `key`; None when there is none or it is not ours. A row
-        of our bytes that is not JSON (damaged or cut short) is a miss too, and logged."""
+        """The record stored under `key`; None when there is none, it is not ours, or this
+        user's secret does not vouch for it (counted in `rejected`). A row of our bytes that
+        is not JSON (damaged or cut short) is a miss too, and logged."""
+        data = self._read(key)
+        if data is None:
+            return None
+        try:
+            return decode_entry(data, key, self.secret)
+        except UnauthenticEntry as exc:
+            self._reject(key, str(exc))
+        except ValueError as exc:
+            log.warning("cache entry %s in %s is unreadable (%s): a miss", key, self.directory, exc)
+        return None
+
+    def set(self, key: str, value: dict[str, Any]) -> None:
+        self._write(key, encode_entry(key, value, self.secret))
+
+    def _read(self, key: str) -> bytes | None:
         try:
             data = self._store.get(key)
         except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
             self._warn(exc)
             return None
-        try:
-            return decode_entry(data)
-        except ValueError as exc:
-            log.warning("cache entry %s in %s is unreadable (%s): a miss", key, self.directory, exc)
-            return None
+        return data if isinstance(data, bytes) else None
 
-    def set(self, key: str, value: dict[str, Any]) -> None:
+    def _write(self, key: str, entry: bytes) -> None:
         try:
-            self._store.set(key, encode_entry(value))
+            self._store.set(key, entry)
         except (OSError, sqlite3.Error, diskcache.Timeout) as exc:
             self._warn(exc)
+
+    def _reject(self, key: str, why: str) -> None:
+        self.rejected += 1
+        log.debug("cache entry %s in %s is not authentic (%s): a miss", key, self.directory, why)
+        if self.rejected == 1:
+            log.warning(
+                "the verdict cache %s holds entries this user's cache key does not vouch for "
+                "(forged, or written under another key or by an older version): each is a "
+                "miss and graded again. To share a cache, give everyone the same $%s",
+                self.directory,
+                CACHE_KEY_ENV,
+            )
+
+    def report_rejected(self) -> None:
+        """One log line with how many entries were refused, when any were."""
+        if self.rejected:
+            log.warning(
+                "verdict cache %s: %d entr%s refused as not authentic (graded again)",
+                self.directory,
+                self.rejected,
+                "y" if self.rejected == 1 else "ies",
+            )
 
     def keys(self) -> list[str]:
         """Every key of ours (str); for tests and tools, not the grading path."""
@@ -175,6 +255,7 @@ class VerdictCache:
         return len(self._store)
 
     def close(self) -> None:
+        self.report_rejected()
         self._store.close()
 
     def __enter__(self) -> VerdictCache:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from judge.client import ChatClient, Completion
 from judge.config import JudgeConfig, endpoint_of
 from judge.engine.outcome import Outcome
-from judge.engine.parse import ParseError, parse_verdict
+from judge.engine.parse import ParseError, kept_raw, parse_verdict
 from judge.errors import ApiError
 from judge.rubric import Rubric
 from judge.schemas import Case, JudgeInfo, Usage
@@ -135,7 +135,7 @@ def read_reply(
     usage, latency = reply.usage, reply.latency_ms
     problem = _unusable(reply)
     if problem:
-        raw = reply.text or reply.refusal
+        raw = kept_raw(reply.text or reply.refusal)
         return Outcome("parse_error", info, error=problem, raw=raw, usage=usage), None
     try:
         verdict = parse_verdict(reply.text, rubric.verdict_model())
@@ -145,7 +145,8 @@ def read_reply(
     except ParseError as exc:
         if allow_repair:
             return None, str(exc)
-        return Outcome("parse_error", info, error=str(exc), raw=reply.text, usage=usage), None
+        raw = kept_raw(reply.text)
+        return Outcome("parse_error", info, error=str(exc), raw=raw, usage=usage), None
     status = rubric.behaviour.score(rubric, verdict).status
     return Outcome(status, info, verdict=verdict, usage=usage, latency_ms=latency), None
 

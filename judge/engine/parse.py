@@ -8,8 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from calibration.io.jsontext import JsonLimitError, loads_bounded
 from judge.errors import JudgeError
 
+# A parse_error keeps the reply's text for the record, up to this many characters: enough to
+# see what went wrong, not a whole megabyte of `[[[[` in every record and summary.
+MAX_RAW_CHARS = 16_384
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -30,6 +34,14 @@ def parse_verdict(text: str, model: type[BaseModel]) -> BaseModel:
         raise ParseError(_describe(exc)) from None
 
 
+def kept_raw(text: str | None) -> str | None:
+    """The reply text a parse_error record keeps: the first `MAX_RAW_CHARS` characters, and
+    a note of how long it was when it was cut."""
+    if text is None or len(text) <= MAX_RAW_CHARS:
+        return text
+    return text[:MAX_RAW_CHARS] + f"... [cut: {len(text)} characters in all]"
+
+
 def _extract_json(text: str) -> Any:
     stripped = text.strip()
     if not stripped:
@@ -38,12 +50,16 @@ def _extract_json(text: str) -> Any:
     if fenced:
         stripped = fenced.group(1)
     try:
-        return json.loads(stripped)
+        return loads_bounded(stripped)  # depth checked before parsing: a reply is untrusted
+    except JsonLimitError as exc:
+        raise ParseError(f"not a verdict: JSON {exc}") from None
     except json.JSONDecodeError as first:
         start, end = stripped.find("{"), stripped.rfind("}")
         if 0 <= start < end:
             try:
-                return json.loads(stripped[start : end + 1])
+                return loads_bounded(stripped[start : end + 1])
+            except JsonLimitError as exc:
+                raise ParseError(f"not a verdict: JSON {exc}") from None
             except json.JSONDecodeError:
                 pass
         raise ParseError(f"not valid JSON ({first.msg} at char {first.pos})") from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
+from calibration.io.jsontext import loads_bounded
 from judge.engine.atomic import replacing
 from judge.engine.identity import describe_record_judge
 from judge.errors import OutputConflictError
@@ -38,8 +38,8 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
         for raw in handle:
             start, offset = offset, offset + len(raw)
             data = None  # a line torn by a kill mid-write is not JSON: None
-            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                data = json.loads(raw)
+            with contextlib.suppress(ValueError):  # JSONDecodeError, UnicodeDecodeError, too deep
+                data = loads_bounded(raw)
             ok = isinstance(data, dict) and isinstance(data.get("id"), str)
             yield start, data if ok else None
 
@@ -94,8 +94,8 @@ def cut_torn_tail(path: Path) -> None:
 
 def _whole_record(raw: bytes) -> bool:
     try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
+        data = loads_bounded(raw)
+    except ValueError:
         return False
     return isinstance(data, dict) and _is_record(data) and record_problem(data) is None
 
@@ -282,8 +282,8 @@ def _raw_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, bool]]:
     with path.open("rb") as handle:
         for raw in handle:
             data = None
-            with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                data = json.loads(raw)
+            with contextlib.suppress(ValueError):  # JSONDecodeError, UnicodeDecodeError, too deep
+                data = loads_bounded(raw)
             complete = raw.endswith(b"\n") or not _torn_record(raw)
             yield (data if isinstance(data, dict) else None), complete
 

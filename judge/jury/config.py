@@ -45,7 +45,7 @@ from pydantic import (
     model_validator,
 )
 
-from judge.config import Concurrency, JudgeConfig
+from judge.config import Concurrency, JudgeConfig, is_openai
 from judge.errors import UsageError
 from judge.schemas import NAME
 
@@ -169,18 +169,31 @@ def load_jury(path: Path) -> Jury:
 def juror_config(juror: Juror, base: JudgeConfig, env: Mapping[str, str]) -> JudgeConfig:
     """The juror's judge config: its model, endpoint, key, concurrency, rate caps and
     sampling over `base` (timeouts, retries, output mode, cache; the rate caps when the
-    juror gives none). The key is read from `api_key_env`."""
-    key = env.get(juror.api_key_env) if juror.api_key_env else None
-    if juror.api_key_env and not key:
-        raise UsageError(f"juror {juror.name!r}: ${juror.api_key_env} is not set")
+    juror gives none). The key: `juror_key`."""
+    base_url = juror.base_url or base.base_url
     return base.model_copy(
         update={
             "model": juror.model,
-            "base_url": juror.base_url or base.base_url,
-            "api_key": SecretStr(key) if key else base.api_key,
+            "base_url": base_url,
+            "api_key": juror_key(juror, base, base_url, env),
             "concurrency": juror.concurrency,
             "rpm": juror.rpm if juror.rpm is not None else base.rpm,
             "tpm": juror.tpm if juror.tpm is not None else base.tpm,
             **juror.sampling.model_dump(),
         }
     )
+
+
+def juror_key(
+    juror: Juror, base: JudgeConfig, base_url: str | None, env: Mapping[str, str]
+) -> SecretStr | None:
+    """The key a juror is sent: the one its `api_key_env` names, and no other. With no
+    `api_key_env`, the command line's key (`$OPENAI_API_KEY`) only when the juror's
+    endpoint is OpenAI's own (https to api.openai.com): a juror at any other host gets no
+    key, so one provider's key never reaches another's server (issue 33)."""
+    if juror.api_key_env:
+        key = env.get(juror.api_key_env)
+        if not key:
+            raise UsageError(f"juror {juror.name!r}: ${juror.api_key_env} is not set")
+        return SecretStr(key)
+    return base.api_key if is_openai(base_url) else None

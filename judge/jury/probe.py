@@ -74,7 +74,7 @@ class PanelGrader:
             try:
                 return await graders[number].grade_many(listed, use_cache=use_cache)
             except ApiError as exc:
-                raise naming(exc, jury.jurors[number]) from exc
+                raise naming(exc, jury.jurors[number], graders[number]) from exc
 
         per_juror = await all_jurors([one(n) for n in range(len(graders))])
         self.calls.append(per_juror)

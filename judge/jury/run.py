@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from calibration.agreement.panel import panel_agreement
 from judge.api import make_backend, open_cache
-from judge.config import JudgeConfig
+from judge.config import JudgeConfig, endpoint_of, is_openai
 from judge.engine.files import Selection, grade_file
 from judge.engine.grader import Grader
 from judge.engine.identity import describe_identity
@@ -173,7 +173,7 @@ async def grade_panel(
                 keep=keep,
             )
         except ApiError as exc:
-            raise naming(exc, panel.jury.jurors[number]) from exc
+            raise naming(exc, panel.jury.jurors[number], panel.graders[number]) from exc
 
     async def one(number: int, share: Selection) -> dict[str, Any]:
         """A juror's grading: of the input, and (pairwise) of the swapped input after."""
@@ -281,11 +281,20 @@ def _check_resumable(grader: Grader, path: Path) -> None:
     )
 
 
-def naming(exc: ApiError, juror: Juror) -> ApiError:
-    """The same error, its message saying which juror (and which key variable) it was."""
+def naming(exc: ApiError, juror: Juror, grader: Grader) -> ApiError:
+    """The same error, its message saying which juror it was: its model, its endpoint (the
+    grader's, so a juror with no base_url of its own names the one it used) and its key
+    variable; `endpoint` set, so the command line names that endpoint and not its own."""
     named = copy.copy(exc)
-    key = f"; its key is ${juror.api_key_env}" if juror.api_key_env else ""
-    named.args = (f"juror {juror.name!r} ({juror.model}{key}): {exc}",)
+    endpoint = grader.identity.get("endpoint") or endpoint_of(juror.base_url)
+    if juror.api_key_env:
+        key = f"api_key_env ${juror.api_key_env}"
+    elif is_openai(endpoint):
+        key = "no api_key_env, so the command line's key: $OPENAI_API_KEY"
+    else:
+        key = "no api_key_env, so no key was sent (name one with api_key_env)"
+    named.args = (f"juror {juror.name!r} ({juror.model}, base_url {endpoint}, {key}): {exc}",)
+    named.endpoint = endpoint
     return named
 
 

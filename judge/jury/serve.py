@@ -70,7 +70,7 @@ class PanelCaseGrader(Grader):
             try:
                 return await self.graders[number].grade_case(case, use_cache=use_cache)
             except ApiError as exc:
-                raise naming(exc, self.jury.jurors[number]) from exc
+                raise naming(exc, self.jury.jurors[number], self.graders[number]) from exc
 
         records = await all_jurors([one(n) for n in range(len(self.graders))])
         return panel_record(self.rubric, self.jury, records, self.identity)

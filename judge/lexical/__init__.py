@@ -18,11 +18,11 @@ in the case's size (`judge.lexical.index`).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from typing import Literal, NamedTuple
 
 from judge.lexical.citations import strip_markers
+from judge.lexical.fold import digits, fold
 from judge.lexical.index import SENTENCE_END, Budget, BudgetExceeded, ContextIndex
 from judge.lexical.material import (
     is_courtesy,
@@ -96,17 +96,16 @@ class ClaimCheck(NamedTuple):
 
 
 def content_words(text: str) -> list[str]:
-    """Lower-cased alphanumeric tokens, stop words removed (full-width and other
-    compatibility forms read as plain letters: NFKC)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    """Lower-cased alphanumeric tokens of the folded text (`judge.lexical.fold`: full-width,
+    styled and look-alike letters read as plain ones), stop words removed."""
+    return [w for w in _WORD.findall(fold(text).lower()) if w not in STOPWORDS]
 
 
 def claim_words(text: str) -> list[str]:
-    """Content words with spelt numbers as digits ("ten" is "10"; "percent" goes, as "%"
-    is no word): the words a claim and its evidence are compared on."""
-    return [d for w in content_words(text) if (d := NUMBER_WORDS.get(w, w))]
+    """Content words with spelt numbers as digits, claims and contexts alike ("one hundred
+    and twenty" is "120" by text2num, `judge.lexical.fold.digits`; "ten" is "10"; "percent"
+    goes, as "%" is no word): the words a claim and its evidence are compared on."""
+    return [d for w in content_words(digits(fold(text))) if (d := NUMBER_WORDS.get(w, w))]
 
 
 def token_overlap(prediction: str, reference: str) -> tuple[int, int, Counter[str]]:
@@ -164,7 +163,8 @@ def declines(answer: str) -> bool:
     answer asked for)."""
     for sentence in SENTENCE_END.split(answer.strip()):
         rest = strip_addressed(sentence.strip())
-        if not rest or not _WORD.search(rest.lower()) or _ABSTAIN.search(rest.lower()):
+        folded = fold(rest).lower()
+        if not rest or not _WORD.search(folded) or _ABSTAIN.search(folded):
             continue
         if not is_courtesy(rest):
             return False
@@ -186,7 +186,7 @@ def split_claims(answer: str, question: str = "") -> list[str]:
     bare_answer = ""
     for raw in (s.strip() for s in _CLAIM_END.split(strip_restatement(answer.strip()))):
         sentence = strip_addressed(raw)
-        if not sentence or _ABSTAIN.search(sentence.lower()):
+        if not sentence or _ABSTAIN.search(fold(sentence).lower()):
             continue
         body = _LABEL.sub("", sentence)  # "To recap: no." is a bare "no"
         if is_yes_no(body):

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 
+from judge.lexical.fold import fold
+
 __all__ = [
     "YES_NO",
     "is_courtesy",
@@ -73,7 +75,7 @@ _LEADING_YES_NO = re.compile(
 
 
 def _words(sentence: str) -> list[str]:
-    return _WORD.findall(sentence.lower().replace("\u2019", "'"))
+    return _WORD.findall(fold(sentence).lower().replace("\u2019", "'"))
 
 
 def is_courtesy(sentence: str) -> bool:
@@ -88,14 +90,14 @@ def is_courtesy(sentence: str) -> bool:
 def is_restated_question(sentence: str) -> bool:
     """A question (it ends in "?", closing quotes aside) or what the reader asked."""
     text = sentence.strip().rstrip("\"'\u201d\u2019)] ")
-    return text.endswith("?") or bool(_ASKED.match(sentence.lower()))
+    return text.endswith("?") or bool(_ASKED.match(fold(sentence).lower()))
 
 
 def is_restatement(sentence: str, question: str) -> bool:
     """What the reader asked, said back: framed so ("You asked: ...") or the question
     itself again. Any other question stays text for relevance: a question can be the
     answer ("Make this sentence a question")."""
-    if _ASKED.match(sentence.lower()):
+    if _ASKED.match(fold(sentence).lower()):
         return True
     return is_restated_question(sentence) and _words(sentence) == _words(question)
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from judge.lexical.fold import digits, fold
+
 __all__ = ["NUMBER_WORDS", "Quantity", "qualifiers_agree", "quantities", "same_thing", "stated"]
 
 _UNITS = {
@@ -138,16 +140,36 @@ def _number_word(tokens: list[str], i: int) -> tuple[float, int] | None:
         return None
     parts = word.split("-")
     if all(p in _UNITS for p in parts) and parts:
-        value = float(sum(_UNITS[p] for p in parts))
-        used = 1
-        while i + used < len(tokens) and tokens[i + used] in _SCALES:
-            value *= _SCALES[tokens[i + used]]
-            used += 1
+        value, used = _compound(tokens, i)
         if i + used < len(tokens) and tokens[i + used] in ("half", "halves", "quarter"):
             value *= _FRACTIONS[tokens[i + used]]  # "one half", "three quarters"
             used += 1
         return value, used
     return None
+
+
+def _spelt(token: str) -> bool:
+    return all(p in _UNITS for p in token.split("-"))
+
+
+def _compound(tokens: list[str], i: int) -> tuple[float, int]:
+    """(value, tokens used) of the number words from tokens[i], read by text2num
+    (`judge.lexical.fold.digits`): "one hundred and twenty" is 120, "two thousand five
+    hundred" 2500. The run is the number words there, with the "and" between them."""
+    end = i
+    while end < len(tokens) and (
+        _spelt(tokens[end])
+        or tokens[end] in _SCALES
+        or (tokens[end] == "and" and end + 1 < len(tokens) and _spelt(tokens[end + 1]))
+    ):
+        end += 1
+    run = tokens[i:end]
+    read = digits(" ".join(run)).split()
+    if read and _DIGITS.match(read[0]):
+        used = len(run) - (len(read) - 1)  # the words after the number were not part of it
+        return float(read[0].replace(",", "")), max(1, used)
+    parts = tokens[i].split("-")  # a lone small number text2num leaves as a word: "two"
+    return float(sum(_UNITS[p] for p in parts)), 1
 
 
 def _qualifier(tokens: list[str], start: int) -> str:
@@ -176,7 +198,7 @@ def _is_figure(tokens: list[str], i: int) -> bool:
 
 def quantities(text: str) -> list[Quantity]:
     """The figures of `text`, in order (see the module docstring)."""
-    tokens = _TOKEN.findall(text.lower().replace("\u2019", "'"))
+    tokens = _TOKEN.findall(fold(text).lower().replace("\u2019", "'"))
     found: list[Quantity] = []
     i = 0
     while i < len(tokens):

@@ -35,6 +35,7 @@ from typing import IO, Any, BinaryIO
 
 from pydantic import TypeAdapter
 
+from calibration.io.jsontext import loads_bounded
 from judge.errors import UsageError
 from judge.service._diskfull import DISK_FULL
 from judge.service._sql import listing_query
@@ -348,9 +349,9 @@ def read_manifest(folder: Path) -> Job | None:
     one of ours: typed as the index is, its own folder's id, an input name and a status
     this service writes (a manifest is a file anyone with the data dir can edit)."""
     try:
-        data = json.loads((folder / MANIFEST).read_text("utf-8"))
+        data = loads_bounded((folder / MANIFEST).read_text("utf-8"))
         job = _MANIFEST.validate_python({name: data[name] for name in _COLUMNS if name in data})
-    except (OSError, ValueError, TypeError, RecursionError):  # pydantic's error is a ValueError
+    except (OSError, ValueError, TypeError):  # pydantic's error, and too deep, are ValueErrors
         return None
     if job.id != folder.name or job.input_name not in INPUT_NAMES or job.status not in STATUSES:
         return None

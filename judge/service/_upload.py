@@ -23,6 +23,7 @@ from typing import Any
 from fastapi import Request
 from pydantic import ValidationError
 
+from calibration.io.jsontext import TOO_DEEP, text_too_deep
 from judge.engine.inputs import iter_rows, validate_file
 from judge.engine.measure.human_labels import (
     HumanLabels,
@@ -77,6 +78,8 @@ async def submit_json(state: ServiceState, request: Request, key: str | None) ->
     digest = hashlib.sha256(b"json\0" + body).hexdigest()
     if (job := _replay(state, key, digest)) is not None:
         return job
+    if await asyncio.to_thread(text_too_deep, body):  # before any parser sees it
+        raise ServiceError(422, "invalid_input", f"the body's JSON is {TOO_DEEP}", field="body")
     try:
         parsed = await asyncio.to_thread(JobRequest.model_validate_json, body)
     except ValidationError as exc:

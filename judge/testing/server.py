@@ -203,6 +203,8 @@ class ServerStats:
     requests_by_mode: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     rate_limited: int = 0  # 429s answered by the RateLimit
+    # the Authorization header of each chat request ("" when none): which key reached it
+    authorizations: Counter[str] = field(default_factory=Counter)
     bodies: deque[dict[str, Any]] = field(
         default_factory=lambda: deque(maxlen=MAX_BODIES), repr=False
     )
@@ -479,10 +481,11 @@ class FakeOpenAIServer:
             await asyncio.sleep(min(left, 0.25))
 
     def _refuse(self, request: Request, body: Any) -> Response | None:
-        if self.api_key is not None:
-            sent = request.headers.get("authorization", "")
-            if sent != f"Bearer {self.api_key}":
-                return error_response(401, "Incorrect API key provided", "invalid_api_key")
+        sent = request.headers.get("authorization", "")
+        with self._lock:
+            self.stats.authorizations[sent] += 1
+        if self.api_key is not None and sent != f"Bearer {self.api_key}":
+            return error_response(401, "Incorrect API key provided", "invalid_api_key")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return error_response(400, "'messages' is required", "invalid_request_error")
         if self.strict_model and body.get("model") != self.model:

@@ -378,9 +378,8 @@ def test_a_fatal_juror_error_stops_the_run_and_a_bad_input_sends_nothing(
     assert grade(tmp_path, jury, cases, tmp_path / "fatal") == 1
     assert locked.stats.requests_by_path["/v1/chat/completions"] >= 1  # refused: 401
     assert not (tmp_path / "fatal" / "policy.jsonl").exists()
-    assert (
-        "juror 'd' (juror-d-2024-01-01; its key is $JUROR_KEY): HTTP 401" in capsys.readouterr().err
-    )
+    said = f"juror 'd' (juror-d-2024-01-01, base_url {locked.base_url}, api_key_env $JUROR_KEY)"
+    assert f"{said}: HTTP 401" in capsys.readouterr().err
 
 
 def test_a_juror_changed_between_runs_is_refused_before_any_juror_is_asked(

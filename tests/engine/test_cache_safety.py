@@ -134,7 +134,7 @@ def test_entries_are_stored_as_json_bytes(tmp_path: Path) -> None:
     with diskcache.Cache(str(tmp_path / "cache")) as raw:
         stored = raw.get("k")
     assert isinstance(stored, bytes)
-    assert json.loads(stored)["record"] == {"status": "ok", "score": 0.5}
+    assert json.loads(json.loads(stored)["record"]) == {"status": "ok", "score": 0.5}
     assert [p.name for p in (tmp_path / "cache").iterdir() if p.is_dir()] == []
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
+from calibration.io.jsontext import JsonLimitError, loads_bounded
 from calibration.io.labels import GRADED_RECORD_FIELDS, as_number, normalise_label
 from calibration.io.rows import read_label_rows, unescape_cell
 from calibration.io.vocabulary import label_key
@@ -152,7 +153,9 @@ def _jsonl(text: str, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_bounded(line)
+        except JsonLimitError as exc:
+            raise InputError(source, [(number, None, f"JSON {exc}")]) from None
         except json.JSONDecodeError as exc:
             raise InputError(source, [(number, None, f"not valid JSON ({exc.msg})")]) from None
         if not isinstance(row, dict):

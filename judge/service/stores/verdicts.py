@@ -2,22 +2,23 @@
 replica on it shares one cache: a case judged on one replica is a hit on all of them.
 
 Same keys and entries as the folder cache (judge.engine.cache: `cache_key`, the
-`llm-judge-verdict/1` JSON entry, never unpickled); an entry that is not ours is a miss. A
-database that fails is a miss (`get`) or not written (`set`), with one warning: a cache
-must never fail a run.
+`llm-judge-verdict/2` JSON entry, never unpickled, authenticated by its HMAC); an entry that
+is not ours, or that the replica's cache secret does not vouch for, is a miss. Replicas
+share their entries when they share the secret: `$JUDGE_CACHE_KEY`, the same on every
+replica (on one host, the service user's key file serves them all). A database that fails
+is a miss (`get`) or not written (`set`), with one warning: a cache must never fail a run.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from psycopg.rows import DictRow
 from psycopg_pool import ConnectionPool
 
-from judge.engine.cache import VerdictCache, decode_entry, encode_entry
+from judge.engine.cache import VerdictCache
 
 log = logging.getLogger(__name__)
 
@@ -31,29 +32,24 @@ class PostgresVerdictCache(VerdictCache):
         self.directory = Path(where)  # only named in messages
         self._where = where
         self._warned = False
+        self._init_trust(None)
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def _read(self, key: str) -> bytes | None:
         try:
             with self._pool.connection() as db:
                 row = db.execute("SELECT entry FROM verdicts WHERE key = %s", (key,)).fetchone()
         except psycopg.Error as exc:
             self._warn(exc)
             return None
-        if row is None:
-            return None
-        try:
-            return decode_entry(bytes(row["entry"]))
-        except ValueError as exc:
-            log.warning("cache entry %s in %s is unreadable (%s): a miss", key, self._where, exc)
-            return None
+        return None if row is None else bytes(row["entry"])
 
-    def set(self, key: str, value: dict[str, Any]) -> None:
+    def _write(self, key: str, entry: bytes) -> None:
         try:
             with self._pool.connection() as db:
                 db.execute(
                     "INSERT INTO verdicts (key, entry) VALUES (%s, %s) "
                     "ON CONFLICT (key) DO UPDATE SET entry = EXCLUDED.entry",
-                    (key, encode_entry(value)),
+                    (key, entry),
                 )
         except psycopg.Error as exc:
             self._warn(exc)
@@ -68,7 +64,8 @@ class PostgresVerdictCache(VerdictCache):
         return int(row["n"]) if row else 0
 
     def close(self) -> None:
-        """Nothing to close: the connections are the job store's."""
+        """Nothing to close (the connections are the job store's); says what was refused."""
+        self.report_rejected()
 
     def _warn(self, exc: BaseException) -> None:
         if not self._warned:

@@ -1,0 +1,97 @@
+"""`calibration.io.jsontext`: untrusted JSON is refused for depth or size before the parser
+sees it (issue 33, defect 1), counted on the text as the parser would read it; every reader
+of outside JSON goes through it (the judge's reply, the reply body, cache entries, batch
+results, records, row files)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from calibration.io.jsontext import (
+    MAX_DEPTH,
+    JsonLimitError,
+    loads_bounded,
+    nested_too_deep,
+    text_too_deep,
+)
+from judge.engine.cache import decode_entry
+from judge.engine.parse import MAX_RAW_CHARS, ParseError, kept_raw, parse_verdict
+from judge.kinds.faithfulness import FaithfulnessVerdict
+
+
+def nest(depth: int, opening: str = "[", closing: str = "]", inner: str = "") -> str:
+    return opening * depth + inner + closing * depth
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        nest(MAX_DEPTH + 1),
+        nest(MAX_DEPTH + 1, '{"a":', "}", "1"),
+        nest(100_000),
+        '{"x": "]]]]", "y": ' + nest(MAX_DEPTH + 1) + "}",  # brackets in strings do not count
+        '["\\"' + '", ' + nest(MAX_DEPTH) + "]",  # an escaped quote does not end the string
+    ],
+)
+def test_too_deep_is_refused_before_parsing(text: str) -> None:
+    assert text_too_deep(text) and text_too_deep(text.encode())
+    with pytest.raises(JsonLimitError, match="nested more than"):
+        loads_bounded(text)
+    with pytest.raises(ValueError):  # a caller's "not JSON" branch handles it
+        loads_bounded(text.encode())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        nest(MAX_DEPTH),
+        json.dumps({"s": "[" * 10_000}),  # deep only inside a string
+        json.dumps([[i] for i in range(1000)]),  # many brackets, shallow
+        '{"a": "\\\\", "b": ' + nest(MAX_DEPTH - 1) + "}",  # an escaped backslash ends nothing
+    ],
+)
+def test_shallow_json_is_parsed(text: str) -> None:
+    assert not text_too_deep(text)
+    assert loads_bounded(text) == json.loads(text)
+
+
+@given(
+    st.recursive(
+        st.none() | st.text(max_size=5),
+        lambda c: st.lists(c) | st.dictionaries(st.text(max_size=3), c),
+        max_leaves=30,
+    )
+)
+def test_the_text_count_agrees_with_the_parsed_depth(data: object) -> None:
+    text = json.dumps(data)
+    for limit in (1, 2, 3, 5):
+        assert text_too_deep(text, limit) == nested_too_deep(data, limit)
+
+
+def test_size_limit() -> None:
+    with pytest.raises(JsonLimitError, match="over the 10-byte limit"):
+        loads_bounded(b'{"a": "0123456789"}', max_bytes=10)
+
+
+@pytest.mark.parametrize("reply", [nest(5_000), "Verdict: {" + nest(3_000) + "}"])
+def test_a_nested_reply_is_a_parse_error(reply: str) -> None:
+    with pytest.raises(ParseError, match="nested more than"):
+        parse_verdict(reply, FaithfulnessVerdict)
+
+
+def test_the_raw_text_kept_is_capped() -> None:
+    assert kept_raw("short") == "short"
+    kept = kept_raw("[" * (MAX_RAW_CHARS * 3))
+    assert kept is not None and kept.startswith("[" * MAX_RAW_CHARS)
+    assert kept.endswith(f"[cut: {MAX_RAW_CHARS * 3} characters in all]")
+
+
+def test_a_nested_cache_entry_is_a_miss() -> None:
+    assert (
+        decode_entry(('{"format": "llm-judge-verdict/1", "record": ' + nest(10_000) + "}").encode())
+        is None
+    )
