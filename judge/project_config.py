@@ -8,7 +8,11 @@ then the flags'. Paths are relative to the file's folder, `~` expanded. The API 
 read from here: only from `$OPENAI_API_KEY`.
 
 The file is found from the working folder upwards: the first folder with a judge.toml, or a
-pyproject.toml holding `[tool.judge]`; the search stops at the folder holding `.git`.
+pyproject.toml holding `[tool.judge]`; the search stops at the folder holding `.git` (the
+project's root), and never climbs into a folder anyone may write to (`/tmp`: a file planted
+there would redirect `base_url`, and with it the key and the cases). A file found is used
+only when it is yours (or root's) and no one else can write to it; any other is refused,
+saying why (exit 2), never read silently.
 
     [tool.judge]
     model = "gpt-4o-2024-08-06"
@@ -20,6 +24,8 @@ pyproject.toml holding `[tool.judge]`; the search stops at the folder holding `.
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -109,13 +115,16 @@ class ProjectConfig:
 
 def find_project_file(start: Path | None = None) -> Path | None:
     """The nearest judge.toml, or pyproject.toml with `[tool.judge]`, from `start` (the
-    working folder) upwards; the search ends at the folder holding `.git`."""
+    working folder) upwards; the search ends at the folder holding `.git`, and below a
+    folder that others may write to (a sticky `/tmp`: not a project, a shared space)."""
     folder = (start or Path.cwd()).resolve()
     for here in (folder, *folder.parents):
+        if here != folder and _shared_folder(here):
+            return None
         if (here / JUDGE_TOML).is_file():
             return here / JUDGE_TOML
         pyproject = here / PYPROJECT
-        if pyproject.is_file() and "judge" in _read_toml(pyproject).get("tool", {}):
+        if pyproject.is_file() and "judge" in _tool_table(_read_toml(pyproject)):
             return pyproject
         if (here / ".git").exists():
             return None
@@ -124,12 +133,13 @@ def find_project_file(start: Path | None = None) -> Path | None:
 
 def load_project_config(start: Path | None = None) -> ProjectConfig:
     """The project's settings (none when no file is found); UsageError naming the file
-    and key for a bad value, an unknown key or an API key written in the file."""
+    and key for a bad value, an unknown key or an API key written in the file, and for a
+    file someone else owns or can write to."""
     path = find_project_file(start)
     if path is None:
         return ProjectConfig()
-    data = _read_toml(path)
-    table = data.get("tool", {}).get("judge", {}) if path.name == PYPROJECT else data
+    data = _read_toml(path, trusted=True)
+    table = _tool_table(data).get("judge", {}) if path.name == PYPROJECT else data
     return ProjectConfig(path, parse_settings(table, path))
 
 
@@ -167,11 +177,47 @@ def _under(base: Path, path: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _tool_table(data: dict[str, Any]) -> dict[str, Any]:
+    tool = data.get("tool", {})
+    return tool if isinstance(tool, dict) else {}
+
+
+def _shared_folder(folder: Path) -> bool:
+    """Whether anyone may create files in `folder` (world-writable, as /tmp is)."""
+    try:
+        return bool(folder.stat().st_mode & stat.S_IWOTH)
+    except OSError:
+        return True  # a folder that cannot be looked at is not the project's
+
+
+def untrusted_reason(info: os.stat_result) -> str | None:
+    """Why a config file with this status is not to be read, or None: it must be owned by
+    the user running judge (or root) and writable by its owner alone."""
+    me = os.geteuid()
+    if info.st_uid not in (me, 0):
+        return f"it is owned by uid {info.st_uid}, not by you (uid {me})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        who = "anyone" if info.st_mode & stat.S_IWOTH else "its group"
+        return f"{who} can write to it (mode {stat.filemode(info.st_mode)}; chmod go-w fixes it)"
+    return None
+
+
+def _read_toml(path: Path, *, trusted: bool = False) -> dict[str, Any]:
+    """The file's TOML; with `trusted`, checked (on the handle read, so it cannot be
+    swapped in between) to be the user's own and writable by no one else."""
     try:
         with path.open("rb") as handle:
+            reason = untrusted_reason(os.fstat(handle.fileno())) if trusted else None
+            if reason is not None:
+                raise UsageError(
+                    f"{path}: refused as a project config: {reason}; it could redirect the "
+                    "judge (and your key) elsewhere. Remove it, or run where the project's "
+                    "own .git or judge.toml is found first"
+                )
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses once a nesting level
+        raise UsageError(f"{path}: not valid TOML (a value nested too deeply to read)") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot be read ({exc.strerror})") from None

@@ -23,8 +23,8 @@ def apply_project_defaults(parser: argparse.ArgumentParser, command: str) -> Pro
     is a usage error (exit 2) naming the file and key."""
     try:
         project = load_project_config()
-    except UsageError as exc:
-        parser.error(str(exc))
+    except UsageError as exc:  # one line: the file and what is wrong (no usage text)
+        parser.exit(2, f"error: {exc}\n")
     dests = {action.dest for action in parser._actions}
     picks_a_judge = {"model", "output_mode"} <= dests
     defaults = {}
