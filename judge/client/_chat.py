@@ -205,30 +205,25 @@ class ChatClient:
         # work on a case (benchmarks/CLIENT.md). A transient failure then enters the same
         # loop as its first attempt (re-raised there, not sent again), so the waits, the
         # log lines and the number of attempts are tenacity's exactly as before.
-        timeouts = 0
-
-        async def send() -> Completion:
-            nonlocal timeouts
-            try:
-                return await self._send(messages, mode, schema_name, schema)
-            except errors.ApiTimeoutError as exc:
-                timeouts += 1
-                if timeouts > 1:  # re-sent once already: not again (module docstring)
-                    exc.transient = False
-                raise
-
         try:
-            return await send()
+            return await self._send(messages, mode, schema_name, schema)
         except errors.ApiError as exc:
             if not exc.transient:  # tenacity's retry predicate (judge.client._retry)
                 raise
             failed: errors.ApiError | None = exc
+        timed_out = isinstance(failed, errors.ApiTimeoutError)
         async for attempt in retrying(self.config):
             with attempt:
                 if failed is not None:
                     error, failed = failed, None
                     raise error
-                return await send()
+                try:
+                    return await self._send(messages, mode, schema_name, schema)
+                except errors.ApiTimeoutError as exc:
+                    if timed_out:  # re-sent once already: not again (module docstring)
+                        exc.transient = False
+                    timed_out = True
+                    raise
         raise AssertionError("unreachable: tenacity reraises the last error")
 
     def request_body(
