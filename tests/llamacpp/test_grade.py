@@ -39,11 +39,15 @@ def test_a_rerun_sends_no_request(relevance_run: dict[str, Any], cache: Path) ->
     again = folder / "again.jsonl"
     done = judge("grade", str(relevance_run["source"]), "--rubric", "relevance",
                  "-o", str(again), *model_args(cache, max_tokens=128))  # fmt: skip
-    assert sent(done.stderr) == 0, done.stderr
     first = {r["id"]: r for r in read_jsonl(relevance_run["out"])}
+    # failures are not cached: a case the tiny model cut off (a repetition loop that hits
+    # --max-tokens) is asked again; every verdict comes from the cache: 0 requests when
+    # all three parsed
+    failed = [r for r in first.values() if r["status"] in ("parse_error", "api_error")]
+    assert sent(done.stderr) == len(failed), done.stderr
     for record in read_jsonl(again):
         old = first[record["id"]]
-        if old["status"] in ("ok", "abstained"):  # failures are not cached
+        if old["status"] in ("ok", "abstained"):
             assert record["cached"] is True and record["verdict"] == old["verdict"]
 
 

@@ -37,10 +37,14 @@ from tests.test_service_support import ServiceProcess, wait_for_job, write_confi
 pytestmark = pytest.mark.llamacpp
 
 
-def write_jury(path: Path, max_tokens: int = 96) -> Path:
+def write_jury(path: Path, max_tokens: int | None = 96) -> Path:
+    """Two jurors: two aliases of the one model; `max_tokens` in their sampling (or none)."""
+    sampling: dict[str, Any] = {"temperature": 0, "seed": 1}
+    if max_tokens is not None:
+        sampling["max_tokens"] = max_tokens
     jurors = [
         {"name": name, "model": model, "base_url": server_url(), "concurrency": 2,
-         "sampling": {"temperature": 0, "seed": 1, "max_tokens": max_tokens}}
+         "sampling": sampling}
         for name, model in (("a", MODEL), ("b", OTHER_MODEL))
     ]  # fmt: skip
     path.write_text(yaml.safe_dump({"jurors": jurors}), "utf-8")
@@ -68,7 +72,7 @@ def test_max_tokens_reaches_every_juror(tmp_path: Path, cache: Path) -> None:
     source = write_jsonl(tmp_path / "cases.jsonl", short_cases(1))
     out = tmp_path / "jury"
     done = judge("grade", str(source), "--rubric", "relevance", "--jury",
-                 str(write_jury(tmp_path / "jury.yaml", max_tokens=1024)), "-o", str(out),
+                 str(write_jury(tmp_path / "jury.yaml", max_tokens=None)), "-o", str(out),
                  "--max-tokens", "24", "--timeout", f"{TIMEOUT:g}",
                  "--cache-dir", str(cache), "--max-error-rate", "1")  # fmt: skip
     if done.returncode == 2:  # refusing the flag with --jury, naming it, is allowed
