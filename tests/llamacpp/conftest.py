@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llamacpp.support import judge, model_args, short_cases, write_jsonl
+from tests.llamacpp.support import grade_args, judge, short_cases, write_jsonl
 
 
 @pytest.fixture(scope="session")
@@ -23,5 +23,5 @@ def relevance_run(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> dict
     source = write_jsonl(folder / "cases.jsonl", short_cases(3))
     out = folder / "records.jsonl"
     done = judge("grade", str(source), "--rubric", "relevance", "-o", str(out),
-                 *model_args(cache, max_tokens=128))  # fmt: skip
+                 *grade_args(cache, max_tokens=128))  # fmt: skip
     return {"source": source, "out": out, "done": done, "folder": folder}

@@ -14,8 +14,8 @@ from tests.llamacpp.support import (
     REPO,
     STATUSES,
     check_records,
+    grade_args,
     judge,
-    model_args,
     read_jsonl,
     sent,
     server_url,
@@ -38,7 +38,7 @@ def test_a_rerun_sends_no_request(relevance_run: dict[str, Any], cache: Path) ->
     folder: Path = relevance_run["folder"]
     again = folder / "again.jsonl"
     done = judge("grade", str(relevance_run["source"]), "--rubric", "relevance",
-                 "-o", str(again), *model_args(cache, max_tokens=128))  # fmt: skip
+                 "-o", str(again), *grade_args(cache, max_tokens=128))  # fmt: skip
     first = {r["id"]: r for r in read_jsonl(relevance_run["out"])}
     # failures are not cached: a case the tiny model cut off (a repetition loop that hits
     # --max-tokens) is asked again; every verdict comes from the cache: 0 requests when
@@ -80,7 +80,7 @@ def test_every_kind_grades_on_the_real_server(rubric: str, tmp_path: Path, cache
     out = tmp_path / "out.jsonl"
     extra = ["--rubrics-dir", str(REPO / "examples" / "rubrics")] if rubric in USER else []
     done = judge("grade", str(source), "--rubric", rubric, "-o", str(out), *extra,
-                 *model_args(cache, max_tokens=160))  # fmt: skip
+                 *grade_args(cache, max_tokens=160))  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
     (record,) = read_jsonl(out)
     check_records([record], [case["id"]], rubric)
@@ -91,7 +91,7 @@ def test_retrieval_needs_no_request(tmp_path: Path, cache: Path) -> None:
     source = write_jsonl(tmp_path / "cases.jsonl", [RAG_CASE])
     out = tmp_path / "out.jsonl"
     done = judge("grade", str(source), "--rubric", "retrieval", "-o", str(out),
-                 *model_args(cache))  # fmt: skip
+                 *grade_args(cache))  # fmt: skip
     assert done.returncode == 0, done.stderr
     (record,) = read_jsonl(out)
     assert record["status"] == "ok" and record["usage"]["prompt_tokens"] == 0

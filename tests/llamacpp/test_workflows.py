@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -24,6 +25,7 @@ from tests.llamacpp.support import (
     STATUSES,
     TIMEOUT,
     check_records,
+    grade_args,
     judge,
     model_args,
     read_jsonl,
@@ -134,9 +136,9 @@ def test_batch_export_then_import(tmp_path: Path, cache: Path) -> None:
     out = tmp_path / "imported.jsonl"
     done = judge("grade", str(source), "--rubric", "relevance", "-o", str(out), "--import-batch",
                  str(write_jsonl(tmp_path / "results.jsonl", results)),
-                 *model_args(cache))  # fmt: skip
+                 *grade_args(cache))  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
-    check_records(read_jsonl(out), ["c0", "c1"], "relevance")
+    check_records(read_jsonl(out), ["c0", "c1"], "relevance", online=False)
 
 
 def test_judge_serve_grades_and_runs_a_job(tmp_path: Path, cache: Path) -> None:
@@ -144,10 +146,12 @@ def test_judge_serve_grades_and_runs_a_job(tmp_path: Path, cache: Path) -> None:
              "timeout": TIMEOUT, "concurrency": 2}  # fmt: skip
     config = write_config(tmp_path / "service.yaml", token="t-llamacpp",
                           data_dir=str(tmp_path / "data"), cache_dir=str(cache),
-                          judges={"local": local})  # fmt: skip
+                          judges={"local": local},
+                          limits={"request_timeout_s": TIMEOUT})  # fmt: skip
     service = ServiceProcess(config).start()
     try:
-        with service.client("t-llamacpp", timeout=TIMEOUT) as api:
+        headers = {"Authorization": "Bearer t-llamacpp"}
+        with httpx.Client(base_url=service.base_url, headers=headers, timeout=TIMEOUT) as api:
             cases = short_cases(2)
             answer = api.post("/v1/grade", json={"rubric": "relevance", "cases": cases[:1]})
             assert answer.status_code == 200, answer.text
@@ -165,7 +169,8 @@ def test_judge_serve_grades_and_runs_a_job(tmp_path: Path, cache: Path) -> None:
 
 
 def test_resume_after_kill_9(tmp_path: Path) -> None:
-    """Killed once a record is written, the rerun keeps it and grades only the rest."""
+    """Killed once a record is written, the rerun keeps its verdicts and grades only the
+    rest (a failed case is asked again: failures are never final)."""
     cases = short_cases(4)
     source = write_jsonl(tmp_path / "cases.jsonl", cases)
     out = tmp_path / "out.jsonl"
@@ -187,8 +192,10 @@ def test_resume_after_kill_9(tmp_path: Path) -> None:
     assert done.returncode in (0, 1), done.stderr
     records = read_jsonl(out)
     assert [r["id"] for r in records] == ["c0", "c1", "c2", "c3"]
-    assert records[: len(kept)] == kept  # kept as they were, not graded again
-    assert sent(done.stderr) <= 2 * (4 - len(kept))
+    final = [r for r in kept if r["status"] in ("ok", "abstained")]
+    by_id = {r["id"]: r for r in records}
+    assert all(by_id[r["id"]] == r for r in final)  # kept as they were, not graded again
+    assert sent(done.stderr) <= 2 * (4 - len(final))
 
 
 def test_calibrate_on_the_real_records(relevance_run: dict[str, Any], tmp_path: Path) -> None:
@@ -197,12 +204,14 @@ def test_calibrate_on_the_real_records(relevance_run: dict[str, Any], tmp_path: 
     humans.write_text("id,label\n" + "".join(f"{r['id']},4\n" for r in records), "utf-8")
     report = tmp_path / "report"
     done = judge("calibrate", str(relevance_run["out"]), str(humans), "-o", str(report))
-    labelled = [r for r in records if r["label"] is not None]
-    if not labelled:  # nothing the model said parsed: a clear refusal, not figures
+    # parse errors are left out (counted); an abstention is a verdict, compared as its label
+    decided = [r for r in records if r["status"] in ("ok", "abstained")]
+    if not decided:  # nothing the model said parsed: a clear refusal, not figures
         assert done.returncode == 2 and done.stderr.strip(), done
         return
     assert done.returncode == 0, done.stderr
     result = json.loads((report / "calibration.json").read_text("utf-8"))
-    assert result["n"] == len(labelled)
+    assert result["n"] == len(decided)
+    assert result["unmatched"]["judge_only"] == result["unmatched"]["human_only"] == 0
     assert result["readiness"] in ("not_ready", "rough_signal", "gate_ready")
     assert (report / "report.md").is_file()
