@@ -109,8 +109,11 @@ def test_a_position_probe(tmp_path: Path, cache: Path) -> None:
                  *model_args(cache))  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
     report = json.loads(out.read_text("utf-8"))
-    assert report  # the probe wrote its statistics
-    assert sent(done.stderr) <= 4  # both orders, at most one repair each
+    assert report["probe"] == "position" and report["judge"] == MODEL
+    assert report["pairs"] == 1 and report["judge_calls"] == 2  # both orders
+    assert report["complete_pairs"] + report["unparsed_pairs"] == 1
+    (record,) = read_jsonl(tmp_path / "position.records.jsonl")
+    check_records([record], ["p1"], "pairwise")
 
 
 def test_batch_export_then_import(tmp_path: Path, cache: Path) -> None:
