@@ -7,6 +7,14 @@ It asks for structured output with the verdict's JSON schema and steps down to J
 then to the schema in the prompt, when a server refuses `response_format` (only in `auto`
 mode). Retries and error translation are `judge.client._retry`'s, shared with the Batch
 API calls.
+
+Timeouts: `--timeout` bounds each read, so on a plain reply it bounds the whole generation
+and on a streamed reply the silence between two chunks. Replies are plain (streaming costs
+client CPU a fast endpoint does not need) until a request times out; from then on this
+client asks for streamed replies (on the direct aiohttp path), so a slow server that is
+making progress, such as a CPU model, finishes its generation instead of being abandoned
+and asked again. A timed-out request is re-sent at most once, whatever `--max-retries`
+says: each re-send of a deterministic request asks the server for the same generation.
 """
 
 from __future__ import annotations
@@ -106,6 +114,7 @@ class ChatClient:
         *,
         http_client: httpx.AsyncClient | None = None,
         transport: str = "auto",
+        stream: bool | None = None,
     ):
         if config.model is None:
             raise errors.UsageError("ChatClient needs a model; the rules judge needs no client")
@@ -130,9 +139,12 @@ class ChatClient:
             self._sdks = [async_sdk(config, http_client=client) for client in clients]
         self._turn = itertools.cycle(self._sdks)
         self._told_unreachable = False
+        # None: plain replies until the first timeout, streamed ones after (module docstring)
+        self._stream_choice = stream
+        self._stream = bool(stream) and self._direct is not None
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
         self.requests = RequestStats()
-        self._encoded: dict[tuple[str, str, int], tuple[str, dict[str, Any]]] = {}
+        self._encoded: dict[tuple[str, str, int, bool], tuple[str, dict[str, Any]]] = {}
         auto = config.concurrency == "auto"
         self._pacer: Pacer | None = None
         if auto or config.rpm or config.tpm:
@@ -200,12 +212,19 @@ class ChatClient:
             if not exc.transient:  # tenacity's retry predicate (judge.client._retry)
                 raise
             failed: errors.ApiError | None = exc
+        timed_out = isinstance(failed, errors.ApiTimeoutError)
         async for attempt in retrying(self.config):
             with attempt:
                 if failed is not None:
                     error, failed = failed, None
                     raise error
-                return await self._send(messages, mode, schema_name, schema)
+                try:
+                    return await self._send(messages, mode, schema_name, schema)
+                except errors.ApiTimeoutError as exc:
+                    if timed_out:  # re-sent once already: not again (module docstring)
+                        exc.transient = False
+                    timed_out = True
+                    raise
         raise AssertionError("unreachable: tenacity reraises the last error")
 
     def request_body(
@@ -235,30 +254,43 @@ class ChatClient:
     async def _send(
         self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
     ) -> Completion:
-        content = self._encode(messages, mode, schema_name, schema)
+        streamed = self._stream
+        content = self._encode(messages, mode, schema_name, schema, stream=streamed)
         if self._pacer is None:
-            return await self._post(content, mode, _Unpaced())
+            return await self._post(content, mode, _Unpaced(), streamed)
         # what a provider counts against a token limit: the prompt (~4 bytes a token) and
         # the completion it may have to make room for (max_tokens)
         tokens = len(content) / 4 + self.config.max_tokens if self.config.tpm else 0.0
         async with self._pacer.slot(tokens) as slot:
-            return await self._post(content, mode, slot)
+            return await self._post(content, mode, slot, streamed)
 
     def _encode(
-        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+        self,
+        messages: Messages,
+        mode: str,
+        schema_name: str,
+        schema: dict[str, Any],
+        *,
+        stream: bool = False,
     ) -> bytes:
         """`request_body` as JSON bytes: all but the messages (model, sampling, the schema)
-        encoded once per mode and schema, the messages per request."""
-        key = (mode, schema_name, id(schema))
+        encoded once per mode and schema, the messages per request; with `stream` on when
+        the reply is to stream (the reply's form changes, not the generation)."""
+        key = (mode, schema_name, id(schema), stream)
         fixed = self._encoded.get(key)
         if fixed is None:
             rest = self.request_body([], mode, schema_name, schema)
             del rest["messages"]
+            if stream:
+                rest["stream"] = True
+                rest["stream_options"] = {"include_usage": True}
             # the schema is held with its text, so its id() is not reused while cached
             fixed = self._encoded[key] = (json.dumps(rest)[1:], schema)
         return ('{"messages": ' + json.dumps(messages) + ", " + fixed[0]).encode()
 
-    async def _post(self, content: bytes, mode: str, slot: AnySlot) -> Completion:
+    async def _post(
+        self, content: bytes, mode: str, slot: AnySlot, streamed: bool = False
+    ) -> Completion:
         sent = self.requests
         sent.started()
         started = time.perf_counter()
@@ -267,7 +299,8 @@ class ChatClient:
             # the API takes (encoded once, above), and reading the JSON ourselves skips the
             # SDK's per-request parameter transform and model construction.
             if self._direct is not None:
-                headers, body = await self._direct.post(content)
+                post = self._direct.post_stream if streamed else self._direct.post
+                headers, body = await post(content)
             else:
                 response = await next(self._turn).post(
                     "/chat/completions",
@@ -284,6 +317,8 @@ class ChatClient:
                 headers = exc.response.headers
                 slot.refused(parse_retry_after(headers), headers)
             raise translate_error(exc, self._redact) from None
+        except openai.APITimeoutError:
+            raise self._timed_out(streamed) from None
         except openai.OpenAIError as exc:
             error = translate_error(exc, self._redact)
             if isinstance(error, errors.ApiConnectionError):
@@ -312,6 +347,28 @@ class ChatClient:
                 "final": self._pacer.stats.final_limit,
             }
         return out
+
+    def _timed_out(self, streamed: bool) -> errors.ApiTimeoutError:
+        """The error of a request that timed out, naming --timeout; the first one turns
+        streamed replies on (module docstring)."""
+        timeout = f"--timeout {self.config.timeout:g}"
+        if streamed:
+            return errors.ApiTimeoutError(
+                f"request timed out: the streamed reply was silent for {timeout} s"
+            )
+        if self._stream_choice is None and self._direct is not None and not self._stream:
+            self._stream = True
+            log.warning(
+                "%s sent no reply within %s s; asking for streamed replies from now on, so "
+                "that %s bounds the silence between chunks, not the whole generation",
+                endpoint_of(self.config.base_url),
+                timeout,
+                timeout,
+            )
+        return errors.ApiTimeoutError(
+            f"request timed out: no reply within {timeout} s (a slow server, such as a "
+            "local CPU model, may need a larger --timeout)"
+        )
 
     def _say_unreachable(self, error: errors.ApiError) -> None:
         # Retries of an unreachable endpoint take a while (backoff, every case); say what is

@@ -10,10 +10,17 @@ its APIConnectionError / APITimeoutError, so `translate_error`, the retries, the
 and the records are the same on either path. Like the SDK path: no redirects, a reply
 capped at MAX_REPLY_BYTES as it streams in, proxies from the environment, one pool of
 `concurrency` connections kept alive between requests.
+
+`post_stream` asks for the same reply as server-sent events (`"stream": true`) and puts
+the chunks back together into one chat.completion body. Its use: `--timeout` bounds each
+read, so on a streamed reply it bounds the silence between two chunks, not the whole
+generation: a slow server that is making progress (a CPU model writing a long verdict)
+is never abandoned, and its generation is never thrown away and asked for again.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -76,6 +83,14 @@ class DirectChat:
 
     async def post(self, content: bytes) -> tuple[Mapping[str, str], bytes]:
         """The reply's headers and body for a 2xx; the SDK's exception for anything else."""
+        return await self._exchange(content, self._read)
+
+    async def post_stream(self, content: bytes) -> tuple[Mapping[str, str], bytes]:
+        """`post` for a body that asks for a streamed reply: the events put back together
+        into one chat.completion body (`assemble_stream`)."""
+        return await self._exchange(content, self._read_events)
+
+    async def _exchange(self, content: bytes, read: Any) -> tuple[Mapping[str, str], bytes]:
         session = self._session or self._open()
         try:
             async with session.post(
@@ -86,9 +101,10 @@ class DirectChat:
                 timeout=self._timeout,
                 proxy=self._proxy,
             ) as response:
-                body = await self._read(response)
+                ok = 200 <= response.status < 300
+                body = await (read if ok else self._read)(response)
                 log.debug("HTTP Request: POST %s %d", self._shown, response.status)
-                if 200 <= response.status < 300:
+                if ok:
                     return response.headers, body
                 raise self._status_error(response, body)
         except TimeoutError:
@@ -119,6 +135,24 @@ class DirectChat:
             body = _inflate(body, encoding, self._limit, self._request)
         return body
 
+    async def _read_events(self, response: aiohttp.ClientResponse) -> bytes:
+        """A server-sent event stream, capped like `_read`, as one chat.completion body.
+        A reply that is not an event stream (a server that ignores `stream`) is read as
+        it is."""
+        if "text/event-stream" not in response.headers.get("content-type", ""):
+            return await self._read(response)
+        events, seen = [], 0
+        async for line in response.content:
+            seen += len(line)
+            if seen > self._limit:
+                raise ReplyTooLarge(self._request(), self._limit)
+            if line.startswith(b"data:"):
+                data = line[5:].strip()
+                if data == b"[DONE]":
+                    break
+                events.append(data)
+        return json.dumps(assemble_stream(events)).encode()
+
     def _request(self) -> httpx.Request:
         return httpx.Request("POST", self.url)
 
@@ -130,6 +164,43 @@ class DirectChat:
             request=self._request(),
         )
         return self._sdk._make_status_error_from_response(answer)
+
+
+def assemble_stream(events: list[bytes]) -> dict[str, Any]:
+    """The chat.completion body that a list of chat.completion.chunk events (JSON, in order)
+    stand for: the first choice's content and refusal joined, its last finish_reason, and
+    the model, fingerprint and usage the chunks carry (usage comes in the last one, asked
+    for with `stream_options.include_usage`). An event that is not JSON is a ValueError,
+    as an unreadable plain body is."""
+    content: list[str] = []
+    refusal: list[str] = []
+    body: dict[str, Any] = {"object": "chat.completion"}
+    finish = None
+    for event in events:
+        chunk = json.loads(event)
+        if not isinstance(chunk, Mapping):
+            raise ValueError("a streamed event is not a JSON object")
+        if "error" in chunk:
+            raise ValueError(f"the server reported an error mid-stream: {chunk['error']}")
+        for key in ("id", "model", "system_fingerprint", "usage"):
+            if chunk.get(key):
+                body[key] = chunk[key]
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            content.append(delta.get("content") or "")
+            refusal.append(delta.get("refusal") or "")
+            finish = choice.get("finish_reason") or finish
+    if finish is None:
+        raise ValueError("the streamed reply ended before its finish_reason")
+    message = {
+        "role": "assistant",
+        "content": "".join(content),
+        "refusal": "".join(refusal) or None,
+    }
+    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+    return body
 
 
 def proxy_for(url: str) -> str | None:

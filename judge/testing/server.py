@@ -42,6 +42,7 @@ from judge.kinds import get_kind, kind_for_request, kind_for_schema
 from judge.testing._batch import BatchAPI
 from judge.testing._http import DROP_HEADER as _DROP_HEADER
 from judge.testing._http import error_body, error_response
+from judge.testing._stream import streamed_completion
 
 DEFAULT_MODEL = "judge-test-2024-01-01"
 _DROP_LOG = "ASGI callable returned without completing response."
@@ -65,6 +66,7 @@ class Reply:
     refusal: str | None = None
     delay: float = 0.0
     drop_connection: bool = False
+    stall: float = 0.0  # silence after a streamed reply's first chunk (plain: more delay)
     huge_body: int = 0  # > 0: a 200 whose body is this many bytes, streamed, never held
     declare_length: bool = False  # with huge_body: say its size in Content-Length
 
@@ -454,7 +456,10 @@ class FakeOpenAIServer:
             self.stats.bodies.append(body)
             scripted = self._scripted.popleft() if self._scripted else None
         reply = scripted or self._planned(chat)
-        await self._sleep(self.latency + reply.delay)
+        plain = reply.status != 200 or bool(reply.huge_body) or reply.drop_connection
+        streamed = body.get("stream") is True and not plain
+        if not streamed:
+            await self._sleep(self.latency + reply.delay + reply.stall)
         if reply.drop_connection:
             return Response(b"{}" * 64, headers={_DROP_HEADER: "1"})
         if reply.status != 200:
@@ -469,10 +474,18 @@ class FakeOpenAIServer:
         completion_tokens = self.token_counter(content or reply.refusal or "")
         with self._lock:
             self.stats.completion_tokens += completion_tokens
-        return JSONResponse(
-            self._completion(chat, content, reply, prompt_tokens, completion_tokens),
-            headers={**limit_headers, **reply.headers},
-        )
+        completion = self._completion(chat, content, reply, prompt_tokens, completion_tokens)
+        if streamed:
+            options = body.get("stream_options") or {}
+            return streamed_completion(
+                completion,
+                delay=self.latency + reply.delay,
+                stall=reply.stall,
+                sleep=self._sleep,
+                include_usage=isinstance(options, dict) and options.get("include_usage") is True,
+                headers={**limit_headers, **reply.headers},
+            )
+        return JSONResponse(completion, headers={**limit_headers, **reply.headers})
 
     async def _sleep(self, seconds: float) -> None:
         # in slices, so that stop() does not wait for a long scripted delay to run out
