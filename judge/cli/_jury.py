@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
-from judge.cli._common import EXIT_OK, config_from_args, print_summary, rubric_library
+from judge.cli._common import EXIT_OK, print_summary, rubric_library
 from judge.cli._grade_many import input_file, rubric_refs
+from judge.cli._jury_options import panel_configs
 from judge.cli._labels import human_labels_inputs, human_labels_option
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import GradeRequest
@@ -38,7 +39,7 @@ from judge.jury.batch import (
 )
 from judge.jury.config import Jury, load_jury
 from judge.jury.gates import jury_metric_names, jury_metrics, undefined_reasons
-from judge.jury.run import grade_panel, juror_configs, juror_files, open_panel
+from judge.jury.run import grade_panel, juror_files, open_panel
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
@@ -74,8 +75,7 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     jury = load_jury(request.jury)
     rubric = load_rubric(refs[0], rubric_library(request, env))
     conditions = _conditions(request, rubric, jury)
-    base = config_from_args(request.judge, env)
-    configs = juror_configs(jury, base, env)
+    base, configs = panel_configs(request.judge, jury, env)
     out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"-o {out_dir}: with --jury the output is a folder")

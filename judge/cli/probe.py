@@ -30,6 +30,7 @@ from judge.cli._common import (
 )
 from judge.cli._help import probe_epilog
 from judge.cli._html import add_html_option, probe_html
+from judge.cli._jury_options import panel_configs
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import ProbeRequest, request_from
 from judge.config import JudgeConfig
@@ -37,7 +38,7 @@ from judge.engine.measure.run_gates import check_conditions, probe_failure
 from judge.errors import UsageError
 from judge.jury.config import Jury, load_jury
 from judge.jury.probe import check_probe_jury, probe_panel
-from judge.jury.run import juror_configs, open_panel
+from judge.jury.run import open_panel
 from judge.probes import (
     PROBE_KINDS,
     ProbeOptions,
@@ -221,7 +222,10 @@ def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) ->
         raise UsageError(f"judge probe {request.probe} needs INPUT (or --verdicts for position)")
     if not request.rubric:
         raise UsageError("--rubric is required, e.g. --rubric pairwise")
-    config = config_from_args(request.judge, env)
+    if jury is not None:
+        config, configs = panel_configs(request.judge, jury, env)
+    else:
+        config, configs = config_from_args(request.judge, env), []
     rubric = _rubric(request.rubric, request, env)
     if request.probe == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
@@ -232,14 +236,13 @@ def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) ->
     options = ProbeOptions(
         repeats=request.repeats,
         paddings=tuple(request.padding or ()),
-        judge_model=config.model or "rules",
+        judge_model=None if jury else config.model or "rules",
         judge_family=request.judge_family,
         human_labels=_human_labels(request.human) if request.human else None,
     )
     if request.probe == "self-preference":
         _check_families(request, cases, rubric, options)
     if jury is not None:
-        configs = juror_configs(jury, config, env)
         for juror_config in configs:
             announce_judge(juror_config)
         print(f"judge: probing a jury of {len(jury.jurors)}: {_names(jury)}", file=sys.stderr)
