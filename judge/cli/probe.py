@@ -33,6 +33,13 @@ from judge.cli._html import add_html_option, probe_html
 from judge.cli._jury_options import panel_configs
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import ProbeRequest, request_from
+from judge.cli._selection import (
+    add_selection_options,
+    check_selection,
+    described,
+    selected,
+    selection_from_args,
+)
 from judge.config import JudgeConfig
 from judge.engine.measure.run_gates import check_conditions, probe_failure
 from judge.errors import UsageError
@@ -115,6 +122,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     )
     gate.add_argument("--tolerance", type=float, default=0.05, help="bias tolerance (0.05)")
     gate.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the gate (0.05)")
+    add_selection_options(p, verb="probe")
     add_html_option(p)
     add_judge_options(p)
     p.set_defaults(run=run_probe_command)
@@ -126,6 +134,7 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def probe_command(request: ProbeRequest, env: Mapping[str, str]) -> int:
     """`judge probe PROBE`, from its request."""
+    check_selection(request)
     jury = _jury(request)
     conditions = _conditions(request, jury)
     output = request.output or Path(
@@ -208,6 +217,8 @@ def _conditions(request: ProbeRequest, jury: Jury | None = None) -> list[Conditi
 def _recorded(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
     if request.probe != "position":
         raise UsageError("--verdicts works with the position probe only")
+    if request.limit is not None or request.sample is not None:
+        raise UsageError("--limit and --sample choose the cases to ask; --verdicts reads all")
     verdicts = request.verdicts
     assert verdicts is not None  # probe_command calls this with --verdicts only
     pairs = read_recorded_verdicts(verdicts)
@@ -232,7 +243,9 @@ def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) ->
     problem = probe_problem(request.probe, rubric)
     if problem:
         raise UsageError(problem)
-    cases = load_cases(Path(request.input), rubric)
+    every = load_cases(Path(request.input), rubric)
+    selection = selection_from_args(request)
+    cases, picked = selected(every, selection), described(selection, len(every))
     options = ProbeOptions(
         repeats=request.repeats,
         paddings=tuple(request.padding or ()),
@@ -256,11 +269,13 @@ def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) ->
         "rubric_sha256": rubric.sha256,
         "judge": f"jury of {_names(jury)}" if jury else config.model or "rules",
         "input": str(request.input),
+        **({"selection": picked} if picked else {}),
     }
     result.report = {"probe": result.report.pop("probe"), **head, **result.report}
     result.markdown[1:1] = [
         "",
-        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{request.input}`.",
+        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{request.input}`"
+        + (f", cases {picked}." if picked else "."),
     ]
     return result
 
