@@ -96,7 +96,10 @@ def _cause(cause: str, max_tokens: Sequence[int]) -> str:
 def _agreement(panel: dict[str, Any]) -> str:
     agreement = panel.get("agreement") or {}
     where = {"cyclic": "the overlap", "escalate": "the escalated cases"}.get(str(panel.get("mode")))
-    graded = panel.get("graded_by")
+    graded = panel.get("graded_by") or {}
+    graded = (
+        ", ".join(f"{k} {v}" for k, v in graded.items()) if isinstance(graded, dict) else graded
+    )
     parts: list[str | None] = []
     if where:
         parts.append(f"graded by {graded}; agreement on {where} ({agreement.get('cases')} cases)")
