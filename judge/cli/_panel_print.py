@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.engine.records import scan_records
-from judge.jury.outcomes import CUT_OFF, decided_count, undecided_causes
+from judge.jury.outcomes import CUT_OFF, DECIDED, decided_count, undecided_causes
 
 
 def print_panel(panel: dict[str, Any], *, max_tokens: Sequence[int]) -> None:
@@ -79,7 +79,8 @@ def _causes(panel: dict[str, Any], max_tokens: Sequence[int]) -> str:
     causes = undecided_causes(d for _, d in scan_records(path)) if path and path.exists() else {}
     if not causes:
         outcomes = panel.get("outcomes") or {}
-        return ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in outcomes.items() if n)
+        undecided = ((o, n) for o, n in outcomes.items() if n and o not in DECIDED)
+        return ", ".join(f"{n} {o.replace('_', ' ')}" for o, n in undecided)
     return ", ".join(f"{n} {_cause(c, max_tokens)}" for c, n in causes.items())
 
 

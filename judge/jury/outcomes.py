@@ -10,6 +10,8 @@ from typing import Any
 
 from judge.jury.vote import DECIDED
 
+__all__ = ["CUT_OFF", "DECIDED", "decided_count", "undecided_causes"]
+
 CUT_OFF = "cut_off"  # a vote's reply hit max_tokens (finish_reason "length")
 _TRUNCATED = "truncated"  # how the engine's error for such a reply begins (judge.engine.model)
 
