@@ -60,7 +60,9 @@ Overlap = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(gt=0.
 
 
 class Sampling(BaseModel):
-    """How a juror samples: what JudgeConfig calls temperature, top_p, seed, max_tokens."""
+    """How a juror samples: what JudgeConfig calls temperature, top_p, seed, max_tokens.
+    Only the fields the file sets are the juror's own; the rest come from the command line
+    (or the served judge), whose defaults are these (`juror_config`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
