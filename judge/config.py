@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -22,6 +23,27 @@ MAX_CONCURRENCY = 1024  # the ceiling of --concurrency, and where "auto" stops g
 # A model name pinned to a snapshot carries a date (2024-08-06, 20240806, 0613) or a version
 # tag after a colon or an @ (ollama `llama3:8b-instruct-q4`, vertex `@001`).
 _PINNED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|-\d{4}$|[:@]\S+|-v\d+(\.\d+)*$)")
+# A model the server names as a file (llama.cpp's `/models/x.gguf`): as pinned as a model gets.
+_MODEL_FILE = re.compile(
+    r"\.(gguf|ggml|bin|safetensors|pt|pth|onnx)$|^(/|~|\.{1,2}/|[A-Za-z]:\\)", re.I
+)
+# Hosted providers, whose model names are aliases they move to newer snapshots. Elsewhere (a
+# loopback, private or self-hosted server) the model is what its operator loaded.
+_HOSTED = (
+    "openai.com",
+    "azure.com",
+    "anthropic.com",
+    "googleapis.com",
+    "mistral.ai",
+    "groq.com",
+    "together.xyz",
+    "together.ai",
+    "fireworks.ai",
+    "openrouter.ai",
+    "deepseek.com",
+    "x.ai",
+    "cohere.com",
+)
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -100,6 +122,31 @@ class JudgeConfig(JudgeSettings):
     @property
     def is_pinned(self) -> bool:
         return self.model is None or bool(_PINNED.search(self.model))
+
+    @property
+    def may_drift(self) -> bool:
+        """Whether verdicts may drift under the same model name: an alias (not pinned) at
+        a hosted provider. A loopback, private or self-hosted server runs what its operator
+        loaded, and a model it names as a file is as pinned as a model gets."""
+        if self.is_pinned or _MODEL_FILE.search(self.model or ""):
+            return False
+        return is_hosted(self.base_url)
+
+
+def is_hosted(base_url: str | None) -> bool:
+    """Whether the endpoint is a hosted provider's (no base URL: OpenAI's); never a
+    server named by its IP address (loopback, private or not), `localhost`, or a host
+    outside the known providers (a self-hosted vLLM, Ollama or llama.cpp).
+
+    >>> is_hosted(None), is_hosted("http://127.0.0.1:8080/v1"), is_hosted("http://10.0.0.5/v1")
+    (True, False, False)
+    """
+    host = (urlsplit(base_url or OPENAI_BASE_URL).hostname or "").lower().rstrip(".")
+    try:
+        ipaddress.ip_address(host)
+        return False  # an address, not a provider's name: a server someone runs
+    except ValueError:
+        return any(host == h or host.endswith(f".{h}") for h in _HOSTED)
 
 
 def endpoint_of(base_url: str | None) -> str:

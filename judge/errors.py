@@ -39,7 +39,13 @@ class UsageError(JudgeError):
 
 class OutputConflictError(UsageError):
     """An output file holds something this run must not append to or replace (another
-    rubric's or judge's records, or a file that is not ours); nothing was written."""
+    rubric's or judge's records, or a file that is not ours); nothing was written.
+    `rerun`: the flag that makes the same command go through (`--overwrite`), which the
+    command line adds to what the user typed to print the one command to run."""
+
+    def __init__(self, message: str, *, rerun: str | None = None) -> None:
+        super().__init__(message)
+        self.rerun = rerun
 
 
 class ApiError(JudgeError):

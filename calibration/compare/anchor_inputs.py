@@ -61,6 +61,8 @@ def read_gate_inputs(
     c_by_id = {r.id: r.value for r in candidate.records}
     common = [r for r in human.records if r.id in b_by_id and r.id in c_by_id]
     if not common:
+        baseline.check_not_all_excluded()
+        candidate.check_not_all_excluded()
         raise CalibrationInputError(
             f"no id common to the baseline ({len(b_by_id)} ids), the candidate "
             f"({len(c_by_id)} ids) and the human labels ({len(human.records)} ids, {human.path})",

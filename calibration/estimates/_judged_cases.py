@@ -170,6 +170,7 @@ def unify_cases(
     judged = {r.id for r in judge.records}
     labelled = [r for r in judge.records if r.id in by_id]
     if not labelled:
+        judge.check_not_all_excluded()
         raise CalibrationInputError(
             f"no id in common with {human.path} ({len(judge.records)} judged ids, "
             f"{len(human.records)} labelled ids)",

@@ -71,6 +71,18 @@ class LabelSet:
     def excluded_count(self) -> int:
         return sum(len(ids) for ids in self.excluded.values())
 
+    def check_not_all_excluded(self) -> None:
+        """A :class:`CalibrationInputError` saying why, when every record was left out
+        (a run where no verdict parsed): never "no id in common" for a file of failures."""
+        if self.records or not self.excluded:
+            return
+        why = ", ".join(f"{reason} {len(ids)}" for reason, ids in self.excluded.items())
+        raise CalibrationInputError(
+            f"no usable {self.field}: every one of its {self.excluded_count()} records was "
+            f"left out ({why}); nothing to compare",
+            path=self.path,
+        )
+
 
 @dataclass
 class JoinedLabels:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calibration.errors import CalibrationInputError
-from calibration.io.labels import ABSTAINED, LabelSet, normalise_label
+from calibration.io.labels import ABSTAINED, LabelSet, as_number, normalise_label
 
 __all__ = ["NORMALISATION", "Vocabulary", "check_human_file", "label_key", "unify_labels"]
 
@@ -56,9 +56,21 @@ def _spellings(*sides: Sequence[str]) -> dict[str, str]:
     return shown
 
 
-def _refuse_disjoint(human: list[str], judge: list[str], judge_path: str, human_path: str):
+def _refuse_disjoint(
+    human: list[str], judge: list[str], judge_path: str, human_path: str, *, common: int
+):
     if not human or not judge or {label_key(v) for v in human} & {label_key(v) for v in judge}:
         return
+    if all(as_number(v) is not None for v in [*human, *judge]):
+        # the same kind of label (a scale) on both sides, which simply disagree: a sample
+        # too small to have met a label both sides use, not files about different things
+        raise CalibrationInputError(
+            f"too few cases in common: on the {common} case(s) both files label, the judge "
+            f"says {judge[:8]} and the human file {human[:8]}, no value in common, so "
+            f"agreement is not worth computing; grade or label more cases (human file: "
+            f"{human_path})",
+            path=judge_path,
+        )
     raise CalibrationInputError(
         f"the two files share no label: the judge file says {judge[:8]}, the human file "
         f"{human[:8]} ({NORMALISATION}). Compare like with like: the same rubric's labels "
@@ -94,6 +106,7 @@ def unify_labels(
         [v for v in j_used if v != ABSTAINED],
         judge_path,
         human_path,
+        common=len(h),
     )
     vocab = Vocabulary(
         human=h_used,

@@ -96,6 +96,7 @@ def _read(judge_path: str | Path, human_path: str | Path, s: Settings):
         # Nothing dropped: the ids a rule settled (a tied majority...) are counted and listed.
         inter["adjudicated"] = {rule: len(ids) for rule, ids in human.adjudicated.items()}
         inter["adjudicated_ids"] = human.adjudicated
+    judge.check_not_all_excluded()
     joined = join_labels(judge, human)
     if not joined.ids:
         raise CalibrationInputError(

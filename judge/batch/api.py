@@ -84,6 +84,7 @@ async def submit_batches(
         rubric_ref=rubric.ref,
         judge_id=judge_id(identity),
         judge=describe_identity(identity),
+        identity=identity,
     )
     report = await export_requests(
         rubric,

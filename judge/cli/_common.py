@@ -164,10 +164,11 @@ def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
 
 
 def announce_judge(config: JudgeConfig) -> None:
-    """One line on stderr saying which judge runs, and whether it is pinned."""
+    """One line on stderr saying which judge runs, and whether its verdicts may drift
+    (an unpinned alias at a hosted provider: `JudgeConfig.may_drift`)."""
     if config.offline:
         print(OFFLINE_NOTE, file=sys.stderr)
-    elif not config.is_pinned:
+    elif config.may_drift:
         print(
             f"judge: warning: model {config.model!r} is not pinned to a dated snapshot; "
             "its verdicts may drift when the provider updates it",

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
-from judge.cli._common import EXIT_OK, config_from_args, print_summary, rubric_library
+from judge.cli._common import EXIT_OK, print_summary, rubric_library
 from judge.cli._grade_many import input_file, rubric_refs
+from judge.cli._jury_options import panel_configs
 from judge.cli._labels import human_labels_inputs, human_labels_option
 from judge.cli._outputs import Output, check_outputs
+from judge.cli._panel_print import print_panel
 from judge.cli._requests import GradeRequest
 from judge.cli._run import (
     check_run_options,
@@ -38,7 +40,7 @@ from judge.jury.batch import (
 )
 from judge.jury.config import Jury, load_jury
 from judge.jury.gates import jury_metric_names, jury_metrics, undefined_reasons
-from judge.jury.run import grade_panel, juror_configs, juror_files, open_panel
+from judge.jury.run import grade_panel, juror_files, open_panel
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
@@ -74,8 +76,7 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     jury = load_jury(request.jury)
     rubric = load_rubric(refs[0], rubric_library(request, env))
     conditions = _conditions(request, rubric, jury)
-    base = config_from_args(request.judge, env)
-    configs = juror_configs(jury, base, env)
+    base, configs = panel_configs(request.judge, jury, env)
     out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"-o {out_dir}: with --jury the output is a folder")
@@ -100,7 +101,7 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
             _grade(jury, rubric, configs, input_path, out_dir, request, base, labels, results)
         )
     print_summary(summary)
-    _print_panel(summary["jury"])
+    print_panel(summary["jury"], max_tokens=[c.max_tokens for c in configs])
     print(f"records: {records} (jurors: {out_dir / 'jurors'})", file=sys.stderr)
     if request.summary:
         write_strict_json(request.summary, summary)
@@ -233,38 +234,3 @@ def _announce(jury: Jury) -> None:
         f"{jury.scores}, min_votes {jury.quorum}{mode}",
         file=sys.stderr,
     )
-
-
-def _print_panel(panel: dict[str, Any]) -> None:
-    agreement = panel["agreement"]
-    alpha, ci = agreement["krippendorff_alpha"], agreement["krippendorff_alpha_ci95"]
-    graded = panel.get("graded_by")
-    where = {"cyclic": "the overlap", "escalate": "the escalated cases"}.get(panel["mode"])
-    on = f"; graded by {graded}; agreement on {where} ({agreement['cases']} cases)" if where else ""
-    print(
-        f"panel: outcomes {panel['outcomes']}; votes {panel['votes']}{on}; "
-        f"alpha {alpha} (95% {ci}); unanimous {agreement['unanimous_share']}; "
-        f"n_eff {agreement['n_eff']} of {len(agreement['jurors'])}",
-        file=sys.stdout,
-    )
-    cost = panel["cost"]
-    if cost["total_usd"] is not None:
-        spent = ", ".join(f"{n} ${j['cost_usd']:.4f}" for n, j in cost["jurors"].items())
-        print(
-            f"cost: ${cost['total_usd']:.4f} ({spent}), ${cost['per_case_usd']:.6f} a case; "
-            f"{cost['requests_per_case']} requests a case",
-            file=sys.stdout,
-        )
-    humans = panel.get("vs_humans")
-    if humans and "members" in humans:
-        figures = ", ".join(
-            f"{name} {m['kappa']} {m['kappa_ci95']}" for name, m in humans["members"].items()
-        )
-        versus = humans["panel_vs_best"]
-        print(
-            f"vs people (kappa, 95%): {figures}; panel vs best juror {humans['best_juror']}: "
-            f"{versus['verdict']} (McNemar p {versus['mcnemar']['p_value']:.3g}); "
-            f"errors' mean correlation {humans['error_correlation']['mean']}; "
-            f"cost x{humans['cost_ratio']}",
-            file=sys.stdout,
-        )

@@ -99,6 +99,12 @@ def print_estimates(summary: dict[str, Any]) -> None:
                 _interval(q.get("corrected")) if "corrected" in q else "",
             )
     console.print(table)
+    ignored = counts.get("human_only")
+    if ignored:  # a trimmed input with the fuller label file, or --limit / --sample
+        console.print(
+            f"human labels ({_name(ppi)}): {ignored} label(s) of cases not graded in this run "
+            "ignored (not in the input, or outside --limit/--sample)"
+        )
     if rough:
         console.print(
             f"* under {SMALL_SAMPLE} labels: every interval is rough, and PPI++'s is widened "

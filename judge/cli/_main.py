@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Mapping
 
@@ -126,6 +127,9 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         return code
     except (InputError, RubricError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        rerun = getattr(exc, "rerun", None)  # OutputConflictError: the flag that goes through
+        if rerun and rerun not in argv:
+            print(f"judge: to run it: judge {shlex.join([*argv, rerun])}", file=sys.stderr)
         return EXIT_USAGE
     except ApiError as exc:
         where = exc.endpoint or endpoint_of(

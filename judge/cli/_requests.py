@@ -113,6 +113,9 @@ class ProbeRequest:
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
     jury: Path | None = None  # --jury JURY.yaml: probe a panel (judge.jury.probe)
+    limit: int | None = None  # --limit / --sample / --sample-seed: as grade's
+    sample: int | None = None
+    sample_seed: int = 0
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from calibration.decisions.gates import Condition, evaluate
 from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK
 from judge.cli._outputs import Output
+from judge.cli._selection import check_selection, selection_from_args
 from judge.config import JudgeConfig
-from judge.engine.files import Selection
 from judge.engine.measure.run_gates import (
     check_conditions,
     failure_line,
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from judge.cli._requests import GradeRequest
 
 DEFAULT_MAX_ERROR_RATE = 0.05
+__all__ = ["selection_from_args"]  # re-exported: grade and batch import it from here
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -58,10 +59,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 def check_run_options(args: GradeRequest) -> None:
     """Ranges no parser type can say; UsageError before anything is read or sent."""
-    for name in ("limit", "sample"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise UsageError(f"--{name} must be at least 1, got {value}")
+    check_selection(args)
     if not 0.0 <= args.max_error_rate <= 1.0:
         raise UsageError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     prices = (args.price_input, args.price_output)
@@ -140,12 +138,6 @@ def finish_pass(
         line = f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}"
         print(f"gate: {line}", file=sys.stderr)
     return EXIT_GATE if any(check.fails for check in checks) else EXIT_OK
-
-
-def selection_from_args(args: GradeRequest) -> Selection:
-    """`--limit N`, or `--sample N` seeded by `--sample-seed` (never by the judge's `--seed`:
-    the sample and the judge's sampling are separate choices)."""
-    return Selection(limit=args.limit, sample=args.sample, seed=args.sample_seed)
 
 
 def prices_from_args(

@@ -22,6 +22,7 @@ from judge.engine.measure.run_gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
 from judge.report.foreign_runs import read_any_run
+from judge.report.runs import Run
 
 
 def add_compare(sub: argparse._SubParsersAction) -> None:
@@ -112,7 +113,7 @@ def compare_command(request: CompareRequest, env: Mapping[str, str]) -> int:
         raise UsageError(
             "no metric both runs have"
             + (f" matches --metric {' '.join(request.metric)}" if request.metric else "")
-            + "; compare runs graded with the same rubrics"
+            + (_valueless(runs) or "; compare runs graded with the same rubrics")
         )
     values = [gate_values(c) for c in result["comparisons"]]
     names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
@@ -128,3 +129,16 @@ def compare_command(request: CompareRequest, env: Mapping[str, str]) -> int:
             print(f"gate: {where}: {line}", file=sys.stderr)
             failed = failed or check.fails
     return EXIT_GATE if failed else EXIT_OK
+
+
+def _valueless(runs: list[Run]) -> str:
+    """Where the runs share a rubric but a run holds no value of it (no verdict parsed):
+    what each holds, so that "graded with the same rubrics" is not the advice."""
+    shared = set.intersection(*(set(run.rubrics) for run in runs))
+    empty = [
+        f"{run.name} has {len(run.rubrics[r].ids)} {r} records and no value"
+        for run in runs
+        for r in sorted(shared)
+        if not any(run.rubrics[r].values.values())
+    ]
+    return f": {'; '.join(empty)} (no verdict parsed)" if shared and empty else ""

@@ -46,6 +46,7 @@ from judge.cli._run import (
     run_conditions,
     selection_from_args,
 )
+from judge.cli._selection import add_selection_options
 from judge.config import JudgeConfig
 from judge.engine.files import grade_file
 from judge.errors import UsageError
@@ -53,8 +54,6 @@ from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
     from judge.engine.measure.human_labels import HumanLabels
-
-DEFAULT_SAMPLE_SEED = 0
 
 
 def add_grade(sub: argparse._SubParsersAction) -> None:
@@ -86,18 +85,7 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--summary", type=Path, help="also write the summary as JSON here")
     add_parquet_option(p)
     p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
-    p.add_argument("--limit", type=int, help="grade only the first N cases")
-    p.add_argument(
-        "--sample",
-        type=int,
-        help="grade a reproducible random sample of N cases (seeded by --sample-seed)",
-    )
-    p.add_argument(
-        "--sample-seed",
-        type=int,
-        default=DEFAULT_SAMPLE_SEED,
-        help=f"seed of --sample; --seed is the judge's ({DEFAULT_SAMPLE_SEED})",
-    )
+    add_selection_options(p)
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
     p.add_argument("--price-output", type=float, help="USD per million completion tokens")

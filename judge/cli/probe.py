@@ -30,14 +30,22 @@ from judge.cli._common import (
 )
 from judge.cli._help import probe_epilog
 from judge.cli._html import add_html_option, probe_html
+from judge.cli._jury_options import panel_configs
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import ProbeRequest, request_from
+from judge.cli._selection import (
+    add_selection_options,
+    check_selection,
+    described,
+    selected,
+    selection_from_args,
+)
 from judge.config import JudgeConfig
 from judge.engine.measure.run_gates import check_conditions, probe_failure
 from judge.errors import UsageError
 from judge.jury.config import Jury, load_jury
 from judge.jury.probe import check_probe_jury, probe_panel
-from judge.jury.run import juror_configs, open_panel
+from judge.jury.run import open_panel
 from judge.probes import (
     PROBE_KINDS,
     ProbeOptions,
@@ -115,6 +123,7 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     )
     gate.add_argument("--tolerance", type=float, default=0.05, help="bias tolerance (0.05)")
     gate.add_argument("--alpha", type=float, default=0.05, help="1 - confidence of the gate (0.05)")
+    add_selection_options(p, verb="probe")
     add_html_option(p)
     add_judge_options(p)
     p.set_defaults(run=run_probe_command)
@@ -126,6 +135,7 @@ def run_probe_command(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def probe_command(request: ProbeRequest, env: Mapping[str, str]) -> int:
     """`judge probe PROBE`, from its request."""
+    check_selection(request)
     jury = _jury(request)
     conditions = _conditions(request, jury)
     output = request.output or Path(
@@ -208,6 +218,8 @@ def _conditions(request: ProbeRequest, jury: Jury | None = None) -> list[Conditi
 def _recorded(request: ProbeRequest, env: Mapping[str, str]) -> ProbeResult:
     if request.probe != "position":
         raise UsageError("--verdicts works with the position probe only")
+    if request.limit is not None or request.sample is not None:
+        raise UsageError("--limit and --sample choose the cases to ask; --verdicts reads all")
     verdicts = request.verdicts
     assert verdicts is not None  # probe_command calls this with --verdicts only
     pairs = read_recorded_verdicts(verdicts)
@@ -222,25 +234,29 @@ def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) ->
         raise UsageError(f"judge probe {request.probe} needs INPUT (or --verdicts for position)")
     if not request.rubric:
         raise UsageError("--rubric is required, e.g. --rubric pairwise")
-    config = config_from_args(request.judge, env)
+    if jury is not None:
+        config, configs = panel_configs(request.judge, jury, env)
+    else:
+        config, configs = config_from_args(request.judge, env), []
     rubric = _rubric(request.rubric, request, env)
     if request.probe == "position" and not rubric.behaviour.compares_two:
         raise UsageError(f"the position probe needs a pairwise rubric, not {rubric.ref}")
     problem = probe_problem(request.probe, rubric)
     if problem:
         raise UsageError(problem)
-    cases = load_cases(Path(request.input), rubric)
+    every = load_cases(Path(request.input), rubric)
+    selection = selection_from_args(request)
+    cases, picked = selected(every, selection), described(selection, len(every))
     options = ProbeOptions(
         repeats=request.repeats,
         paddings=tuple(request.padding or ()),
-        judge_model=config.model or "rules",
+        judge_model=None if jury else config.model or "rules",
         judge_family=request.judge_family,
         human_labels=_human_labels(request.human) if request.human else None,
     )
     if request.probe == "self-preference":
         _check_families(request, cases, rubric, options)
     if jury is not None:
-        configs = juror_configs(jury, config, env)
         for juror_config in configs:
             announce_judge(juror_config)
         print(f"judge: probing a jury of {len(jury.jurors)}: {_names(jury)}", file=sys.stderr)
@@ -254,11 +270,13 @@ def _judged(request: ProbeRequest, env: Mapping[str, str], jury: Jury | None) ->
         "rubric_sha256": rubric.sha256,
         "judge": f"jury of {_names(jury)}" if jury else config.model or "rules",
         "input": str(request.input),
+        **({"selection": picked} if picked else {}),
     }
     result.report = {"probe": result.report.pop("probe"), **head, **result.report}
     result.markdown[1:1] = [
         "",
-        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{request.input}`.",
+        f"Judge `{head['judge']}`, rubric `{rubric.ref}`, input `{request.input}`"
+        + (f", cases {picked}." if picked else "."),
     ]
     return result
 

@@ -150,7 +150,7 @@ async def grade_files(
         if overwrite and target.output.exists():
             target.output.unlink()
     for target in targets:  # all checked before anything is written
-        await asyncio.to_thread(_check_target, target)
+        await asyncio.to_thread(_check_target, target, keep)
     done = [await asyncio.to_thread(_finished, t, keep) for t in targets]
     kept = [await asyncio.to_thread(kept_outside, t.output, input_path, chosen) for t in targets]
     tallies = [
@@ -196,7 +196,7 @@ async def _graded(
     return number, await grader.grade_case(case, use_cache=use_cache)
 
 
-def _check_target(target: Target) -> None:
+def _check_target(target: Target, keep: tuple[str, ...]) -> None:
     rubric, grader = target.grader.rubric, target.grader
     check_resumable(
         target.output,
@@ -204,6 +204,8 @@ def _check_target(target: Target) -> None:
         rubric_ref=rubric.ref,
         judge_id=grader.judge_id,
         judge=describe_identity(grader.identity),
+        identity=grader.identity,
+        keep=keep,
     )
 
 

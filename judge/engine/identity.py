@@ -58,3 +58,28 @@ def describe_record_judge(judge: dict[str, Any]) -> str:
         if judge.get(name) is not None
     )
     return f"model {model!r} ({settings})"
+
+
+_COMPARED = ("temperature", "top_p", "seed", "max_tokens")
+
+
+def judge_differences(identity: dict[str, Any], judge: dict[str, Any]) -> list[str]:
+    """What really differs between this run's judge (`identity`) and a record's (`judge`
+    field), as `name theirs -> ours`. Not differences: an output mode `auto` (this run
+    resolves it as the server allows; the record holds what it resolved to), a setting
+    the record does not carry, and a model name the server spelled longer (`gpt-4o` asked,
+    `gpt-4o-2024-08-06` answered)."""
+    if "judge" in identity:  # the rules judge, or no judge: the whole judge differs
+        return []
+    found = [
+        f"{name} {judge[name]} -> {identity.get(name)}"
+        for name in _COMPARED
+        if name in judge and judge[name] != identity.get(name)
+    ]
+    ours, theirs = identity.get("output_mode"), judge.get("output_mode")
+    if ours not in (None, "auto") and theirs is not None and theirs != ours:
+        found.append(f"output_mode {theirs} -> {ours}")
+    model, served = str(identity.get("model") or ""), str(judge.get("model") or "")
+    if model and served and not (served.startswith(model) or model.startswith(served)):
+        found.insert(0, f"model {served!r} -> {model!r}")
+    return found

@@ -133,7 +133,7 @@ def read_reply(
     `parse_error` with the raw text kept. Shared by the online and batch paths."""
     info = judge_info(config, reply, reply.output_mode)
     usage, latency = reply.usage, reply.latency_ms
-    problem = _unusable(reply)
+    problem = _unusable(reply, config.max_tokens)
     if problem:
         raw = kept_raw(reply.text or reply.refusal)
         return Outcome("parse_error", info, error=problem, raw=raw, usage=usage), None
@@ -163,12 +163,17 @@ def judge_info(config: JudgeConfig, reply: Completion | None, mode: str) -> Judg
     )
 
 
-def _unusable(reply: Completion) -> str | None:
-    """Replies that no repair can fix: a refusal, or a verdict cut off at max_tokens."""
+def _unusable(reply: Completion, max_tokens: int) -> str | None:
+    """Replies that no repair can fix: a refusal, or a verdict cut off at max_tokens (whose
+    advice works: a rerun with a larger --max-tokens asks the failed cases again,
+    judge.engine.records.check_resumable)."""
     if reply.refusal:
         return f"the judge refused: {reply.refusal}"
     if reply.finish_reason == "length":
-        return "truncated: the reply hit max_tokens (finish_reason=length); raise --max-tokens"
+        return (
+            f"truncated: the reply hit max_tokens {max_tokens} (finish_reason=length); "
+            "rerun with a larger --max-tokens"
+        )
     if reply.finish_reason == "content_filter":
         return "the reply was cut by the provider's content filter"
     return None

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from calibration.io.jsontext import loads_bounded
 from judge.engine.atomic import replacing
-from judge.engine.identity import describe_record_judge
+from judge.engine.identity import describe_record_judge, judge_differences
 from judge.errors import OutputConflictError
 from judge.schemas import GradedRecord
 
@@ -178,13 +178,23 @@ WAYS_OUT = "pass --overwrite to grade every case again, or -o another file"
 
 
 def check_resumable(
-    path: Path, *, rubric_sha256: str, rubric_ref: str, judge_id: str, judge: str
+    path: Path,
+    *,
+    rubric_sha256: str,
+    rubric_ref: str,
+    judge_id: str,
+    judge: str,
+    identity: dict[str, Any] | None = None,
+    keep: tuple[str, ...] = KEEP_STATUSES,
 ) -> None:
-    """Refuse to resume into `path` unless every record in it comes from this rubric file
-    and this judge (`judge_id`, a hash of the judge identity; `judge` says it in words).
-    A file that is not a records file is refused too. A torn last line (a kill mid-write)
-    is allowed: the writer cuts it. Raises OutputConflictError; reads only."""
-    problem = _first_conflict(path, rubric_sha256, judge_id)
+    """Refuse to resume into `path` unless every record in it that this run would keep
+    (the statuses `keep`) comes from this rubric file and this judge (`judge_id`, a hash
+    of the judge `identity`; `judge` says it in words). Another judge's failed records
+    are no conflict: the run asks those cases again and the new record replaces the old
+    (`finalize`), so the advice of a cut-off reply, raise --max-tokens, is a rerun that
+    works. A file that is not a records file is refused too. A torn last line (a kill
+    mid-write) is allowed: the writer cuts it. Raises OutputConflictError; reads only."""
+    problem = _first_conflict(path, rubric_sha256, judge_id, keep)
     if problem is None:
         return
     conflict, count, line, data = problem
@@ -212,15 +222,19 @@ def check_resumable(
         )
     else:
         info = data["judge"] if isinstance(data.get("judge"), dict) else {}
-        message = (
-            f"{where} from another judge, {describe_record_judge(info)} (judge_id "
-            f"{data.get('judge_id')}); this run grades with {judge} (judge_id {judge_id})"
-        )
-    raise OutputConflictError(f"{message}; {WAYS_OUT}")
+        differences = judge_differences(identity, info) if identity else []
+        if differences:  # only what differs, the record's value -> this run's
+            message = f"{where} from another judge ({', '.join(differences)})"
+        else:  # what differs is not written in a record: the endpoint, say
+            message = (
+                f"{where} from another judge, {describe_record_judge(info)} (judge_id "
+                f"{data.get('judge_id')}); this run grades with {judge} (judge_id {judge_id})"
+            )
+    raise OutputConflictError(f"{message}; {WAYS_OUT}", rerun="--overwrite")
 
 
 def _first_conflict(
-    path: Path, rubric_sha256: str, judge_id: str
+    path: Path, rubric_sha256: str, judge_id: str, keep: tuple[str, ...] = KEEP_STATUSES
 ) -> tuple[str, int, int, dict[str, Any]] | None:
     """(kind, how many records conflict that way, first line, first record) or None."""
     counts: dict[str, int] = {}
@@ -236,6 +250,8 @@ def _first_conflict(
         if invalid is not None:
             return "invalid", 1, number, {"id": data.get("id"), "problem": invalid}
         kind = _conflict(data, rubric_sha256, judge_id)
+        if kind == "judge" and data.get("status") not in keep:
+            continue  # asked again, and replaced: no conflict
         if kind is not None:
             counts[kind] = counts.get(kind, 0) + 1
             first.setdefault(kind, (number, data))

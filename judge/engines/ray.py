@@ -215,6 +215,7 @@ def grade_file(
         rubric_ref=rubric.ref,
         judge_id=judge_id,
         judge=describe_identity(identity),
+        identity=identity,
     )
     done = finished_ids(output, rubric.sha256)
     kept = kept_outside(output, input_path, chosen)

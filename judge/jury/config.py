@@ -17,8 +17,11 @@ jurors:
 Each juror is a single judge with its own endpoint, key, concurrency (a number, or `auto`:
 learnt from its endpoint) and sampling, and the `rpm` / `tpm` caps of its endpoint (when
 not given, the command line's), and its `price` (USD per million tokens; when not given,
-`--price-input/--price-output`, else the list price); the options the command line gives (timeouts, retries,
-cache) apply to every juror.
+`--price-input/--price-output`, else the list price). Every other option the command line
+gives is each juror's default: `--max-tokens`, `--temperature`, `--top-p` and `--seed`
+under its `sampling`, `--concurrency`, `--rpm`, `--tpm` and `--base-url` beside them (the
+jury file's own value wins); timeouts, retries, output mode and cache apply to every juror.
+`--model` and `--offline` are refused with `--jury` (each juror names its model).
 
 `mode: cyclic` costs one judge: each case goes to one juror, chosen from the case's id
 (`judge.jury.plan`), except the `overlap` cases, which every juror grades and on which the
@@ -57,7 +60,9 @@ Overlap = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(gt=0.
 
 
 class Sampling(BaseModel):
-    """How a juror samples: what JudgeConfig calls temperature, top_p, seed, max_tokens."""
+    """How a juror samples: what JudgeConfig calls temperature, top_p, seed, max_tokens.
+    Only the fields the file sets are the juror's own; the rest come from the command line
+    (or the served judge), whose defaults are these (`juror_config`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -167,19 +172,23 @@ def load_jury(path: Path) -> Jury:
 
 
 def juror_config(juror: Juror, base: JudgeConfig, env: Mapping[str, str]) -> JudgeConfig:
-    """The juror's judge config: its model, endpoint, key, concurrency, rate caps and
-    sampling over `base` (timeouts, retries, output mode, cache; the rate caps when the
-    juror gives none). The key: `juror_key`."""
+    """The juror's judge config: its model and key, and whatever else the jury file gives
+    it (endpoint, concurrency, rate caps, each `sampling` field), over `base`: the command
+    line's (or a served judge's) options are the default of every juror for what its file
+    leaves out, so `--max-tokens 96` reaches a juror whose file names no `max_tokens`.
+    Timeouts, retries, output mode and cache are always `base`'s. The key: `juror_key`."""
     base_url = juror.base_url or base.base_url
+    given = juror.model_fields_set
     return base.model_copy(
         update={
             "model": juror.model,
             "base_url": base_url,
             "api_key": juror_key(juror, base, base_url, env),
-            "concurrency": juror.concurrency,
+            "concurrency": juror.concurrency if "concurrency" in given else base.concurrency,
             "rpm": juror.rpm if juror.rpm is not None else base.rpm,
             "tpm": juror.tpm if juror.tpm is not None else base.tpm,
-            **juror.sampling.model_dump(),
+            # only the fields the file sets: the rest are base's (a flag's, else the default)
+            **juror.sampling.model_dump(exclude_unset=True),
         }
     )
 

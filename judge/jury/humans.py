@@ -46,6 +46,8 @@ def against_humans(
     labelled = [r for r in records if r.id in truth]
     if not labelled:
         return {"skipped": "no graded case has a human label"}
+    if not any(_voted(record) for record in labelled):  # no figure from nothing
+        return {"skipped": f"none of the {len(labelled)} labelled cases got a verdict"}
     members = list(jurors or [v["juror"] for v in labelled[0].panel["jurors"]])
     columns: dict[str, list[str | None]] = {name: [] for name in members}
     for record in labelled:
@@ -79,3 +81,8 @@ def _one_label_each(human: HumanLabels, spelled: Mapping[str, str]) -> dict[str,
 
 def _spell(label: str | None, spelled: Mapping[str, str]) -> str | None:
     return None if label is None else spelled.get(label_key(normalise_label(label)), label)
+
+
+def _voted(record: PanelRecord) -> bool:
+    """Whether the panel or any juror gave the case a verdict."""
+    return record.status == "ok" or any(v["status"] == "ok" for v in record.panel["jurors"])

@@ -34,7 +34,7 @@ from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.records import KEEP_STATUSES, check_resumable, scan_records
 from judge.engine.summary import summarise
-from judge.errors import ApiError, UsageError
+from judge.errors import ApiError, OutputConflictError, UsageError
 from judge.jury.config import Juror, Jury, juror_config
 from judge.jury.costs import Prices, juror_prices, panel_cost
 from judge.jury.escalate import check_escalation, escalations
@@ -153,12 +153,12 @@ async def grade_panel(
     if overwrite:
         for path in (p for f in files for p in f.paths):
             path.unlink(missing_ok=True)
+    keep = KEEP_STATUSES if retry_failed else (*KEEP_STATUSES, "parse_error")
     for grader, f in zip(panel.graders, files, strict=True):  # all before any is asked
         for path in f.paths:
-            await asyncio.to_thread(_check_resumable, grader, path)
+            await asyncio.to_thread(_check_resumable, grader, path, keep)
     if pairwise:
         await asyncio.to_thread(write_swapped, input_path, swapped_input(out_dir))
-    keep = KEEP_STATUSES if retry_failed else (*KEEP_STATUSES, "parse_error")
     priced = juror_prices(panel.jury, prices)
 
     async def order(number: int, share: Selection, source: Path, path: Path) -> dict[str, Any]:
@@ -271,14 +271,30 @@ def _per_case(summary: dict[str, Any]) -> float:
     return tokens / summary["cases"] if summary["cases"] else 0.0
 
 
-def _check_resumable(grader: Grader, path: Path) -> None:
-    check_resumable(
+def _check_resumable(grader: Grader, path: Path, keep: tuple[str, ...]) -> None:
+    """`check_resumable` for a juror's file; where only its kept parse errors stand in
+    the way (another juror setting, such as a raised max_tokens), the way out is
+    `--retry-failed`, which asks those cases again."""
+    check = partial(
+        check_resumable,
         path,
         rubric_sha256=grader.rubric.sha256,
         rubric_ref=grader.rubric.ref,
         judge_id=grader.judge_id,
         judge=describe_identity(grader.identity),
+        identity=grader.identity,
     )
+    try:
+        check(keep=keep)
+    except OutputConflictError as exc:
+        if keep == KEEP_STATUSES:
+            raise
+        try:
+            check(keep=KEEP_STATUSES)
+        except OutputConflictError:
+            raise exc from None
+        message = f"{exc}; or pass --retry-failed to ask its failed cases again"
+        raise OutputConflictError(message, rerun="--retry-failed") from None
 
 
 def naming(exc: ApiError, juror: Juror, grader: Grader) -> ApiError:

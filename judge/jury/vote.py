@@ -49,6 +49,10 @@ class Vote:
         return self.label if self.status == "ok" else None
 
 
+# the outcomes that decide a case's label (the rest: no_majority, abstained, short)
+DECIDED = ("unanimous", "majority", "plurality")
+
+
 @dataclass(frozen=True)
 class Tally:
     """The panel's verdict on one case.
@@ -73,7 +77,7 @@ class Tally:
 
     @property
     def decided(self) -> bool:
-        return self.outcome in ("unanimous", "majority", "plurality")
+        return self.outcome in DECIDED
 
 
 def tally(

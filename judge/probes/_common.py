@@ -15,7 +15,7 @@ counted in the report and left out of every rate.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -218,6 +218,20 @@ def load_cases(path: Path, rubric: Rubric) -> list[Case]:
     """Every case of a file, validated in full first (InputError names file and line)."""
     validate_file(path, rubric)
     return list(iter_cases(path))
+
+
+def unmeasured(count: int, what: str, status: Mapping[str, int]) -> dict[str, str]:
+    """`{"unmeasured": why}` when the probe's figures rest on nothing (`count` of `what`
+    is 0), so the report says why and the run fails (`probe_failure`); else `{}`. The
+    failed verdicts are counted: "nothing parsed" is told apart from "no variation"."""
+    if count:
+        return {}
+    failed = {s: n for s, n in status.items() if s in ("parse_error", "api_error") and n}
+    why = f"0 {what}"
+    if failed:
+        parts = ", ".join(f"{s} {n}" for s, n in failed.items())
+        why += f": {sum(failed.values())} of {sum(status.values())} verdicts failed ({parts})"
+    return {"unmeasured": why}
 
 
 def status_counts(records: Sequence[GradedRecord]) -> dict[str, int]:

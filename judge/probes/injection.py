@@ -31,6 +31,7 @@ from judge.probes._common import (
     listed,
     rate_check,
     status_counts,
+    unmeasured,
 )
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
@@ -195,6 +196,8 @@ async def run_injection(
         },
         "injection_texts": {n: injection_text(n, rubric, example) for n in INJECTIONS},
     }
+    what = "variants whose clean verdict parsed and was not already at the target"
+    report |= unmeasured(report["eligible"], what, report["status"])
     checks = [rate_check("flip_rate", report["flips"], report["eligible"], 0.0)]
     return ProbeResult(report=report, checks=checks, markdown=_markdown(report))
 

@@ -27,6 +27,7 @@ from judge.probes._common import (
     listed,
     rate_check,
     status_counts,
+    unmeasured,
 )
 from judge.schemas import Case, GradedRecord
 
@@ -85,6 +86,9 @@ async def run_repeat(grader: Grader, cases: Sequence[Case], options: ProbeOption
         **repeat_stats([c.id for c in cases], runs),
     }
     n, agreeing = report["complete_cases"], report["agreeing_cases"]
+    report |= unmeasured(n, "cases with every repeat parsed", report["status"])
+    # an alpha of null means no variation only where verdicts parsed
+    blank = "n/a = no variation at all" if n else "n/a: no case has every repeat parsed"
     lines = [
         "# Repeatability probe",
         "",
@@ -95,7 +99,7 @@ async def run_repeat(grader: Grader, cases: Sequence[Case], options: ProbeOption
         f"- score spread per case (max - min): mean {fmt(report['mean_spread'])}, "
         f"max {fmt(report['max_spread'])}",
         f"- Krippendorff's alpha across repeats: labels {fmt(report['krippendorff_alpha_labels'])}, "
-        f"scores {fmt(report['krippendorff_alpha_scores'])} (n/a = no variation at all)",
+        f"scores {fmt(report['krippendorff_alpha_scores'])} ({blank})",
         f"- cases that moved: {listed(report['unstable_ids'])}",
     ]
     checks = [rate_check("disagreement_rate", n - agreeing, n, 0.0)]

@@ -35,6 +35,7 @@ from judge.probes._common import (
     mean_check,
     rate_check,
     status_counts,
+    unmeasured,
 )
 from judge.probes.position import content_winner, judge_both_orders
 from judge.schemas import Case
@@ -124,6 +125,7 @@ async def _pointwise(grader: Grader, cases: Sequence[Case], names: list[str]) ->
         },
         **score_changes(rows),
     }
+    report |= unmeasured(report["n"], "graded pairs of versions", report["status"])
     checks = [mean_check("mean_score_change", [r[2] - r[1] for r in every])]
     return ProbeResult(report=report, checks=checks, markdown=_pointwise_markdown(report))
 
@@ -197,6 +199,7 @@ async def _pairwise(grader: Grader, cases: Sequence[Case], names: list[str]) -> 
         **rate_fields("tie_rate", wins["tie"], verdicts),
         "padded_win_ids": sorted(padded_ids),
     }
+    report |= unmeasured(verdicts, "parsed verdicts on a pair", report["status"])
     checks: list[BiasCheck] = [rate_check("padded_win_rate", wins["padded"], decisive, 0.5)]
     lines = [
         "# Verbosity probe (pairwise)",

@@ -99,3 +99,34 @@ def test_output_may_not_overwrite_the_input(
     before = source.read_bytes()
     assert main(["grade", str(source), "--rubric", "faithfulness", "-o", str(source)], env={}) == 2
     assert source.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("model", "base_url"),
+    [
+        ("smollm2", "http://127.0.0.1:8080/v1"),  # loopback
+        ("llama3", "http://[::1]:11434/v1"),
+        ("llama3", "http://192.168.1.20:8000/v1"),  # private
+        ("llama3", "http://localhost:8000/v1"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "https://vllm.internal.example.org/v1"),
+        ("/models/SmolLM2-135M-Instruct-Q4_1.gguf", None),  # a file: as pinned as it gets
+        ("smollm2.gguf", "https://api.openai.com/v1"),
+    ],
+)
+def test_no_pinning_warning_for_a_self_hosted_server_or_a_model_file(
+    model: str, base_url: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judge.cli._common import announce_judge
+    from judge.config import JudgeConfig
+
+    announce_judge(JudgeConfig(model=model, base_url=base_url))
+    assert capsys.readouterr().err == ""
+
+
+def test_a_hosted_alias_still_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    from judge.cli._common import announce_judge
+    from judge.config import JudgeConfig
+
+    for url in ("https://api.openai.com/v1", "https://x.openai.azure.com/openai", None):
+        announce_judge(JudgeConfig(model="gpt-4o", base_url=url))
+        assert "not pinned" in capsys.readouterr().err

@@ -94,9 +94,9 @@ class HumanLabels:
             if label.inclusion_probability is not None
         }
 
-    def check(self, rubric: Rubric, case_ids: Iterable[str]) -> None:
+    def check(self, rubric: Rubric, case_ids: Iterable[str]) -> int:
         """:func:`check_human_labels` (grade_file calls it before the first request)."""
-        check_human_labels(self, rubric, case_ids)
+        return check_human_labels(self, rubric, case_ids)
 
     def as_jsonl(self) -> str:
         """The labels as JSONL (what a service job stores), inclusion probability kept."""
@@ -255,17 +255,30 @@ def _inclusion_problems(labels: list[HumanLabel]) -> list[Problem]:
     return problems
 
 
-def check_human_labels(labels: HumanLabels, rubric: Rubric, case_ids: Iterable[str]) -> None:
-    """InputError listing every label the rubric does not have and every labelled id that
-    is not among `case_ids` (the input's, streamed): checked before the first request."""
+def check_human_labels(labels: HumanLabels, rubric: Rubric, case_ids: Iterable[str]) -> int:
+    """InputError listing every label the rubric does not have, checked before the first
+    request; the number of labels whose id is not among `case_ids` (the input's,
+    streamed). Those are ignored, as the labels of cases outside `--limit` are (a trimmed
+    input with the fuller label file), and counted in the estimates (`human_only`); only
+    when no labelled id at all is in the input is the file refused (another input's)."""
     problems = _vocabulary_problems(labels, rubric)
     wanted = labels.ids
+    every = len(wanted)
     for case_id in case_ids:
         wanted.discard(case_id)
-    missing = [label for label in labels.labels if label.id in wanted]
-    problems.extend((m.line, m.id, "no case with this id in the input") for m in missing)
+    if every and len(wanted) == every:
+        first = next(label.id for label in labels.labels)
+        problems.append(
+            (
+                None,
+                None,
+                f"none of its {every} labelled ids is a case of the input (first: "
+                f"{first!r}): the labels of another input?",
+            )
+        )
     if problems:
         raise InputError(labels.source, _capped(problems))
+    return sum(label.id in wanted for label in labels.labels)
 
 
 def _vocabulary_problems(labels: HumanLabels, rubric: Rubric) -> list[Problem]:

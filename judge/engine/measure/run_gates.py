@@ -139,7 +139,9 @@ def run_failure(summary: Mapping[str, Any], max_error_rate: float) -> str | None
 
 def probe_failure(report: Mapping[str, Any]) -> str | None:
     """Why a probe run counts as failed, or None: every verdict it asked for failed (a
-    probe's rates already leave failed verdicts out; with none left there is no result)."""
+    probe's rates already leave failed verdicts out; with none left there is no result),
+    or what its figures rest on came to nothing (the report's `unmeasured`: e.g. 0
+    graded pairs of versions, where only the padded answers' replies were cut off)."""
     statuses = report.get("status")
     if isinstance(statuses, Mapping) and statuses:
         total = sum(statuses.values())
@@ -147,6 +149,8 @@ def probe_failure(report: Mapping[str, Any]) -> str | None:
         if total and sum(failed.values()) == total:
             parts = ", ".join(f"{s} {n}" for s, n in failed.items())
             return f"every one of its {total} verdicts failed ({parts})"
+    if report.get("unmeasured"):  # the probe's own count of what its figures rest on
+        return f"nothing could be measured: {report['unmeasured']}"
     pairs = report.get("pairs")
     if isinstance(pairs, int) and pairs and report.get("complete_pairs") == 0:
         return f"none of its {pairs} pairs has both verdicts"
