@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from judge.cli import main
+from judge.report.html import esc
 from tests.e2e.test_compare_cli import compare, grade_run, write_cases
-from tests.engine.test_report_html import assert_self_contained
+from tests.engine.test_report_html import SCRIPT, assert_self_contained
 from tests.rag_support import recorded_kinds, write_rubrics
 
 __all__ = ["recorded_kinds"]
@@ -48,6 +49,15 @@ def break_records(path: Path, ids: set[str]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
 
 
+def add_rationale(path: Path, text: str) -> None:
+    """Every scored record's verdict gets a rationale: text from a judge is untrusted."""
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    for row in rows:
+        if row["verdict"] is not None:
+            row["verdict"]["rationale"] = f"{text} on {row['id']}"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+
+
 def expected(a: list[float | None], b: list[float | None], broken: set[str]) -> dict[str, Any]:
     """By hand: both sides scored (ok) and B lower / higher; the rest with statuses."""
     out: dict[str, Any] = {"regressed": set(), "improved": set(), "not_comparable": []}
@@ -72,6 +82,7 @@ def runs(folder: Path, tmp_path: Path) -> dict[str, Any]:
         cases = write_cases(tmp_path / f"{side}.jsonl", IDS, **scores[side])
         grade_run(cases, tmp_path / side.upper(), folder)
     break_records(tmp_path / "B" / "grounded.jsonl", BROKEN)
+    add_rationale(tmp_path / "A" / "recall.jsonl", SCRIPT)
     return {
         r: expected(scores["a"][r], scores["b"][r], BROKEN if r == "grounded" else set())
         for r in RUBRICS
@@ -119,6 +130,8 @@ def test_json_markdown_and_html_list_the_cases_that_fell_and_rose(
     assert "<h2>Regressed (" in text and "<h2>Improved (" in text
     assert 'class="grid pair"' in text and text.count("status in B") == 1
     assert "Sure! The answer is" not in text  # a not-comparable case is listed, not carded
+    shown = result["regressed"]["recall"][0]["id"]
+    assert esc(f"{SCRIPT} on {shown}") in text  # the rationale of A's record, as text
     assert "p (Holm)" in text and 'aria-label="paired differences"' in text
 
 
