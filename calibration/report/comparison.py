@@ -8,6 +8,12 @@ from typing import Any
 __all__ = ["render_compare_markdown"]
 
 MAX_IDS = 10
+MAX_CHANGES = 20  # cases named per rubric and list; --json has them all
+CHANGE_HEADS = {
+    "regressed": "Regressed (both runs ok, B scores lower), largest drop first:",
+    "improved": "Improved (both runs ok, B scores higher), largest rise first:",
+    "not_comparable": "Not comparable (not ok in one run or both; statuses A, B):",
+}
 
 
 def render_compare_markdown(result: dict[str, Any]) -> str:
@@ -61,7 +67,28 @@ def _comparison(comparison: dict[str, Any]) -> list[str]:
             "api_error, abstained), counted per metric above"
         )
     lines += [f"- note: {note}" for note in comparison["notes"]]
+    return lines + _changes(comparison)
+
+
+def _changes(comparison: dict[str, Any]) -> list[str]:
+    """The cases that regressed, improved or could not be compared, per rubric."""
+    lines: list[str] = []
+    for key, head in CHANGE_HEADS.items():
+        by_rubric = comparison.get(key) or {}
+        if not by_rubric:
+            continue
+        lines += ["", head]
+        for rubric_id, cases in by_rubric.items():
+            named = ", ".join(_change(key, case) for case in cases[:MAX_CHANGES]) or "none"
+            more = f", and {len(cases) - MAX_CHANGES} more" if len(cases) > MAX_CHANGES else ""
+            lines.append(f"- {rubric_id} ({len(cases)}): {named}{more}")
     return lines
+
+
+def _change(key: str, case: dict[str, Any]) -> str:
+    if key == "not_comparable":
+        return f"{case['id']} ({case['a']}, {case['b']})"
+    return f"{case['id']} ({case['a']:.3f} -> {case['b']:.3f})"
 
 
 def _num(value: float | None, spec: str = ".3f") -> str:

@@ -39,12 +39,13 @@ from judge.engine.files import Target, grade_files
 from judge.engine.inputs import derived_ids_note
 from judge.engine.measure.run_gates import grade_metric_names, pass_conditions, pass_metrics
 from judge.errors import InputError, UsageError
+from judge.report.rag import write_pass_report
 from judge.rubric import Rubric, load_rubric
 
 if TYPE_CHECKING:
     from judge.cli._requests import GradeRequest
 
-SINGLE_ONLY = ("batch_api", "export_batch", "import_batch", "html", "human_labels")
+SINGLE_ONLY = ("batch_api", "export_batch", "import_batch", "human_labels")
 
 
 def add_diagnosis_options(parser: argparse.ArgumentParser) -> None:
@@ -124,11 +125,14 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
                 return done
 
         summaries = asyncio.run(grade())
-    by_id = {r.id: summaries[r.ref] for r in rubrics}
-    diagnosis = diagnose_files({r.ref: files[r.id] for r in rubrics}, sources)
+        by_id = {r.id: summaries[r.ref] for r in rubrics}
+        diagnosis = diagnose_files({r.ref: files[r.id] for r in rubrics}, sources)
+        whole = pass_summary(summaries, diagnosis)
+        if args.html:  # inside: the cases' text is read from the input (stdin is spooled)
+            write_pass_report(args.html, whole, {r.ref: files[r.id] for r in rubrics}, input_path)
+            print(f"report: {args.html}", file=sys.stderr)
     for summary in summaries.values():
         print_summary(summary)
-    whole = pass_summary(summaries, diagnosis)
     cost = whole["estimated_cost_usd"]
     print(
         f"pass: {len(rubrics)} rubrics over {whole['cases']} cases; tokens: "
@@ -196,6 +200,8 @@ def _outputs(args: GradeRequest, rubrics: Sequence[Rubric]) -> dict[str, Path]:
     outputs = [Output("-o", path, "records") for path in files.values()]
     if args.summary:
         outputs.append(Output("--summary", args.summary, "summary"))
+    if args.html:
+        outputs.append(Output("--html", args.html, "html"))
     outputs += parquet_outputs(args.parquet, next(iter(files.values())))
     check_outputs(outputs, [] if stdin else [Path(args.input)], overwrite=args.overwrite)
     return files

@@ -76,6 +76,9 @@ examples:
   judge grade examples/rag/reranked.jsonl --rubric retrieval,faithfulness,correctness -o runs/reranked/
   judge compare runs/baseline/ runs/reranked/ --metric '*.score' --json compare.json
                                        B against A per metric; Markdown on stdout
+  judge compare runs/baseline/ runs/reranked/ --html compare.html
+                                       the table, then the cases that regressed and
+                                       improved, their two records side by side
   judge compare runs/a/ runs/b/ runs/c/ --fail-if 'significant_lower > 0'
                                        exit 3 if B or C is significantly lower on a metric
   judge compare old.graded.jsonl new.graded.jsonl --fail-if 'faithfulness.score.diff < -0.05'

@@ -1,6 +1,7 @@
-"""`--html REPORT.html` on `judge grade`, `judge probe` and `judge calibrate`: the option
-and the glue that writes the report once the command has its result (calibrate's is in
-judge.cli.calibrate, so grading never loads the statistics behind calibration)."""
+"""`--html REPORT.html` on `judge grade` (one rubric, a pass of several: judge.cli._grade_many,
+a jury), `judge probe` and `judge calibrate`: the option and the glue that writes the
+report once the command has its result (calibrate's is in judge.cli.calibrate, so grading
+never loads the statistics behind calibration; compare's in judge.cli.compare)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.errors import UsageError
 from judge.report.grade import write_grade_report
+from judge.report.jury import write_jury_report
 from judge.report.probe import write_probe_report
 
 if TYPE_CHECKING:
@@ -36,6 +38,22 @@ def check_grade_html(request: GradeRequest) -> None:
 def grade_html(html: Path | None, summary: dict[str, Any], records: Path, cases: Path) -> None:
     if html:
         write_grade_report(html, summary, records, cases)
+        print(f"report: {html}", file=sys.stderr)
+
+
+def check_jury_html(request: GradeRequest) -> None:
+    if request.html and request.export_batch:
+        raise UsageError(
+            "--html needs graded records: export the jurors' requests first, then write the "
+            "report with --import-batch DIR --html REPORT.html"
+        )
+
+
+def jury_html(html: Path | None, summary: dict[str, Any], records: Path, cases: Path) -> None:
+    """The jury's report: the panel's records and each juror's (named in the summary)."""
+    if html:
+        jurors = {name: Path(j["records"]) for name, j in summary["jury"]["jurors"].items()}
+        write_jury_report(html, summary, records, jurors, cases)
         print(f"report: {html}", file=sys.stderr)
 
 

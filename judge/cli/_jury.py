@@ -12,6 +12,7 @@ from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
 from judge.cli._common import EXIT_OK, print_summary, rubric_library
 from judge.cli._grade_many import input_file, rubric_refs
+from judge.cli._html import check_jury_html, jury_html
 from judge.cli._jury_options import panel_configs
 from judge.cli._labels import human_labels_inputs, human_labels_option
 from judge.cli._outputs import Output, check_outputs
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 
 _NOT_WITH_JURY = {
     "batch_api": "--batch-api",
-    "html": "--html",
     "parquet": "--parquet",
 }
 
@@ -57,6 +57,7 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
     """Grade with the panel of `request.jury`; exit code as `judge grade`'s."""
     assert request.jury is not None
     check_run_options(request)
+    check_jury_html(request)
     given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
     if given:
         also = (
@@ -100,6 +101,7 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
         summary = asyncio.run(
             _grade(jury, rubric, configs, input_path, out_dir, request, base, labels, results)
         )
+        jury_html(request.html, summary, records, input_path)
     print_summary(summary)
     print_panel(summary["jury"], max_tokens=[c.max_tokens for c in configs])
     print(f"records: {records} (jurors: {out_dir / 'jurors'})", file=sys.stderr)
@@ -219,6 +221,8 @@ def _outputs(
         outputs += [Output("-o", path, "records") for path in files.paths]
     if request.summary:
         outputs.append(Output("--summary", request.summary, "summary"))
+    if request.html:
+        outputs.append(Output("--html", request.html, "html"))
     return outputs
 
 

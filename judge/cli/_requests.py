@@ -183,6 +183,7 @@ class CompareRequest:
     fail_if: tuple[str, ...]
     from_tool: str | None
     rubrics_dir: tuple[Path, ...]
+    html: Path | None = None  # --html REPORT.html: judge.report.compare_report
 
 
 @dataclass(frozen=True)

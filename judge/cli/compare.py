@@ -21,6 +21,7 @@ from judge.cli._requests import CompareRequest, request_from
 from judge.engine.measure.run_gates import check_conditions
 from judge.errors import UsageError
 from judge.report.compare import compare_runs, gate_values
+from judge.report.compare_report import write_compare_report
 from judge.report.foreign_runs import read_any_run
 from judge.report.runs import Run
 
@@ -32,7 +33,9 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         description="Compare runs graded with the same rubrics on the same case ids: per "
         "metric the difference of means (B - A) with a paired bootstrap 95% interval, "
         "win/tie/loss counts, an exact sign-test p-value and which differences stay "
-        "significant after Holm's correction for the number of tests. Markdown on stdout.",
+        "significant after Holm's correction for the number of tests; then the cases that "
+        "regressed and improved (both runs ok, B's score lower or higher) and those that "
+        "cannot be compared. Markdown on stdout.",
         epilog=COMPARE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -45,6 +48,13 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
         "file; two or more, each later one compared with the first",
     )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the result as JSON")
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="REPORT.html",
+        help="also write a self-contained HTML report (opens offline): the table, then the "
+        "cases that regressed and improved with their two records side by side",
+    )
     p.add_argument(
         "--alpha",
         type=float,
@@ -98,8 +108,10 @@ def compare_command(request: CompareRequest, env: Mapping[str, str]) -> int:
     if request.resamples < 1:
         raise UsageError(f"--resamples must be at least 1, got {request.resamples}")
     example = "faithfulness.score.diff < -0.05"
-    if request.json:
-        check_outputs([Output("--json", request.json, "compare")], request.runs, overwrite=False)
+    outputs = [Output("--json", request.json, "compare")] if request.json else []
+    outputs += [Output("--html", request.html, "html")] if request.html else []
+    if outputs:
+        check_outputs(outputs, request.runs, overwrite=False)
     library = rubric_library(request, env)
     runs = [read_any_run(path, library, request.from_tool) for path in request.runs]
     result = compare_runs(
@@ -120,6 +132,9 @@ def compare_command(request: CompareRequest, env: Mapping[str, str]) -> int:
     conditions = check_conditions(request.fail_if, names, what="this comparison", example=example)
     if request.json:
         write_strict_json(request.json, result)
+    if request.html:
+        write_compare_report(request.html, result, runs)
+        print(f"report: {request.html}", file=sys.stderr)
     sys.stdout.write(render_compare_markdown(result))
     failed = False
     for comparison, figures in zip(result["comparisons"], values, strict=True):

@@ -77,10 +77,12 @@ def case_card(
     tags: Iterable[tuple[str, Any, str]] = (),
     *,
     open_: bool = True,
+    more: Iterable[tuple[str, dict[str, Any] | None]] = (),
 ) -> str:
     """One case as a card that folds (no script: `<details>`): tags (name, value, css
-    class), question, contexts, answer(s), the judge's reasons. Without the case text,
-    the id and tags alone."""
+    class), question, contexts, answer(s), the judge's reasons; `more` adds other records'
+    reasons under their names (each rubric of a pass, each juror of a panel). Without the
+    case text, the id and tags alone."""
     badges = "".join(
         f'<span class="tag {esc(cls)}">{esc(name)}: {esc(fmt(value))}</span>'
         for name, value, cls in tags
@@ -96,10 +98,12 @@ def case_card(
             parts.append(f'<p class="label">contexts</p><ol>{items}</ol>')
         for name in ("answer", "answer_a", "answer_b", "reference"):
             parts.append(_block(name.replace("_", " "), getattr(case, name)))
-    why = reasons(record)
-    if why:
-        items = "".join(f"<li>{esc(line)}</li>" for line in why)
-        parts.append(f'<p class="label">judge\'s reasons</p><ol>{items}</ol>')
+    for name, judged in [("", record), *more]:
+        why = reasons(judged)
+        if why:
+            items = "".join(f"<li>{esc(line)}</li>" for line in why)
+            named = f" ({esc(name)})" if name else ""
+            parts.append(f'<p class="label">judge\'s reasons{named}</p><ol>{items}</ol>')
     parts.append("</details>")
     return "".join(parts)
 

@@ -9,12 +9,14 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
+from calibration.compare.changes import case_changes
 from calibration.compare.runs import CORRECTION, P_VALUE_TEST, compare_metrics
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 from calibration.io.jsonout import to_strict_json
 from judge.report.runs import Run, paired
 
 DIRECTION = "diff = mean(B) - mean(A): positive when B, the later run, scores higher"
+CHANGES = ("regressed", "improved", "not_comparable")
 GATE_FIGURES = ("a", "b", "diff", "ci95_low", "ci95_high", "p_value", "p_adjusted")
 
 
@@ -29,7 +31,9 @@ def compare_runs(
     """The result `--json` writes (strict JSON: undefined values are null): `metrics` is
     the first comparison's (the whole answer for two runs), `comparisons` every one.
     `only` (glob patterns, e.g. `retrieval.*`) keeps the metrics it matches: fewer tests,
-    a smaller family for Holm's correction."""
+    a smaller family for Holm's correction. Each comparison also lists, per rubric, the
+    cases that `regressed`, `improved` and are `not_comparable` (`changes`); the top-level
+    lists are the first comparison's, as `metrics` is."""
     baseline, others = runs[0], runs[1:]
     pairs = [_kept(paired(baseline, other), only) for other in others]
     tests = {
@@ -53,6 +57,7 @@ def compare_runs(
                 "rubrics_only_in_a": coverage["rubrics_only_in_a"],
                 "rubrics_only_in_b": coverage["rubrics_only_in_b"],
                 "notes": [*coverage["notes"], *baseline.notes, *other.notes],
+                **changes(baseline, other, only),
             }
         )
     return to_strict_json(
@@ -69,8 +74,25 @@ def compare_runs(
             "seed": seed,
             "metrics": comparisons[0]["metrics"],
             "comparisons": comparisons,
+            **{key: comparisons[0][key] for key in CHANGES},
         }
     )
+
+
+def changes(a: Run, b: Run, only: Sequence[str] = ()) -> dict[str, dict[str, list[Any]]]:
+    """Per rubric both runs graded (whose `RUBRIC.score` `only` keeps, when given): the
+    cases that regressed, improved and could not be compared
+    (`calibration.compare.changes.case_changes`), each under its key of CHANGES."""
+    out: dict[str, dict[str, list[Any]]] = {key: {} for key in CHANGES}
+    for rubric_id, ra in a.rubrics.items():
+        rb = b.rubrics.get(rubric_id)
+        score = f"{rubric_id}.score"
+        if rb is None or (only and not any(fnmatchcase(score, p) for p in only)):
+            continue
+        found = case_changes(ra.outcomes(), rb.outcomes())
+        for key in CHANGES:
+            out[key][rubric_id] = found[key]
+    return out
 
 
 def _kept(pair: tuple[dict[str, Any], dict[str, Any]], only: Sequence[str]) -> Any:

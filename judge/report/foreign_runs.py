@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from calibration.errors import CalibrationInputError
 from calibration.foreign import detect_format, foreign_metrics, read_foreign
@@ -43,13 +44,21 @@ def foreign_run(path: Path, tool: str) -> Run:
     run = Run(str(path))
     for metric in foreign_metrics(path, tool):
         rows = read_foreign(path, tool, metric)
-        records = RubricRecords(path, refs={f"{tool}:{metric or 'score'}"}, sha256={tool})
+        records = RubricRecords(
+            path, refs={f"{tool}:{metric or 'score'}"}, sha256={tool}, records=False
+        )
         records.judge_ids.add(tool)
         records.ids = [row["id"] for row in rows.rows]
         records.values["score"] = {r["id"]: r["score"] for r in rows.rows if "score" in r}
+        records.statuses = {r["id"]: _status(r) for r in rows.rows}
         run.rubrics[metric_id(tool, metric)] = records
         if rows.unmapped:
             run.notes.append(f"{metric_id(tool, metric)}: unmapped {', '.join(rows.unmapped)}")
     if not run.rubrics:
         raise UsageError(f"{path}: {tool} output with no metric in it")
     return run
+
+
+def _status(row: dict[str, Any]) -> str:
+    """A tool's row as a status: its own (`error`), else `ok` with a score, else `no_score`."""
+    return str(row.get("status") or ("ok" if "score" in row else "no_score"))

@@ -29,6 +29,8 @@ _NOT_STATS = {
     "tokens",
     "estimated_cost_usd",
     "by_slice",
+    "run",  # what this run kept, graded and sent: the totals list, not a column
+    "jury",  # a panel's own figures: judge.report.jury
 }
 ALL = "all cases"
 FAILED = ("parse_error", "api_error")
@@ -77,7 +79,7 @@ def render_grade_report(summary: dict[str, Any], records: Path, cases: Path | No
     shown = read_cases(cases, [r["id"] for r in lowest + scan.failed])
     title = f"Grades: {summary.get('rubric', '?')} on {summary.get('cases', 0)} cases"
     sections = [
-        section("Summary", _summary_table(summary), _totals(summary)),
+        section("Summary", summary_table(summary), totals(summary)),
         section(
             "Scores by slice",
             grid(_histograms(scan)),
@@ -122,22 +124,36 @@ def _tags(record: dict[str, Any]) -> list[tuple[str, Any, str]]:
     ]
 
 
-def _stats_columns(summary: dict[str, Any]) -> list[str]:
-    return [k for k in summary if k not in _NOT_STATS and k not in ("cases", "status")]
+def figures(stats: dict[str, Any]) -> dict[str, Any]:
+    """A summary's figures for a table, by name: a dict of figures (`win_rates`,
+    `label_rates`, a criterion's) becomes one column per key, `win rates: A`, so no cell
+    holds raw JSON; the keys that are no figure (`_NOT_STATS`) are left out."""
+    out: dict[str, Any] = {}
+    for key, value in stats.items():
+        if key in _NOT_STATS or key in ("cases", "status"):
+            continue
+        name = key.replace("_", " ")
+        if isinstance(value, dict):
+            out |= {f"{name}: {k}": v for k, v in figures(value).items()}
+        else:
+            out[name] = value
+    return out
 
 
 #: past this many figures the summary is one row per figure (a retrieval rubric has 18)
 WIDE = 8
 
 
-def _summary_table(summary: dict[str, Any]) -> str:
-    columns = _stats_columns(summary)
+def summary_table(summary: dict[str, Any]) -> str:
+    """All cases and each slice: cases, statuses and every figure of the summary."""
     rows = [(ALL, summary), *summary.get("by_slice", {}).items()]
+    flat = [(name, figures(stats)) for name, stats in rows]
+    columns = list(dict.fromkeys(c for _, stats in flat for c in stats))
     if len(columns) > WIDE:  # transposed: figures down, slices across, so it fits a page
         body = [
             ["cases", *(stats.get("cases") for _, stats in rows)],
             ["status", *(_statuses(stats.get("status", {})) for _, stats in rows)],
-            *([c.replace("_", " "), *(stats.get(c) for _, stats in rows)] for c in columns),
+            *([c, *(stats.get(c) for _, stats in flat)] for c in columns),
         ]
         return table(["figure", *(name for name, _ in rows)], body)
     body = [
@@ -145,25 +161,32 @@ def _summary_table(summary: dict[str, Any]) -> str:
             name,
             stats.get("cases"),
             _statuses(stats.get("status", {})),
-            *(stats.get(c) for c in columns),
-        ]
-        for name, stats in rows
+            *(shown.get(c) for c in columns),
+        ]  # fmt: skip
+        for (name, stats), (_, shown) in zip(rows, flat, strict=True)
     ]
-    return table(["slice", "cases", "status", *(c.replace("_", " ") for c in columns)], body)
+    return table(["slice", "cases", "status", *columns], body)
 
 
 def _statuses(counts: dict[str, int]) -> str:
     return " ".join(f"{k}: {v}" for k, v in counts.items())
 
 
-def _totals(summary: dict[str, Any]) -> str:
+def totals(summary: dict[str, Any]) -> str:
+    """Tokens, cached verdicts and cost; and what this run did (`run`: records kept from
+    an earlier run, graded now, requests sent) when the summary says."""
     tokens = summary.get("tokens") or {}
+    run = summary.get("run") or {}
+    named = (("kept from an earlier run", "kept"), ("graded this run", "graded"),
+             ("requests sent this run", "sent"))  # fmt: skip
+    this_run = [(name, run[key]) for name, key in named if key in run]
     return definitions(
         [
             ("prompt tokens", tokens.get("prompt")),
             ("completion tokens", tokens.get("completion")),
             ("cached verdicts", summary.get("cached")),
             ("estimated cost (USD)", summary.get("estimated_cost_usd")),
+            *this_run,
         ]
     )
 

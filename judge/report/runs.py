@@ -36,6 +36,13 @@ class RubricRecords:
     judge_ids: set[str] = field(default_factory=set)
     ids: list[str] = field(default_factory=list)
     values: dict[str, dict[str, float]] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)  # those that are not "ok"
+    records: bool = True  # a records file of ours (False: another tool's output)
+
+    def outcomes(self) -> dict[str, tuple[str, float | None]]:
+        """Each case's (status, score), in file order (`calibration.compare.changes`)."""
+        scores = self.values.get("score", {})
+        return {i: (self.statuses.get(i, "ok"), scores.get(i)) for i in self.ids}
 
 
 @dataclass
@@ -102,6 +109,8 @@ def _read_file(file: Path, library: RubricLibrary, run: Run) -> dict[str, Rubric
             raise UsageError(f"{file}: id {record.id!r} has two records of {record.rubric}")
         seen.add((record.rubric, record.id))
         into.ids.append(record.id)
+        if record.status != "ok":  # kept for the others only: a million ok cases cost nothing
+            into.statuses[record.id] = record.status
         if record.status != "ok" or record.score is None:
             continue
         into.values.setdefault("score", {})[record.id] = record.score

@@ -216,7 +216,6 @@ def test_the_exit_code_is_the_worst_rubrics(
     [
         (["--rubric", "faithfulness,,relevance"], "empty rubric"),
         (["--rubric", "faithfulness,faithfulness@1"], "more than once"),
-        (["--rubric", "faithfulness,relevance", "--html", "r.html"], "one rubric at a time"),
         (["--rubric", "faithfulness,relevance", "--batch-api"], "one rubric at a time"),
         (["--rubric", "faithfulness,relevance", "--human-labels", "h.csv"], "one rubric at a time"),
         (["--rubric", "faithfulness,relevance", "--retrieval-threshold", "0.5"], "two-by-two"),
