@@ -61,6 +61,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "label cases blind in the browser; `judge label export` writes the CSV",
         "judge.cli.label:add_label_command",
     ),
+    "view": (
+        "browse runs, records, comparisons and calibrations in the browser",
+        "judge.cli.view:add_view",
+    ),
     "config": (
         "the effective settings ([tool.judge] / judge.toml, flags, environment)",
         "judge.cli.config:add_config",
