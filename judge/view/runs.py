@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ def _discover_one(path: Path, catalog: Catalog, cases: Path | None) -> int:
     found = 0
     for folder, files in folders:
         runs = [f for f in files if _is_records(f)]
-        beside = cases or _cases_file(folder, files)
+        beside = cases or _cases_file(folder, files, runs)
         group = _relative(folder.resolve(), base) or folder.name
         outputs = [o for f in files if (o := _output(f, base)) is not None]
         for output in outputs:
@@ -151,13 +152,31 @@ def _is_records(path: Path) -> bool:
     return data is not None and data.keys() >= RECORD_KEYS
 
 
-def _cases_file(folder: Path, files: list[Path]) -> Path | None:
-    """The one cases file in `folder` (or in its parent, for a pass folder), if exactly one."""
+def _cases_file(folder: Path, files: list[Path], runs: list[Path]) -> Path | None:
+    """The one cases file in `folder` (or else in its parent, for a pass folder) holding
+    the first case id the runs graded."""
+    first = next((d["id"] for r in runs if (d := first_line(r)) and "id" in d), None)
+    if first is None:
+        return None
     for where in (files, _listing(folder.parent)):
         found = [f for f in where if f.suffix.lower() == ".jsonl" and _is_cases(f)]
+        found = [f for f in found if _mentions(f, str(first))]
         if len(found) == 1:
             return found[0]
     return None
+
+
+def _mentions(path: Path, case_id: str) -> bool:
+    """Whether the file holds `case_id` as a JSON string (a byte search, not a parse)."""
+    needle = json.dumps(case_id).encode()
+    try:
+        with (
+            path.open("rb") as handle,
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data,
+        ):
+            return data.find(needle) >= 0
+    except (OSError, ValueError):  # an empty file cannot be mapped
+        return False
 
 
 def _listing(folder: Path) -> list[Path]:
