@@ -5,8 +5,11 @@ DuckDB reads JSONL and Parquet as they are, but searching a million JSON lines m
 parsing a million JSON lines on every keystroke (benchmarks/view.md: seconds). So each
 records file gets, once, a columnar table of what the pages filter, sort and search on:
 position in the file, id, status, score, label, slices, the panel's outcome and the spread
-of its jurors' scores, the search text (lower-cased id, question, answer, claims,
-rationale and error), and the whole record and its case as JSON text. The index is a file
+of its jurors' scores, the record's search text (lower-cased id, claims, rationale and
+error) and the whole record as JSON text; and a table of the cases (id, lower-cased
+question and answer, the whole case). The two are not joined when built: a hash join of a
+million long texts does not fit the memory the server allows itself, while a search joins
+only the ids that matched. The index is a file
 `<sha256 of the records path>.duckdb` in the index folder (`$JUDGE_VIEW_INDEX`, else
 `~/.cache/llm-judge/view`); it records the records (and cases) file's size and mtime, and
 is rebuilt when either changes. Building writes a temporary file and renames it, so a
@@ -23,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 INDEX_ENV = "JUDGE_VIEW_INDEX"
 MEMORY_LIMIT = "384MB"  # the server stays under 1 GB at a million records (benchmarks/)
 
@@ -66,7 +69,9 @@ def ensure_index(folder: Path, source: Source) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.building")
     temporary.unlink(missing_ok=True)
-    db = duckdb.connect(str(temporary), config={"memory_limit": MEMORY_LIMIT})
+    # one thread: parsing JSON lines in parallel while keeping their order holds several
+    # buffers of long lines at once (out of memory at 384 MB on 200,000 records)
+    db = duckdb.connect(str(temporary), config={"memory_limit": MEMORY_LIMIT, "threads": 1})
     try:
         _build(db, source)
         db.execute("CREATE TABLE meta AS SELECT ? AS stamp", [stamp])
@@ -91,19 +96,23 @@ def quoted(path: Path) -> str:
 
 
 def _build(db: duckdb.DuckDBPyConnection, source: Source) -> None:
-    # Two steps so `pos` is the line order: a table keeps insertion order in its rowid.
+    # `pos` is the line order: a table keeps insertion order in its rowid. Later steps need
+    # no order (every query sorts, `pos` last), so they may stream and spill.
     db.execute("SET preserve_insertion_order = true")
     db.execute(f"CREATE TABLE lines AS SELECT {_raw_expression(source.records)}")
-    cases = "SELECT NULL::VARCHAR AS cid, NULL::JSON AS case_raw WHERE false"
+    db.execute("SET preserve_insertion_order = false")
+    cases = "SELECT NULL::VARCHAR AS cid, NULL::VARCHAR AS case_text, NULL::VARCHAR AS case_raw WHERE false"
     if source.cases is not None:
-        cases = (
-            "SELECT json->>'$.id' AS cid, json AS case_raw "
-            f"FROM read_ndjson_objects({quoted(source.cases)}, ignore_errors = true)"
-        )
+        cases = f"""SELECT json->>'$.id' AS cid,
+            lower(concat_ws(' ', COALESCE(json->>'$.question', json->>'$.user_input'),
+                COALESCE(json->>'$.answer', json->>'$.response'),
+                json->>'$.answer_a', json->>'$.answer_b')) AS case_text,
+            CAST(json AS VARCHAR) AS case_raw
+            FROM read_ndjson_objects({quoted(source.cases)}, ignore_errors = true)
+            WHERE json_valid(json)"""
     db.execute(f"CREATE TABLE cases AS {cases}")
     db.execute(_RECORDS_SQL)
     db.execute("DROP TABLE lines")
-    db.execute("DROP TABLE cases")
 
 
 def _raw_expression(records: Path) -> str:
@@ -147,12 +156,7 @@ WITH parsed AS (
 )
 SELECT p.pos, p.id, p.status, p.score, p.label, p.slices, p.outcome,
     list_max(p.juror_scores) - list_min(p.juror_scores) AS spread,
-    lower(concat_ws(' ', p.id,
-        COALESCE(c.case_raw->>'$.question', c.case_raw->>'$.user_input'),
-        COALESCE(c.case_raw->>'$.answer', c.case_raw->>'$.response'),
-        array_to_string(p.claims, ' '), p.rationale, p.error)) AS text,
-    CAST(p.raw AS VARCHAR) AS raw,
-    CAST(c.case_raw AS VARCHAR) AS case_raw
-FROM parsed p LEFT JOIN (SELECT DISTINCT ON (cid) * FROM cases) c ON c.cid = p.id
-ORDER BY p.pos
+    lower(concat_ws(' ', p.id, array_to_string(p.claims, ' '), p.rationale, p.error)) AS text,
+    CAST(p.raw AS VARCHAR) AS raw
+FROM parsed p
 """

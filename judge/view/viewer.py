@@ -12,7 +12,6 @@ from typing import Any
 from judge.engine.diagnosis import diagnose_files, signal_sources
 from judge.errors import JudgeError, UsageError
 from judge.rubric import Rubric, RubricLibrary
-from judge.view.compare import metrics, moved_cases
 from judge.view.index import Source, ensure_index
 from judge.view.people import queue_for_labelling
 from judge.view.query import Engine, RecordQuery
@@ -133,6 +132,8 @@ class Viewer:
         key = (base_stamp, cand_stamp)
         cached = self._compared.get(key)
         if cached is None:
+            from judge.view.compare import metrics, moved_cases  # judge compare's statistics
+
             figures, notes = metrics(base.path, candidate.path, self.library)
             moved = moved_cases(self.engine, base_index, cand_index)
             cached = {"metrics": figures, "notes": notes, **moved}

@@ -38,9 +38,10 @@ class Runs:
 
 
 def make_runs(root: Path) -> Runs:
-    """root/cases.jsonl, root/base/faithfulness.jsonl, root/candidate/faithfulness.jsonl
-    (answers changed, two records turned into parse errors), root/rag/ (a two-rubric
-    pass) and root/labels.csv (people's labels, with notes)."""
+    """root/cases.jsonl and root/base/faithfulness.jsonl (its cases found in the parent
+    folder); root/candidate/cases.jsonl and faithfulness.jsonl (answers changed, two
+    records turned into parse errors; its cases beside it); root/rag/ (a two-rubric pass,
+    its cases beside it) and root/labels.csv (people's labels, with notes)."""
     root.mkdir(parents=True, exist_ok=True)
     cases = read_jsonl(CASES)
     write_jsonl(root / "cases.jsonl", cases)
@@ -52,14 +53,13 @@ def make_runs(root: Path) -> Runs:
         elif i % 7 == 0 and case.get("contexts"):  # better: the first context, verbatim
             case["answer"] = case["contexts"][0]
         changed.append(case)
-    candidate_cases = write_jsonl(root / "candidate-cases.jsonl", changed)
     (root / "base").mkdir()
     (root / "candidate").mkdir()
+    candidate_cases = write_jsonl(root / "candidate" / "cases.jsonl", changed)
     base = root / "base" / "faithfulness.jsonl"
     candidate = root / "candidate" / "faithfulness.jsonl"
     grade(root / "cases.jsonl", base)
     grade(candidate_cases, candidate)
-    candidate_cases.unlink()  # the candidate's cases are found in root (one cases file)
     records = read_jsonl(candidate)
     for record in records[1:3]:  # two replies that did not parse
         record.update(status="parse_error", score=None, label=None, verdict=None)

@@ -140,7 +140,7 @@ def test_search_finds_the_text_in_id_question_answer_claims_and_rationale(
     client: TestClient, runs: Runs, text: str
 ) -> None:
     run = run_id(client, runs.candidate)
-    cases = {c["id"]: c for c in read_jsonl(runs.cases)}
+    cases = {c["id"]: c for c in read_jsonl(runs.candidate.parent / "cases.jsonl")}
     needle = text.lower()
 
     def haystack(record: dict[str, Any]) -> str:
@@ -149,8 +149,6 @@ def test_search_finds_the_text_in_id_question_answer_claims_and_rationale(
         parts = [record["id"], case["question"], case["answer"], *claims, record["error"] or ""]
         return " ".join(parts).lower()
 
-    # the candidate's answers differ from cases.jsonl's: its search text holds cases.jsonl's
-    # answer (the cases file found beside it), and its claims hold the candidate's
     expected = [r["id"] for r in read_jsonl(runs.candidate) if needle in haystack(r)]
     page = records(client, run, q=text, limit=500)
     assert [r["id"] for r in page["records"]] == expected
