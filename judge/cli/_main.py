@@ -70,6 +70,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "grade live traffic from traces: sampled, on a budget, resumable",
         "judge.cli.watch:add_watch",
     ),
+    "view": (
+        "browse runs, records, comparisons and calibrations in the browser",
+        "judge.cli.view:add_view",
+    ),
     "config": (
         "the effective settings ([tool.judge] / judge.toml, flags, environment)",
         "judge.cli.config:add_config",

@@ -14,7 +14,6 @@ The Content-Security-Policy allows scripts, styles and requests from this origin
 
 from __future__ import annotations
 
-import hmac
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -23,8 +22,6 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
-from starlette.datastructures import Headers, QueryParams
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge.label.choices import (
     Choice,
@@ -36,19 +33,11 @@ from judge.label.choices import (
 from judge.label.queue import Queues
 from judge.label.store import Event, LabelStore, StoredItem
 from judge.rubric import Rubric
-from judge.web import BodyLimit, RequestGuard, send_error
+from judge.web import BodyLimit, RequestGuard
+from judge.web.session import CSP, SECURITY_HEADERS, SecurityHeaders, TokenFirst
 
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",  # the page URL carries the token
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
+__all__ = ["CSP", "SECURITY_HEADERS", "LabelSession", "create_label_app"]
+
 _STATIC = {
     "label.js": "text/javascript; charset=utf-8",
     "label.css": "text/css; charset=utf-8",
@@ -124,57 +113,10 @@ def create_label_app(session: LabelSession) -> FastAPI:
 
     # outermost last: headers on every answer, then the guard, the token, the body limit
     app.add_middleware(BodyLimit, limit_for=lambda _path: BODY_LIMIT)
-    app.add_middleware(TokenFirst, token=session.token)
+    app.add_middleware(TokenFirst, token=session.token, message=_UNAUTHORISED)
     app.add_middleware(RequestGuard)
     app.add_middleware(SecurityHeaders)
     return app
-
-
-class TokenFirst:
-    """ASGI middleware: 401 unless the request carries the session token (a bearer header;
-    the page itself may take `?token=`), before any route reads or validates a body. The
-    static files (script, style, icon) are public: they hold no data."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.expected = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not scope["path"].startswith("/static/"):
-            header = Headers(scope=scope).get("authorization", "")
-            given = header[7:] if header.lower().startswith("bearer ") else ""
-            if not given and scope["path"] == "/":
-                given = QueryParams(scope.get("query_string", b"")).get("token", "")
-            if not hmac.compare_digest(given.encode(), self.expected):
-                await send_error(send, 401, "unauthorized", _UNAUTHORISED)
-                return
-        await self.app(scope, receive, send)
-
-
-class SecurityHeaders:
-    """ASGI middleware: SECURITY_HEADERS on every response, errors from middleware included."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                names = {k.lower() for k in SECURITY_HEADERS}
-                kept = [
-                    (k, v)
-                    for k, v in message.get("headers", [])
-                    if k.decode("latin-1").lower() not in names
-                ]
-                added = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
-                message = {**message, "headers": kept + added}
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
 
 
 def _asset(name: str) -> bytes:

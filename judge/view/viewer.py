@@ -1,0 +1,216 @@
+"""The viewer's state: the catalog of runs, each run's index (built on first use, rebuilt
+when its files change), the query engine, and the answers the API gives."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge.engine.diagnosis import diagnose_files, signal_sources
+from judge.errors import JudgeError, UsageError
+from judge.rubric import Rubric, RubricLibrary
+from judge.view.index import Source, ensure_index
+from judge.view.people import queue_for_labelling
+from judge.view.query import Engine, RecordQuery
+from judge.view.runs import Catalog, ViewRun
+
+
+class NotFound(LookupError):
+    pass
+
+
+@dataclass
+class Viewer:
+    """Everything one `judge view` (or `judge serve`'s page) answers from."""
+
+    catalog: Catalog
+    engine: Engine
+    index_dir: Path
+    library: RubricLibrary
+    label_dir: Path | None = None
+    _indexes: dict[str, tuple[str, Path]] = field(default_factory=dict)
+    _overviews: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _compared: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, run_id: str) -> ViewRun:
+        run = self.catalog.run(run_id)
+        if run is None:
+            raise NotFound(f"no run {run_id!r} (GET /api/runs lists them)")
+        return run
+
+    def index(self, run: ViewRun) -> tuple[str, Path]:
+        """(stamp, index file) of a run, rebuilt first if its files changed."""
+        source = Source(run.path, run.cases)
+        stamp = source.stamp()
+        with self._lock:
+            known = self._indexes.get(run.id)
+            if known is not None and known[0] == stamp:
+                return known
+            if known is not None:
+                self.engine.detach(known[1])
+            path = ensure_index(self.index_dir, source)
+            self._indexes[run.id] = (stamp, path)
+            return stamp, path
+
+    # ---- runs -----------------------------------------------------------------------------
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [self.describe(run) for run in self.catalog.runs.values()]
+
+    def describe(self, run: ViewRun) -> dict[str, Any]:
+        stamp, path = self.index(run)
+        overview = self._overviews.get((run.id, stamp))
+        if overview is None:
+            overview = self.engine.overview(path)
+            self._overviews[(run.id, stamp)] = overview
+        first = json.loads(overview["first"]) if overview["first"] else {}
+        judge = first.get("judge") or {}
+        return {
+            "id": run.id,
+            "path": str(run.path),
+            "group": run.group,
+            "rubric": first.get("rubric"),
+            "rubric_version": first.get("rubric_version"),
+            "rubric_sha256": first.get("rubric_sha256"),
+            "judge": {
+                "model": judge.get("model"),
+                "system_fingerprint": judge.get("system_fingerprint"),
+                "judge_id": first.get("judge_id"),
+            },
+            "jury": "panel" in first,
+            "date": _modified(run.path),
+            "n": overview["n"],
+            "status_counts": overview["status_counts"],
+            "headline": {
+                "metric": "mean score",
+                "value": overview["mean_score"],
+                "ci95": overview["mean_score_ci95"],
+                "n": overview["scored"],
+                "interval": "Student t, over the ok records' scores",
+            },
+            "tokens": overview["tokens"],
+            "cost_usd": _cost(run),
+            "cases": str(run.cases) if run.cases else None,
+            "outputs": [{"id": o.id, "kind": o.kind, "path": str(o.path)} for o in run.outputs],
+            "has_labels": bool(self.engine.humans.by_id),
+        }
+
+    # ---- records --------------------------------------------------------------------------
+
+    def records(self, run_id: str, query: RecordQuery) -> dict[str, Any]:
+        _, path = self.index(self.run(run_id))
+        return self.engine.records(path, query)
+
+    def record(self, run_id: str, case_id: str) -> dict[str, Any]:
+        run = self.run(run_id)
+        _, path = self.index(run)
+        found = self.engine.record(path, case_id)
+        if found is None:
+            raise NotFound(f"run {run_id!r} has no record of id {case_id!r}")
+        record, case = found
+        return {
+            "record": json.loads(record),
+            "case": json.loads(case) if case else None,
+            "human": self.engine.humans.by_id.get(case_id, []),
+            "run": run.id,
+        }
+
+    def confusion(self, run_id: str) -> dict[str, Any]:
+        _, path = self.index(self.run(run_id))
+        return self.engine.confusion(path)
+
+    # ---- comparisons, RAG, outputs ----------------------------------------------------------
+
+    def compare(self, base_id: str, candidate_id: str) -> dict[str, Any]:
+        base, candidate = self.run(base_id), self.run(candidate_id)
+        base_stamp, base_index = self.index(base)
+        cand_stamp, cand_index = self.index(candidate)
+        key = (base_stamp, cand_stamp)
+        cached = self._compared.get(key)
+        if cached is None:
+            from judge.view.compare import metrics, moved_cases  # judge compare's statistics
+
+            figures, notes = metrics(base.path, candidate.path, self.library)
+            moved = moved_cases(self.engine, base_index, cand_index)
+            cached = {"metrics": figures, "notes": notes, **moved}
+            self._compared[key] = cached
+        return {"base": base_id, "candidate": candidate_id, **cached}
+
+    def rag(self, run_id: str) -> dict[str, Any]:
+        """The two-by-two of the run's group: a recognised summary's, else computed from the
+        group's records files (judge.engine.diagnosis) with each rubric's own threshold."""
+        run = self.run(run_id)
+        group = [r for r in self.catalog.runs.values() if r.group == run.group]
+        for output in run.outputs:
+            if output.kind == "summary":
+                data = output.read()
+                if isinstance(data.get("diagnosis"), dict):
+                    return {"diagnosis": data["diagnosis"], "runs": _by_ref(self, group)}
+        refs = _by_ref(self, group)
+        rubrics: list[Rubric] = []
+        for ref in refs:
+            try:
+                rubrics.append(self.library.load(ref))
+            except JudgeError:
+                continue
+        files = {ref: self.run(refs[ref]).path for ref in refs}
+        try:
+            diagnosis = diagnose_files(files, signal_sources(rubrics))
+        except RuntimeError as exc:
+            raise UsageError(str(exc)) from None
+        if diagnosis is None:
+            raise NotFound(
+                f"group {run.group!r} has no pass of a retrieval and a generation rubric"
+            )
+        return {"diagnosis": diagnosis, "runs": refs}
+
+    def output(self, output_id: str) -> dict[str, Any]:
+        found = self.catalog.outputs.get(output_id)
+        if found is None:
+            raise NotFound(f"no output {output_id!r}")
+        return {"id": found.id, "kind": found.kind, "path": str(found.path), "data": found.read()}
+
+    def label(self, run_id: str, ids: list[str]) -> dict[str, Any]:
+        if self.label_dir is None:
+            raise UsageError("this viewer was started without a folder for labelling sets")
+        run = self.run(run_id)
+        _, path = self.index(run)
+        described = self.describe(run)
+        cases = [
+            c for case_id in ids if (found := self.engine.record(path, case_id)) and (c := found[1])
+        ]
+        if len(cases) < len(ids):
+            raise UsageError(
+                f"{len(ids) - len(cases)} of the {len(ids)} cases have no input here: "
+                "start the viewer with --cases FILE"
+            )
+        ref = f"{described['rubric']}@{described['rubric_version']}"
+        return queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+
+
+def _by_ref(viewer: Viewer, runs: list[ViewRun]) -> dict[str, str]:
+    """rubric@version -> run id, for a group's runs."""
+    out = {}
+    for run in runs:
+        described = viewer.describe(run)
+        out[f"{described['rubric']}@{described['rubric_version']}"] = run.id
+    return out
+
+
+def _modified(path: Path) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
+
+
+def _cost(run: ViewRun) -> float | None:
+    for output in run.outputs:
+        if output.kind == "summary":
+            data = output.read()
+            value = data.get("estimated_cost_usd")
+            return float(value) if isinstance(value, int | float) else None
+    return None

@@ -1,0 +1,169 @@
+"""`judge view` in a real headless Chromium (the OS package, driven by Playwright), reached
+by clicking only: runs list -> comparison -> a regressed case -> its evidence; a confusion
+cell -> its cases; "label these" -> a `judge label` set. No console error, no failed
+request. Screenshots go to $JUDGE_SCREENSHOTS (else build/screenshots/), for a person.
+
+Marked `browser`: deselected by default, run by .ci/browser (`python -m pytest -m browser`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import REPO, ChildProcess
+from tests.view.support import Runs, make_runs, read_jsonl
+
+pytestmark = pytest.mark.browser
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+SHOTS = Path(os.environ.get("JUDGE_SCREENSHOTS") or REPO / "build" / "screenshots")
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
+expect = playwright_api.expect
+expect.set_options(timeout=60_000)  # the first page builds each run's index (a shared CI box)
+
+
+class ViewServer(ChildProcess):
+    """`python -m judge.cli view ... --port 0`; the URL is read from the line it prints once
+    its socket listens."""
+
+    def __init__(self, *args: str, env: dict[str, str]) -> None:
+        command = [sys.executable, "-m", "judge.cli", "view", *args, "--port", "0"]
+        self.work = Path(env["WORK"])
+        self.proc = subprocess.Popen(
+            command, cwd=env["WORK"], env=env, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stderr is not None
+        self.log: list[str] = []
+        for line in self.proc.stderr:
+            self.log.append(line)
+            match = re.search(r"open (http://\S+)", line)
+            if match:
+                self.url = match[1]
+                threading.Thread(target=self._drain, daemon=True).start()
+                return
+        raise RuntimeError(f"judge view exited without its URL: {''.join(self.log)}")
+
+    def _drain(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    # in a worker thread: Playwright's sync API may already run an event loop in this one,
+    # and grading starts its own with asyncio.run
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(make_runs, tmp_path_factory.mktemp("browser") / "runs").result()
+
+
+@pytest.fixture(scope="module")
+def server(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewServer]:
+    work = tmp_path_factory.mktemp("work")
+    env = {**os.environ, "JUDGE_VIEW_INDEX": str(work / "index"), "WORK": str(work)}
+    started = ViewServer(str(runs.root), "--labels", str(runs.labels), env=env)
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
+    with playwright_api.sync_playwright() as p:
+        # --no-sandbox: CI containers run as root, where Chromium's sandbox cannot start
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))
+    yield page
+    page.close()
+    assert errors == []
+
+
+def shoot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"view-{name}.png"), full_page=True)
+
+
+def row_of(page: Any, path: Path) -> Any:
+    return page.locator("#runs tbody tr").filter(has_text=f"{path.parent.name}/{path.name}")
+
+
+def test_runs_to_comparison_to_regressed_case_to_its_evidence(
+    page: Any, server: ViewServer, runs: Runs
+) -> None:
+    base = {r["id"]: r for r in read_jsonl(runs.base)}
+    candidate = {r["id"]: r for r in read_jsonl(runs.candidate)}
+    page.goto(server.url)
+    expect(page.locator("#runs tbody tr")).to_have_count(4)
+    shoot(page, "runs")
+    row_of(page, runs.base).locator("input[type=checkbox]").check()
+    row_of(page, runs.candidate).locator("input[type=checkbox]").check()
+    page.locator("#compare").click()
+    expect(page.locator("#metrics")).to_contain_text("faithfulness.score")
+    shoot(page, "compare")
+    first = page.locator("#regressed a").first
+    case_id = first.inner_text()
+    assert candidate[case_id]["score"] < base[case_id]["score"]  # a real regression
+    first.click()
+    expect(page.locator("#base h1, #base h2").first).to_contain_text("base")
+    # the evidence: the base's supported claims have their evidence highlighted in the
+    # contexts, and the candidate's unsupported claim is marked in its answer
+    evidence = page.locator("#base mark.evidence")
+    expect(evidence.first).to_be_visible()
+    expected = next(c["evidence"] for c in base[case_id]["verdict"]["claims"] if c["evidence"])
+    assert expected in page.locator("#base .contexts").inner_text()
+    flagged = page.locator("#candidate #answer .claim.not_enough_information")
+    expect(flagged.first).to_be_visible()
+    shoot(page, "regressed-case")
+
+
+def test_confusion_cell_to_its_cases(page: Any, server: ViewServer, runs: Runs) -> None:
+    page.goto(server.url)
+    row_of(page, runs.base).get_by_role("link", name="confusion").click()
+    cell = page.locator('#confusion a[data-cell="faithful|unfaithful"]')
+    count = int(cell.inner_text())
+    shoot(page, "confusion")
+    cell.click()
+    expect(page.locator("#records tbody tr")).to_have_count(count)
+    for label in page.locator("#records tbody tr td:nth-child(5)").all_inner_texts():
+        assert label == "unfaithful"
+    shoot(page, "confusion-cell")
+
+
+def test_label_these_puts_the_selected_cases_in_a_label_set(
+    page: Any, server: ViewServer, runs: Runs
+) -> None:
+    page.goto(server.url)
+    row_of(page, runs.base).get_by_role("link", name=re.compile("faithfulness@1")).click()
+    page.locator('.facets [data-facet="human"] button[data-value="disagree"]').click()
+    rows = page.locator("#records tbody tr")
+    expect(rows.first).to_be_visible()
+    chosen = [rows.nth(i).get_attribute("data-id") for i in range(min(2, rows.count()))]
+    for case_id in chosen:
+        page.locator(f'#records input[data-id="{case_id}"]').check()
+    page.locator("#label-these").click()
+    expect(page.locator("#label-result")).to_contain_text(f"{len(chosen)} cases queued")
+    shoot(page, "label-these")
+    command = page.locator("#label-result code").inner_text().split()
+    assert command[:2] == ["judge", "label"]
+    cases_file = server.work / command[2]  # relative to the server's folder
+    assert [c["id"] for c in read_jsonl(cases_file)] == chosen
