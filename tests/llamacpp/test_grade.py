@@ -120,7 +120,6 @@ def test_a_generation_longer_than_the_timeout_finishes_or_fails_named(
             assert "--timeout 1" in record["error"], record["error"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 37 point 5, h37b")
 def test_no_pinning_warning_for_a_local_model(relevance_run: dict[str, Any]) -> None:
     assert "not pinned" not in relevance_run["done"].stderr
 

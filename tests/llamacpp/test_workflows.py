@@ -69,7 +69,6 @@ def test_a_jury_of_two_jurors(tmp_path: Path, cache: Path) -> None:
         assert all(r["usage"]["completion_tokens"] <= 96 for r in own if not r["cached"])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 37 point 3, h37b")
 def test_max_tokens_reaches_every_juror(tmp_path: Path, cache: Path) -> None:
     source = write_jsonl(tmp_path / "cases.jsonl", short_cases(1))
     out = tmp_path / "jury"
@@ -85,7 +84,6 @@ def test_max_tokens_reaches_every_juror(tmp_path: Path, cache: Path) -> None:
             assert record["usage"]["completion_tokens"] <= 24, record
 
 
-@pytest.mark.xfail(strict=True, reason="issue 37 point 4, h37b")
 def test_a_jury_where_nothing_parsed_prints_no_figures(tmp_path: Path, cache: Path) -> None:
     source = write_jsonl(tmp_path / "cases.jsonl", short_cases(2))
     out = tmp_path / "jury"
