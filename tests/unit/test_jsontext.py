@@ -91,7 +91,5 @@ def test_the_raw_text_kept_is_capped() -> None:
 
 
 def test_a_nested_cache_entry_is_a_miss() -> None:
-    assert (
-        decode_entry(('{"format": "llm-judge-verdict/1", "record": ' + nest(10_000) + "}").encode())
-        is None
-    )
+    entry = '{"format": "llm-judge-verdict/2", "record": ' + nest(10_000) + "}"
+    assert decode_entry(entry.encode(), "k", b"a-secret-of-16-chars") is None
