@@ -48,6 +48,16 @@ class OutputConflictError(UsageError):
         self.rerun = rerun
 
 
+class OutputWriteError(JudgeError):
+    """An output file could not be written (a full disk, a quota): the run failed, and
+    what was written before is kept whole, for the same command to resume."""
+
+    def __init__(self, path: str, cause: OSError, *, resume: str) -> None:
+        self.path = path
+        reason = cause.strerror or str(cause)
+        super().__init__(f"{path}: cannot write ({reason}); {resume}")
+
+
 class ApiError(JudgeError):
     """A call to the judge endpoint failed.
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import shlex
@@ -16,6 +17,7 @@ from judge.cli._logging import cli_redactor, redact_logs
 from judge.cli._parser import LazyCommands, VersionAction
 from judge.config import endpoint_of
 from judge.engine.outlock import holding_locks
+from judge.engine.records import RESUME
 from judge.errors import ApiError, AuthError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
@@ -79,6 +81,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge.cli.config:add_config",
     ),
 }
+
+
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def version_text() -> str:
@@ -157,6 +162,13 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         _quiet_stdout()
         print("judge: the output was closed before it ended (broken pipe)", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        if exc.errno not in NO_SPACE:
+            raise
+        # a write that found no space (a summary, a report): one line, as the records' own
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}cannot write ({exc.strerror}); {RESUME}", file=sys.stderr)
+        return EXIT_FATAL
     except KeyboardInterrupt:
         print("interrupted: records written so far are kept; run again to resume", file=sys.stderr)
         return 130

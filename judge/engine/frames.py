@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from calibration.io.rows import TOO_DEEP, nested_too_deep
 from judge.engine._inputs_csv import case_cells
-from judge.errors import UsageError
+from judge.errors import InputError, UsageError
 
 FRAME_LIBRARIES = ("pandas", "polars", "pyarrow")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _BATCH_ROWS = 4096
+_BATCH_BYTES = 32 * 1024 * 1024
 
 
 def is_frame(value: Any) -> bool:
@@ -66,14 +68,50 @@ def frame_rows(frame: Any) -> Iterator[dict[str, Any]]:
         yield plain_row(row)
 
 
-def parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(row number from 1, row) of a Parquet file, read in batches (memory stays flat)."""
+def parquet_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(row number from 1, row) of a Parquet file, read as Parquet (its own types: a list
+    column is a list, a struct a dict) in batches of at most about `_BATCH_BYTES`, so memory
+    stays flat however long a cell is; a row nested too deeply is its problem as text, as a
+    JSONL line's is. A file that is not Parquet is an InputError naming it."""
     parquet = _require("pyarrow.parquet", "read Parquet files")
+    import pyarrow
+
+    unreadable = (OSError, ValueError, NotImplementedError, pyarrow.ArrowException)
+    try:
+        table = parquet.ParquetFile(path)
+        batches = table.iter_batches(batch_size=_batch_rows(table.metadata))
+    except unreadable as exc:
+        raise InputError(str(path), [(None, None, f"not a Parquet file ({_said(exc)})")]) from None
     number = 0
-    for batch in parquet.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS):
-        for row in batch.to_pylist():
-            number += 1
-            yield number, plain_row(row)
+    try:
+        for batch in batches:
+            for row in batch.to_pylist():
+                number += 1
+                yield number, _checked(row)
+    except unreadable as exc:
+        problem = f"unreadable Parquet data after row {number} ({_said(exc)})"
+        raise InputError(str(path), [(None, None, problem)]) from None
+
+
+def _batch_rows(metadata: Any) -> int:
+    """Rows a batch of about `_BATCH_BYTES` holds, by the file's own (uncompressed) sizes."""
+    groups = [metadata.row_group(i) for i in range(metadata.num_row_groups)]
+    rows, size = sum(g.num_rows for g in groups), sum(g.total_byte_size for g in groups)
+    if rows == 0 or size == 0:
+        return _BATCH_ROWS
+    return max(1, min(_BATCH_ROWS, _BATCH_BYTES * rows // size))
+
+
+def _checked(row: dict[str, Any]) -> dict[str, Any] | str:
+    try:
+        plain = plain_row(row)
+    except RecursionError:
+        return TOO_DEEP
+    return TOO_DEEP if nested_too_deep(plain) else plain
+
+
+def _said(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def plain_row(row: dict[Any, Any]) -> dict[str, Any]:

@@ -142,7 +142,7 @@ def validate_file(path: Path, rubric: Rubrics, *, max_problems: int = MAX_PROBLE
         raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
     problems: list[tuple[int | None, str | None, str]] = []
     hashes = array("Q")
-    if is_csv(path):
+    if is_csv(path) and not is_parquet(path):  # Parquet has a schema, not a CSV header
         problems.extend(_check_csv_header(path, rubric))
     for number, row in iter_rows(path):
         if len(problems) >= max_problems:

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from calibration.io.jsontext import loads_bounded
 from judge.engine.atomic import replacing
 from judge.engine.identity import describe_record_judge, judge_differences
-from judge.errors import OutputConflictError
+from judge.errors import OutputConflictError, OutputWriteError
 from judge.schemas import GradedRecord
 
 KEEP_STATUSES = ("ok", "abstained")
@@ -100,45 +101,75 @@ def _whole_record(raw: bytes) -> bool:
     return isinstance(data, dict) and _is_record(data) and record_problem(data) is None
 
 
+UNORDERED = (
+    "every record is kept in it, not yet in input order: free space and run the same "
+    "command again to finish"
+)
+RESUME = "the records written before are kept whole: free space and run the same command again"
+
+
 class RecordWriter:
     """Appends records to the output file, whole lines, flushed before the event loop
     next waits: the records of one burst (those an event-loop turn finishes) go to the
     file in one write, not one each, and none waits longer than that turn. Outside an
-    event loop each record is flushed at once."""
+    event loop each record is written at once.
+
+    A write that fails (a full disk: ENOSPC) cuts the file back to its last whole line
+    (cutting needs no space) and is an OutputWriteError naming the file, raised at once
+    or at the next write or close; nothing is written after it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         cut_torn_tail(path)
-        self._handle: IO[str] = path.open("a", encoding="utf-8")
+        self._handle = path.open("ab", buffering=0)
+        self._whole = self._handle.seek(0, os.SEEK_END)  # bytes of whole lines in the file
+        self._pending: list[bytes] = []
         self._flush_due = False
-        self._failed: OSError | None = None  # a deferred flush's error (a full disk, say)
+        self._failed: OutputWriteError | None = None
 
     def write(self, record: GradedRecord) -> None:
         if self._failed is not None:  # said at the next write, as an immediate flush would
             raise self._failed
-        self._handle.write(record.model_dump_json() + "\n")
+        self._pending.append((record.model_dump_json() + "\n").encode("utf-8"))
         if self._flush_due:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._handle.flush()
+            self._write_pending()
             return
         self._flush_due = True
         loop.call_soon(self.flush)
 
     def flush(self) -> None:
         self._flush_due = False
-        if self._handle.closed:
+        with contextlib.suppress(OutputWriteError):  # kept in _failed: a loop callback's
+            self._write_pending()  # error would only be logged
+
+    def _write_pending(self) -> None:
+        if self._failed is not None or self._handle.closed or not self._pending:
             return
+        data = memoryview(b"".join(self._pending))
+        self._pending.clear()
         try:
-            self._handle.flush()
-        except OSError as exc:  # a loop callback's error would only be logged: keep it
-            self._failed = exc
+            while data:
+                written = self._handle.write(data)
+                if not written:  # never loop on a file that takes nothing
+                    raise OSError(errno.EIO, "the file took no more bytes")
+                data = data[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._handle.fileno(), self._whole)  # no torn last line
+            self._failed = OutputWriteError(str(self.path), exc, resume=RESUME)
+            raise self._failed from exc
+        self._whole = self._handle.tell()
 
     def close(self) -> None:
-        self._handle.close()
+        try:
+            self._write_pending()
+        finally:
+            self._handle.close()
 
     def __enter__(self) -> RecordWriter:
         return self
@@ -157,12 +188,15 @@ def finalize(path: Path, ids: Callable[[], Iterable[str]]) -> None:
     latest: dict[str, int] = {}
     for offset, data in scan_records(path):
         latest[data["id"]] = offset
-    with path.open("rb") as source, replacing(path) as target:
-        for case_id in ids():
-            if case_id not in latest:
-                raise RuntimeError(f"{path}: no record for id {case_id!r}")
-            source.seek(latest[case_id])
-            target.write(source.readline())
+    try:
+        with path.open("rb") as source, replacing(path) as target:
+            for case_id in ids():
+                if case_id not in latest:
+                    raise RuntimeError(f"{path}: no record for id {case_id!r}")
+                source.seek(latest[case_id])
+                target.write(source.readline())
+    except OSError as exc:  # the rewrite needs a second copy's space; the file is as it was
+        raise OutputWriteError(str(path), exc, resume=UNORDERED) from exc
 
 
 def _in_order(path: Path, ids: Iterable[str]) -> bool:
