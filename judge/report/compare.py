@@ -57,10 +57,9 @@ def compare_runs(
                 "rubrics_only_in_a": coverage["rubrics_only_in_a"],
                 "rubrics_only_in_b": coverage["rubrics_only_in_b"],
                 "notes": [*coverage["notes"], *baseline.notes, *other.notes],
-                **changes(baseline, other, only),
             }
         )
-    return to_strict_json(
+    result = to_strict_json(
         {
             "runs": [run.name for run in runs],
             "baseline": baseline.name,
@@ -74,9 +73,12 @@ def compare_runs(
             "seed": seed,
             "metrics": comparisons[0]["metrics"],
             "comparisons": comparisons,
-            **{key: comparisons[0][key] for key in CHANGES},
         }
     )
+    # after the strict copy: case lists hold finite scores only, and a big run's are long
+    for comparison, other in zip(result["comparisons"], others, strict=True):
+        comparison |= changes(baseline, other, only)
+    return result | {key: result["comparisons"][0][key] for key in CHANGES}
 
 
 def changes(a: Run, b: Run, only: Sequence[str] = ()) -> dict[str, dict[str, list[Any]]]:

@@ -11,7 +11,7 @@ one side has no value (parse_error, api_error, abstained).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,10 +39,33 @@ class RubricRecords:
     statuses: dict[str, str] = field(default_factory=dict)  # those that are not "ok"
     records: bool = True  # a records file of ours (False: another tool's output)
 
-    def outcomes(self) -> dict[str, tuple[str, float | None]]:
+    def outcomes(self) -> Outcomes:
         """Each case's (status, score), in file order (`calibration.compare.changes`)."""
-        scores = self.values.get("score", {})
-        return {i: (self.statuses.get(i, "ok"), scores.get(i)) for i in self.ids}
+        return Outcomes(self)
+
+
+class Outcomes(Mapping[str, tuple[str, float | None]]):
+    """A read-only view of a rubric's cases as id -> (status, score): no copy of a
+    million-case run is made to find which cases moved."""
+
+    def __init__(self, records: RubricRecords) -> None:
+        self._records = records
+        self._scores = records.values.get("score", {})
+        self._ids = set(records.ids)
+
+    def __getitem__(self, case_id: str) -> tuple[str, float | None]:
+        if case_id not in self._ids:
+            raise KeyError(case_id)
+        return self._records.statuses.get(case_id, "ok"), self._scores.get(case_id)
+
+    def __contains__(self, case_id: object) -> bool:
+        return case_id in self._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records.ids)
+
+    def __len__(self) -> int:
+        return len(self._records.ids)
 
 
 @dataclass
