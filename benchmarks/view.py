@@ -51,14 +51,20 @@ QUERIES: list[tuple[str, dict[str, Any]]] = [
     ("slice=billing", {"slice": "billing"}),
     ("label=unfaithful", {"label": "unfaithful"}),
     ("min_score=0.3&max_score=0.7", {"min_score": 0.3, "max_score": 0.7}),
-    ("slice=returns&label=faithful&min_score=1", {"slice": "returns", "label": "faithful", "min_score": 1}),
+    (
+        "slice=returns&label=faithful&min_score=1",
+        {"slice": "returns", "label": "faithful", "min_score": 1},
+    ),
     ("q=<a common word>", {"q": "dada"}),
     ("q=<an id>", {"q": "c0004242-r0077"}),
     ("q=<a rare word, no match>", {"q": "zzqxv"}),
     ("sort=score&order=desc", {"sort": "score", "order": "desc"}),
     ("sort=id&order=desc", {"sort": "id", "order": "desc"}),
     ("sort=score, offset 500000", {"sort": "score", "offset": 500_000}),
-    ("q=dada&slice=billing&sort=score&order=desc", {"q": "dada", "slice": "billing", "sort": "score", "order": "desc"}),
+    (
+        "q=dada&slice=billing&sort=score&order=desc",
+        {"q": "dada", "slice": "billing", "sort": "score", "order": "desc"},
+    ),
 ]
 
 
@@ -203,7 +209,9 @@ def report(result: dict[str, Any], load: str) -> str:
         f"| first page, warm (median of 5) | {result['warm_s'] * 1000:.0f} ms | < 1 s |",
     ]
     for name, median, worst, found in result["queries"]:
-        lines.append(f"| `{name}` ({found:,} found), median / max of 3 | {median * 1000:.0f} / {worst * 1000:.0f} ms | < 1 s |")
+        lines.append(
+            f"| `{name}` ({found:,} found), median / max of 3 | {median * 1000:.0f} / {worst * 1000:.0f} ms | < 1 s |"
+        )
     lines += [
         f"| server peak resident memory (VmHWM) | {result['peak_rss_mb']:.0f} MB | < 1 GB |",
         "",
