@@ -17,6 +17,8 @@ from judge.cli._main import build_parser
 from judge.cli._parser import command_parsers
 
 REPO = Path(__file__).resolve().parents[2]
+from judge.cli.view import ViewRequest  # noqa: E402  (its own module: issue 32)
+
 REQUESTS = {
     "grade": _requests.GradeRequest,
     "probe": _requests.ProbeRequest,
@@ -29,6 +31,7 @@ REQUESTS = {
     "label": _requests.LabelRequest,
     "serve": _requests.ServeRequest,
     "config": _requests.ConfigRequest,
+    "view": ViewRequest,
 }
 
 
