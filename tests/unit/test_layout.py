@@ -17,6 +17,8 @@ from judge.cli._main import build_parser
 from judge.cli._parser import command_parsers
 
 REPO = Path(__file__).resolve().parents[2]
+from judge.cli.view import ViewRequest  # noqa: E402  (its own module: issue 32)
+
 REQUESTS = {
     "grade": _requests.GradeRequest,
     "probe": _requests.ProbeRequest,
@@ -31,6 +33,7 @@ REQUESTS = {
     "config": _requests.ConfigRequest,
     "traces": _requests.TracesRequest,
     "watch": _requests.WatchRequest,
+    "view": ViewRequest,
 }
 
 

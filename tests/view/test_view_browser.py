@@ -155,6 +155,10 @@ def test_label_these_puts_the_selected_cases_in_a_label_set(
     page.goto(server.url)
     row_of(page, runs.base).get_by_role("link", name=re.compile("faithfulness@1")).click()
     page.locator('.facets [data-facet="human"] button[data-value="disagree"]').click()
+    # the filtered page has replaced the first one once its facet shows as chosen
+    expect(page.locator('.facets [data-facet="human"] button.on')).to_have_attribute(
+        "data-value", "disagree"
+    )
     rows = page.locator("#records tbody tr")
     expect(rows.first).to_be_visible()
     chosen = [rows.nth(i).get_attribute("data-id") for i in range(min(2, rows.count()))]
