@@ -67,15 +67,22 @@ def test_calibrate_a_jury_side_by_side(
         assert jury["members"][name]["kappa"] == graded["members"][name]["kappa"]
         assert jury["members"][name]["ac1"] == graded["members"][name]["ac1"]
     assert jury["best_juror"] == graded["best_juror"]
-    assert jury["panel_vs_best"]["verdict"] == ("better" if beats else "no_difference")
+    # 60 cases: the planted independent panel is ahead of every juror, but against the best
+    # one only 7 to 1 on the discordant cases (McNemar p 0.07 before the correction over the
+    # jurors), too few to call "better" once the best juror is not chosen on the same labels
+    # (issue 34): the verdict holds back, the point differences show the lead.
+    versus = jury["panel_vs_best"]
+    assert versus["verdict"] == "no_difference"
+    assert "max-statistic" in versus["method"]
+    ahead = [j["kappa_difference"] > 0.1 for j in versus["per_juror"].values()]
+    assert all(ahead) if beats else not all(ahead)
     assert jury["cost_ratio"] == pytest.approx(graded["cost_ratio"], rel=1e-6)
     assert "jury (full), against people: a kappa" in printed
 
     best = jury["best_juror"]
     gated = tmp_path / "gated"
-    assert calibrate(out / "policy.jsonl", human, gated, "panel.beats_best < 1") == (
-        0 if beats else 3
-    )
+    # neither panel is shown better than its best juror at 60 cases (above): the gate fails
+    assert calibrate(out / "policy.jsonl", human, gated, "panel.beats_best < 1") == 3
     capsys.readouterr()
     assert calibrate(out / "policy.jsonl", human, gated, f"juror.{best}.kappa < 0.99") == 3
     assert calibrate(out / "policy.jsonl", human, gated, "panel.kappa < 0", "juror.a.ac1 < 0") == 0
