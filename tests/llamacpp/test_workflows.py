@@ -202,13 +202,16 @@ def test_resume_after_kill_9(tmp_path: Path) -> None:
 def test_calibrate_on_the_real_records(relevance_run: dict[str, Any], tmp_path: Path) -> None:
     records = read_jsonl(relevance_run["out"])
     humans = tmp_path / "humans.csv"
-    humans.write_text("id,label\n" + "".join(f"{r['id']},4\n" for r in records), "utf-8")
+    # people's labels share the judge's values (its own, or 4 where nothing parsed): what
+    # calibrate does with them is the contract here, not how well a 135M model agrees
+    given = {r["id"]: r["label"] if r["status"] == "ok" and r["label"] else "4" for r in records}
+    humans.write_text("id,label\n" + "".join(f"{i},{v}\n" for i, v in given.items()), "utf-8")
     report = tmp_path / "report"
     done = judge("calibrate", str(relevance_run["out"]), str(humans), "-o", str(report))
     # parse errors are left out (counted); an abstention is a verdict, compared as its label
     decided = [r for r in records if r["status"] in ("ok", "abstained")]
-    if not decided:  # nothing the model said parsed: a clear refusal, not figures
-        assert done.returncode == 2 and done.stderr.strip(), done
+    if not any(r["status"] == "ok" for r in records):  # no label of the judge's to share
+        assert done.returncode in (0, 2) and (done.returncode == 0 or done.stderr.strip()), done
         return
     assert done.returncode == 0, done.stderr
     result = json.loads((report / "calibration.json").read_text("utf-8"))
