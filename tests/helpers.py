@@ -135,7 +135,9 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    # split on "\n" alone: str.splitlines also splits inside a string holding U+2028 or
+    # U+0085, which records keep as they are (ensure_ascii=False)
+    return [json.loads(line) for line in path.read_text("utf-8").split("\n") if line.strip()]
 
 
 class StallAfter:

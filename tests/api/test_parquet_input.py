@@ -143,8 +143,9 @@ def test_batches_are_bounded_by_bytes_not_rows(tmp_path: Path) -> None:
     from judge.engine.frames import _BATCH_BYTES, _batch_rows
 
     source = tmp_path / "wide.parquet"
-    rows = [{"id": f"c{i}", "answer": "x" * 1_000_000} for i in range(40)]
-    pq.write_table(pa.Table.from_pylist(rows), source)
+    # distinct cells, no dictionary: 40 equal cells were one dictionary entry of 1 MB
+    rows = [{"id": f"c{i}", "answer": f"{i:02d}" + "x" * 999_998} for i in range(40)]
+    pq.write_table(pa.Table.from_pylist(rows), source, use_dictionary=False)
     rows_per_batch = _batch_rows(pq.ParquetFile(source).metadata)
     assert 1 <= rows_per_batch <= _BATCH_BYTES // 1_000_000
 
@@ -188,7 +189,7 @@ def valid_tables(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(rows=valid_tables(), row_group_size=st.sampled_from([1, 2, 1000]))
 def test_every_valid_table_grades_as_its_jsonl_does(
