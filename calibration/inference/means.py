@@ -19,7 +19,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-__all__ = ["mean_interval", "welch_interval", "welch_p_value", "wilcoxon_p_value"]
+__all__ = [
+    "mean_interval",
+    "mean_interval_from_moments",
+    "welch_interval",
+    "welch_p_value",
+    "wilcoxon_p_value",
+]
 
 # Changes smaller than this are float noise (scores are on 0..1), not a change.
 ZERO_CHANGE = 1e-12
@@ -46,6 +52,18 @@ def mean_interval(values: ArrayLike, *, confidence: float = 0.95) -> tuple[float
         return (mean, mean)
     ci = stats.ttest_1samp(array, 0.0).confidence_interval(confidence_level=confidence)
     return (float(ci.low), float(ci.high))
+
+
+def mean_interval_from_moments(
+    mean: float, sd: float, n: int, *, confidence: float = 0.95
+) -> tuple[float, float]:
+    """The interval of :func:`mean_interval` from a sample's mean, standard deviation
+    (``ddof=1``) and size alone, as a database returns them: ``x̄ ± t(1-α/2; n-1)·s/√n``.
+    ``(nan, nan)`` below two values."""
+    if n < 2 or not math.isfinite(mean) or not math.isfinite(sd):
+        return (math.nan, math.nan)
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return (mean - half, mean + half)
 
 
 @contextmanager

@@ -17,8 +17,7 @@ from judge.cli._logging import cli_redactor, redact_logs
 from judge.cli._parser import LazyCommands, VersionAction
 from judge.config import endpoint_of
 from judge.engine.outlock import holding_locks
-from judge.engine.records import RESUME
-from judge.errors import ApiError, AuthError, InputError, JudgeError, RubricError, UsageError
+from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
 from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
 # ---- main ------------------------------------------------------------------------------
@@ -144,14 +143,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
         where = exc.endpoint or endpoint_of(
             getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL")
         )
-        # a juror's error names its own key variable (`naming`); the command line's is this one
-        key = (
-            " (the key is $OPENAI_API_KEY)"
-            if isinstance(exc, AuthError) and not exc.endpoint
-            else ""
-        )
         print(
-            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}{key}",
+            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}",
             file=sys.stderr,
         )
         return EXIT_FATAL
@@ -167,6 +160,8 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
             raise
         # a write that found no space (a summary, a report): one line, as the records' own
         where = f"{exc.filename}: " if exc.filename else ""
+        from judge.engine.records import RESUME  # here: --help must not load the engine
+
         print(f"error: {where}cannot write ({exc.strerror}); {RESUME}", file=sys.stderr)
         return EXIT_FATAL
     except KeyboardInterrupt:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from calibration.io.jsontext import loads_bounded
 from judge.engine.frames import is_records_parquet
 from judge.engine.outlock import hold
 from judge.engine.records import is_records_file
@@ -40,6 +39,8 @@ def _json_object(path: Path) -> dict[str, object] | None:
     if not 0 < path.stat().st_size <= MAX_JSON_BYTES:
         return None
     try:
+        from calibration.io.jsontext import loads_bounded  # not for --help or rubrics
+
         data = loads_bounded(path.read_bytes())
     except ValueError:  # not JSON, not UTF-8, or nested too deeply
         return None
@@ -82,6 +83,8 @@ def _is_request_file(path: Path) -> bool:
     with path.open("rb") as handle:
         first = handle.readline(1 << 20)
     try:
+        from calibration.io.jsontext import loads_bounded  # not for --help or rubrics
+
         data = loads_bounded(first)
     except ValueError:  # not JSON, not UTF-8, or nested too deeply
         return False

@@ -9,7 +9,6 @@ import ast
 import json
 from typing import Any
 
-from calibration.io.jsontext import loads_bounded
 from judge.schemas import CASE_ALIASES
 
 _ID_FIELDS = ("retrieved_ids", "relevant_ids")
@@ -43,6 +42,8 @@ def _cell_object(value: str) -> Any:
     if not value.strip():
         return {}
     try:
+        from calibration.io.jsontext import loads_bounded  # not for --help or rubrics
+
         return loads_bounded(value)
     except ValueError:  # not JSON, or nested too deeply
         return value  # validation then says metadata must be an object

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from calibration.io.rows import TOO_DEEP, nested_too_deep
 from judge.engine._inputs_csv import case_cells
 from judge.errors import InputError, UsageError
 
@@ -103,6 +102,9 @@ def _batch_rows(metadata: Any) -> int:
 
 
 def _checked(row: dict[str, Any]) -> dict[str, Any] | str:
+    # imported here: `judge rubrics` and `--help` reach this module and load no calibration
+    from calibration.io.rows import TOO_DEEP, nested_too_deep
+
     try:
         plain = plain_row(row)
     except RecursionError:

@@ -21,13 +21,20 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from calibration.io.jsontext import loads_bounded
 from judge.engine.atomic import replacing
 from judge.engine.identity import describe_record_judge, judge_differences
 from judge.errors import OutputConflictError, OutputWriteError
 from judge.schemas import GradedRecord
 
 KEEP_STATUSES = ("ok", "abstained")
+
+
+def loads_bounded(text: str | bytes) -> Any:
+    """`calibration.io.jsontext.loads_bounded`, imported on first use: `judge --help` and
+    `judge rubrics` reach this module and must not load calibration."""
+    from calibration.io.jsontext import loads_bounded as bounded
+
+    return bounded(text)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:

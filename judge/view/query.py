@@ -235,13 +235,11 @@ def _t_interval(mean: float | None, sd: float | None, n: int) -> list[float] | N
     if mean is None or n < 2 or sd is None:
         return None
     if n >= LARGE_N:
-        quantile = NormalDist().inv_cdf(0.975)
-    else:
-        from scipy import stats
+        half = NormalDist().inv_cdf(0.975) * sd / math.sqrt(n)
+        return [mean - half, mean + half]
+    from calibration.inference.means import mean_interval_from_moments
 
-        quantile = float(stats.t.ppf(0.975, n - 1))
-    half = quantile * sd / math.sqrt(n)
-    return [mean - half, mean + half]
+    return list(mean_interval_from_moments(mean, sd, n))
 
 
 def _where(query: RecordQuery, alias: str) -> tuple[str, list[Any]]:

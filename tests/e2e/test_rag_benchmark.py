@@ -159,5 +159,8 @@ def test_probes_on_a_kind_without_an_answer(
     base = [str(source), "--rubric", "context_relevance", "-o", str(report), "--offline"]
     assert main(["probe", "verbosity", *base]) == 2
     assert "grades no answer" in capsys.readouterr().err
-    assert main(["probe", "injection", *base]) == 0
+    # the rules judge's clean verdicts on these three cases leave no variant to flip: the
+    # probe says nothing could be measured and exits 1 (issue 37), still over the contexts
+    assert main(["probe", "injection", *base]) == 1
+    assert "nothing could be measured" in capsys.readouterr().err
     assert json.loads(report.read_text())["placements"] == ["context"]
