@@ -43,7 +43,7 @@ def test_a_config_planted_in_a_shared_folder_is_never_used(
 ) -> None:  # fmt: skip
     """A world-writable parent (sticky like /tmp, or not) is no project: the search stops
     below it, whoever owns the file planted there."""
-    shared = tmp_path / "shared"
+    shared = tmp_path / "sticky"
     (shared / "work" / "deeper").mkdir(parents=True)
     planted = shared / "judge.toml"
     planted.write_text(EVIL)
