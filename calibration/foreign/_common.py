@@ -8,8 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from calibration.errors import CalibrationInputError
+from calibration.io.jsontext import loads_bounded
 
 PASS, FAIL = "pass", "fail"
+# Another tool's whole log (transcripts, tool-call arguments, the tool's own metadata) nests
+# deeper than a case, but never hundreds deep; 256 is far below what exhausts the parser.
+MAX_DEPTH = 256
 
 
 class ForeignFormatError(CalibrationInputError):
@@ -42,11 +46,53 @@ class ForeignRows:
 
 def load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ForeignFormatError(f"{path}: cannot be read ({exc})") from None
+    return parse_json(path, None, text)
+
+
+def parse_json(path: Path, where: str | None, text: str | bytes) -> Any:
+    """JSON from another tool's file (`where` in it, e.g. a zip member), depth-bounded:
+    ForeignFormatError naming the file (and `where`) when it is not JSON or nests deeper
+    than MAX_DEPTH."""
+    at = f"{path}: {where}" if where else str(path)
+    try:
+        return loads_bounded(text, max_depth=MAX_DEPTH)
     except json.JSONDecodeError as exc:
-        raise ForeignFormatError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+        raise ForeignFormatError(f"{at}: not JSON (line {exc.lineno}: {exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise ForeignFormatError(f"{at}: not UTF-8 ({exc.reason})") from None
+    except ValueError as exc:  # JsonLimitError: refused before it was parsed
+        raise ForeignFormatError(f"{at}: JSON {exc}") from None
+
+
+def kind_of(value: Any) -> str:
+    """A JSON value's kind, as a message names it (`a list`, `a number`, ...)."""
+    if value is None:
+        return "null"
+    kinds = ((bool, "a boolean"), (int | float, "a number"), (str, "a string"),
+             (list, "a list"), (dict, "an object"))  # fmt: skip
+    return next((name for type_, name in kinds if isinstance(value, type_)), "a value")
+
+
+def as_object(path: Path, where: str, value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, {} when it is null or absent; any other value is a
+    ForeignFormatError naming the file and `where` (the record and field)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ForeignFormatError(f"{path}: {where} is {kind_of(value)}, not an object")
+    return value
+
+
+def as_list(path: Path, where: str, value: Any) -> list[Any]:
+    """`value` when it is a JSON list, [] when it is null or absent; else the error."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ForeignFormatError(f"{path}: {where} is {kind_of(value)}, not a list")
+    return value
 
 
 def pass_label(value: Any) -> str | None:

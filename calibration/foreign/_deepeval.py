@@ -8,6 +8,8 @@ working folder, the same `TestRun` under `testRunData` (read from deepeval 4.3.1
 case's `name` (or `additionalMetadata.id`); with one metric (or `--metric NAME`) `label` is
 that metric's `success` (pass/fail) and `score` its `score`. A metric that errored (`error`
 set) gives a row of status `error`, with no label: excluded and counted by calibration.
+A `metricsData` that is not a list of objects, or a metric name that is not a string, is an
+error naming the file and the test case.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from typing import Any
 from calibration.foreign._common import (
     ForeignFormatError,
     ForeignRows,
+    as_list,
+    as_object,
+    kind_of,
     load_json,
     number,
     pass_label,
@@ -40,27 +45,51 @@ def is_deepeval(data: Any) -> bool:
     return isinstance(run, dict) and isinstance(run.get("testCases"), list)
 
 
-def _cases(path: Path) -> list[dict[str, Any]]:
+Case = tuple[str, dict[str, Any], list[dict[str, Any]]]  # its id, the case, its metrics
+
+
+def _cases(path: Path) -> list[Case]:
+    """Each test case (an object) with its id and its `metricsData` (objects, each named by
+    a string or not at all)."""
     data = _test_run(load_json(path))
     if not is_deepeval(data):
         raise ForeignFormatError(f"{path}: not a DeepEval test run (no testCases list)")
-    return [c for c in data["testCases"] if isinstance(c, dict)]
+    cases = [c for c in data["testCases"] if isinstance(c, dict)]
+    return [_metrics_of(path, _case_id(case, index), case) for index, case in enumerate(cases)]
+
+
+def _metrics_of(path: Path, case_id: str, case: dict[str, Any]) -> Case:
+    where = f"test case {case_id!r}: metricsData"
+    metrics = as_list(path, where, case.get("metricsData"))
+    for index, entry in enumerate(metrics):
+        name = as_object(path, f"{where}[{index}]", entry).get("name")
+        if name is not None and not isinstance(name, str):
+            raise ForeignFormatError(
+                f"{path}: {where}[{index}].name is {kind_of(name)}, not a string"
+            )
+    return case_id, case, metrics
+
+
+def _names(cases: list[Case]) -> list[str]:
+    return sorted(
+        {str(m["name"]) for _, _, metrics in cases for m in metrics if m.get("name") is not None}
+    )
 
 
 def deepeval_metrics(path: Path) -> list[str | None]:
-    cases = _cases(path)
-    return sorted({m.get("name") for c in cases for m in c.get("metricsData") or []} - {None})
+    names: list[str | None] = [*_names(_cases(path))]
+    return names
 
 
 def read_deepeval(path: Path, metric: str | None = None) -> ForeignRows:
     cases = _cases(path)
-    names = sorted({m.get("name") for c in cases for m in c.get("metricsData") or []} - {None})
+    names = _names(cases)
     chosen = pick_metric(path, "DeepEval", names, metric)
     rows, unmapped = [], set()
-    for index, case in enumerate(cases):
+    for case_id, case, metrics in cases:
         unmapped |= {k for k in case if k not in READ and case[k] not in (None, [], {})}
-        row: dict[str, Any] = {"id": _case_id(case, index)}
-        data_of = next((m for m in case.get("metricsData") or [] if m.get("name") == chosen), None)
+        row: dict[str, Any] = {"id": case_id}
+        data_of = next((m for m in metrics if m.get("name") == chosen), None)
         if data_of is not None and data_of.get("error"):
             row["status"] = "error"
         elif data_of is not None:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import csv
-import json
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from calibration.foreign._common import ForeignFormatError, ForeignRows
+from calibration.foreign._common import MAX_DEPTH, ForeignFormatError, ForeignRows
 from calibration.foreign._deepeval import deepeval_metrics, is_deepeval, read_deepeval
 from calibration.foreign._inspect import inspect_metrics, is_inspect, read_inspect
 from calibration.foreign._promptfoo import is_promptfoo, promptfoo_metrics, read_promptfoo
 from calibration.foreign._ragas import is_ragas, ragas_metrics, read_ragas
+from calibration.io.jsontext import loads_bounded
 
 Reader = Callable[[Path, "str | None"], ForeignRows]
 FORMATS: dict[str, Reader] = {
@@ -50,7 +50,8 @@ def _sniff(path: Path) -> str | None:
         return "ragas" if is_ragas(header) and "label" not in header else None
     if path.suffix.lower() != ".json" or path.stat().st_size > MAX_SNIFF:
         return None  # JSONL: a label file or records
-    data = json.loads(path.read_text(encoding="utf-8-sig"))  # ValueError: not ours
+    # ValueError (not JSON, or nested past the bound): not ours
+    data = loads_bounded(path.read_text(encoding="utf-8-sig"), max_depth=MAX_DEPTH)
     for name, test in (("promptfoo", is_promptfoo), ("deepeval", is_deepeval),
                        ("inspect", is_inspect)):  # fmt: skip
         if test(data):

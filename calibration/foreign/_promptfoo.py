@@ -8,7 +8,8 @@ that named score's (`namedScores`) and the component result of that metric. A re
 errored (`failureReason` 2: the provider or a grader failed) has neither: calibration
 excludes and counts it; a failed assertion is `failureReason` 1, its reason in `error`
 (read from promptfoo 0.123.1's files). A file of several prompts or providers is refused:
-each is a judge of its own.
+each is a judge of its own. A field of the wrong kind (`namedScores` not an object, a
+`promptIdx` that is not a number) is an error naming the file and the result.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from typing import Any
 from calibration.foreign._common import (
     ForeignFormatError,
     ForeignRows,
+    as_list,
+    as_object,
+    kind_of,
     load_json,
     number,
     pass_label,
@@ -36,34 +40,51 @@ def is_promptfoo(data: Any) -> bool:
     return isinstance(results, dict) and isinstance(results.get("results"), list)
 
 
-def promptfoo_metrics(path: Path) -> list[str | None]:
-    """None (the overall `score`), then every named score."""
+Result = tuple[str, str, dict[str, Any]]  # where it is (for messages), its id, the result
+
+
+def _results(path: Path) -> tuple[dict[str, Any], list[Result]]:
+    """The results table, and each result (an object) with its test's id and the place
+    that names it in messages (its index and that id)."""
     data = load_json(path)
     if not is_promptfoo(data):
         raise ForeignFormatError(f"{path}: not promptfoo results JSON (no results.results list)")
-    results = [r for r in data["results"]["results"] if isinstance(r, dict)]
-    return [None, *sorted({n for r in results for n in (r.get("namedScores") or {})})]
+    results: list[Result] = []
+    for index, result in enumerate(data["results"]["results"]):
+        if isinstance(result, dict):
+            where = f"results.results[{index}]"
+            case_id = _case_id(path, where, result, len(results))
+            results.append((f"{where} (test {case_id})", case_id, result))
+    return data["results"], results
+
+
+def _named_scores(path: Path, where: str, result: dict[str, Any]) -> dict[str, Any]:
+    return as_object(path, f"{where}: namedScores", result.get("namedScores"))
+
+
+def promptfoo_metrics(path: Path) -> list[str | None]:
+    """None (the overall `score`), then every named score."""
+    _, results = _results(path)
+    return [None, *sorted({n for w, _, r in results for n in _named_scores(path, w, r)})]
 
 
 def read_promptfoo(path: Path, metric: str | None = None) -> ForeignRows:
-    data = load_json(path)
-    if not is_promptfoo(data):
-        raise ForeignFormatError(f"{path}: not promptfoo results JSON (no results.results list)")
-    results = [r for r in data["results"]["results"] if isinstance(r, dict)]
-    _one_column(path, data["results"], results)
-    named = sorted({n for r in results for n in (r.get("namedScores") or {})})
+    table, results = _results(path)
+    _one_column(path, table, results)
+    named = sorted({n for w, _, r in results for n in _named_scores(path, w, r)})
     chosen = pick_metric(path, "promptfoo", named, metric) if metric else None
     rows, unmapped = [], set()
-    for index, result in enumerate(results):
+    for where, case_id, result in results:
         unmapped |= {k for k in result if k not in READ}
-        row: dict[str, Any] = {"id": _case_id(result, index)}
+        row: dict[str, Any] = {"id": case_id}
         if result.get("failureReason") == ERROR:
             rows.append({**row, "status": "error"})  # no verdict: the run failed on it
             continue
         if chosen is None:
             label, score = pass_label(result.get("success")), number(result.get("score"))
         else:
-            label, score = _component(result, chosen), number(result["namedScores"].get(chosen))
+            label = _component(path, where, result, chosen)
+            score = number(_named_scores(path, where, result).get(chosen))
         if label is not None:
             row["label"] = label
         if score is not None:
@@ -83,17 +104,23 @@ def read_promptfoo(path: Path, metric: str | None = None) -> ForeignRows:
     return ForeignRows("promptfoo", path, unique_ids(path, rows), mapped, sorted(unmapped), chosen)
 
 
-def _one_column(path: Path, table: dict[str, Any], results: list[dict[str, Any]]) -> None:
+def _one_column(path: Path, table: dict[str, Any], results: list[Result]) -> None:
     """One judge per file: promptfoo grades every test once per prompt x provider (each a
     `results.prompts[]` entry, `promptIdx` in a result), and those are different judges."""
-    columns = sorted({r.get("promptIdx") for r in results}, key=str)
+    for where, _, result in results:
+        index = result.get("promptIdx")
+        if not (index is None or isinstance(index, int | str)) or isinstance(index, bool):
+            raise ForeignFormatError(
+                f"{path}: {where}: promptIdx is {kind_of(index)}, not a number"
+            )
+    columns = sorted({r.get("promptIdx") for _, _, r in results}, key=str)
     if len(columns) < 2:
         return
     listed = table.get("prompts")
     prompts: list[Any] = listed if isinstance(listed, list) else []
     names = []
     for index in columns:
-        entry = prompts[index] if isinstance(index, int) and index < len(prompts) else None
+        entry = prompts[index] if isinstance(index, int) and 0 <= index < len(prompts) else None
         if isinstance(entry, dict):
             names.append(f"{entry.get('provider')} on {entry.get('label')!r}")
         else:
@@ -105,19 +132,26 @@ def _one_column(path: Path, table: dict[str, Any], results: list[dict[str, Any]]
     )
 
 
-def _case_id(result: dict[str, Any], index: int) -> str:
-    case = result.get("testCase") or {}
+def _case_id(path: Path, where: str, result: dict[str, Any], index: int) -> str:
+    case = as_object(path, f"{where}: testCase", result.get("testCase"))
     for source in (case.get("vars"), result.get("vars"), case.get("metadata")):
         if isinstance(source, dict) and source.get("id") not in (None, ""):
             return str(source["id"])
     test_index = result.get("testIdx")
-    return f"test-{(test_index if isinstance(test_index, int) else index) + 1}"
+    if isinstance(test_index, bool) or not isinstance(test_index, int):
+        test_index = index
+    return f"test-{test_index + 1}"
 
 
-def _component(result: dict[str, Any], metric: str) -> str | None:
-    grading = result.get("gradingResult") or {}
-    for part in grading.get("componentResults") or []:
-        assertion = part.get("assertion") or {}
-        if isinstance(part, dict) and assertion.get("metric") == metric:
+def _component(path: Path, where: str, result: dict[str, Any], metric: str) -> str | None:
+    """The pass of `metric`'s assertion among the grading result's components."""
+    grading = as_object(path, f"{where}: gradingResult", result.get("gradingResult"))
+    parts = as_list(
+        path, f"{where}: gradingResult.componentResults", grading.get("componentResults")
+    )
+    for number_, part in enumerate(parts):
+        at = f"{where}: gradingResult.componentResults[{number_}]"
+        part = as_object(path, at, part)
+        if as_object(path, f"{at}.assertion", part.get("assertion")).get("metric") == metric:
             return pass_label(part.get("pass"))
     return None
