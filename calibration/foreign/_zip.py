@@ -38,12 +38,16 @@ class _Budget:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.left = min(MAX_TOTAL_BYTES, MAX_RATIO * path.stat().st_size + RATIO_FLOOR)
+        self.bound = min(MAX_TOTAL_BYTES, MAX_RATIO * path.stat().st_size + RATIO_FLOOR)
+        self.left = self.bound
 
     def take(self, name: str, size: int) -> None:
         self.left -= size
         if self.left < 0:
-            raise _refusal(self.path, name, "the members expand past the bound on the whole")
+            raise ForeignFormatError(
+                f"{self.path}: zip members up to {name} expand past {self.bound} bytes in all "
+                f"({MAX_RATIO} times the file's size): refused as a zip bomb"
+            )
 
 
 def bounded_members(path: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str, bytes]]:
@@ -119,6 +123,10 @@ def _read(path: Path, info: zipfile.ZipInfo, stream: Any, budget: _Budget) -> by
     pieces, size = [], 0
     while piece := stream.read(CHUNK):
         size += len(piece)
+        if size > info.file_size:
+            raise _refusal(
+                path, info.filename, f"expands past the {info.file_size} bytes it declares"
+            )
         _check_size(path, info, size, info.compress_size)
         budget.take(info.filename, len(piece))
         pieces.append(piece)
