@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from calibration.errors import CalibrationInputError
-from calibration.io.labels import LabelRecord, LabelSet, as_number, normalise_label
+from calibration.io.labels import (
+    LabelRecord,
+    LabelSet,
+    as_number,
+    normalise_label,
+    row_number_hint,
+)
 from calibration.io.vocabulary import label_key, unify_labels
 
 __all__ = ["Cases", "Sample", "slice_names", "unify_cases"]
@@ -173,7 +179,7 @@ def unify_cases(
         judge.check_not_all_excluded()
         raise CalibrationInputError(
             f"no id in common with {human.path} ({len(judge.records)} judged ids, "
-            f"{len(human.records)} labelled ids)",
+            f"{len(human.records)} labelled ids){row_number_hint(judge, human)}",
             path=judge.path,
         )
     unlabelled = [r for r in judge.records if r.id not in by_id]

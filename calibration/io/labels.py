@@ -13,6 +13,7 @@ and ids present on one side only are counted and listed.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -198,6 +199,31 @@ def _record(
     if isinstance(value, str):
         value = sys.intern(value)  # a few distinct labels over millions of rows: one copy each
     return LabelRecord(id=case_id, value=value, fields=fields, line=line)
+
+
+ROW_NUMBER_ID = re.compile(r"row-[1-9][0-9]*")
+
+
+def row_number_hint(judge: LabelSet, human: LabelSet) -> str:
+    """What to say after "no id in common" when one side's ids are all row numbers (`row-1`,
+    ...) and the other's are not: the ids a CSV in Ragas' columns with no id column gets (a
+    Ragas result CSV, or cases graded from one), which people never label by; "" else."""
+    sides = [(name, [r.id for r in s.records]) for name, s in (("judge", judge), ("human", human))]
+    numbered = [(name, ids) for name, ids in sides if ids and _all_row_numbers(ids)]
+    if len(numbered) != 1:
+        return ""
+    name, ids = numbered[0]
+    rows = sorted(int(i.removeprefix("row-")) for i in ids)
+    return (
+        f": the {name} ids are row numbers (row-{rows[0]} to row-{rows[-1]}), the ids a CSV "
+        "in Ragas' columns gets when it has no id column, as a Ragas result CSV never has; add "
+        "one to that CSV, your dataset's ids in the order it was evaluated (pandas: "
+        "df.insert(0, 'id', ids) before df.to_csv), or label the other file by row number"
+    )
+
+
+def _all_row_numbers(ids: list[str]) -> bool:
+    return all(ROW_NUMBER_ID.fullmatch(i) for i in ids)
 
 
 def join_labels(judge: LabelSet, human: LabelSet) -> JoinedLabels:

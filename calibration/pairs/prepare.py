@@ -18,7 +18,14 @@ from calibration.agreement.metrics import Weights
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 from calibration.io.classes import order_labels
-from calibration.io.labels import JoinedLabels, LabelSet, join_labels, normalise_label, read_labels
+from calibration.io.labels import (
+    JoinedLabels,
+    LabelSet,
+    join_labels,
+    normalise_label,
+    read_labels,
+    row_number_hint,
+)
 from calibration.io.vocabulary import Vocabulary, check_human_file, label_key, respell, unify_labels
 from calibration.pairs.analysis import AnalysisOptions, scale_of
 from calibration.pairs.split import Split, split_cases
@@ -101,7 +108,7 @@ def _read(judge_path: str | Path, human_path: str | Path, s: Settings):
     if not joined.ids:
         raise CalibrationInputError(
             f"no id in common with {human.path} ({len(judge.records)} judge ids, "
-            f"{len(human.records)} human ids)",
+            f"{len(human.records)} human ids){row_number_hint(judge, human)}",
             path=judge.path,
         )
     return judge, human, joined, inter

@@ -5,6 +5,7 @@ Built from the real files under tests/data/foreign/real, one field broken at a t
 from __future__ import annotations
 
 import copy
+import csv
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +33,7 @@ def calibrate_error(
     judge: Path, human: Path, capsys: pytest.CaptureFixture[str], *options: str
 ) -> str:
     """The one line `judge calibrate` prints for `judge` (exit 2, no traceback)."""
-    args = ["calibrate", str(judge), str(human), "-o", str(judge.parent / "report"), *options]
+    args = ["calibrate", str(judge), str(human), "-o", str(human.parent / "report"), *options]
     assert main(args, env={}) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err
@@ -170,3 +171,50 @@ def test_a_malformed_inspect_json_log_is_one_line(
     change, message = INSPECT_CASES[case]
     path = broken(INSPECT, change, tmp_path / "log.json")
     assert message in calibrate_error(path, human, capsys, "--from", "inspect")
+
+
+def test_a_ragas_csv_without_ids_says_so_and_gives_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ragas writes no id column, so its rows are row-1, row-2, ...; a human file labelled
+    by the dataset's own ids shares none of them (issue 36 point 6). Before, the error said
+    only "no id in common". The fix it gives (the ids as a first column) then calibrates."""
+    ragas = DATA / "ragas" / "result.csv"
+    ids = {r["row"]: r["id"] for r in csv.DictReader((DATA / "ragas" / "equivalent.csv").open())}
+    human = tmp_path / "human.csv"
+    labels = {
+        r["id"]: r["label"] for r in csv.DictReader((REPO / "examples" / "human_labels.csv").open())
+    }
+    human.write_text("id,label\n" + "".join(f"{i},{labels[i]}\n" for i in ids.values()))
+    options = ["--threshold", "0.75", "--positive-label", "faithful", "--bootstrap", "200"]
+    args = ["calibrate", str(ragas), str(human), "-o", str(tmp_path / "rows"), *options]
+    assert main(args, env={}) == 2
+    said, line = capsys.readouterr().err.strip().splitlines()
+    assert said.startswith(f"judge side: {ragas}: ragas output") and "id <- row number" in said
+    assert line.startswith("error: ") and "no id in common" in line
+    assert "the judge ids are row numbers (row-1 to row-37)" in line
+    assert "a Ragas result CSV never has" in line and "df.insert(0, 'id', ids)" in line
+    with ragas.open(newline="") as handle:
+        table = list(csv.reader(handle))
+    fixed = tmp_path / "result-with-ids.csv"
+    with fixed.open("w", newline="") as handle:
+        rows = [["id", *table[0]]] + [[ids[str(n)], *r] for n, r in enumerate(table[1:], 1)]
+        csv.writer(handle).writerows(rows)
+    args = ["calibrate", str(fixed), str(human), "-o", str(tmp_path / "fixed"), *options]
+    assert main(args, env={}) == 0
+
+
+def test_the_row_number_hint_is_given_only_when_one_side_is_numbered() -> None:
+    from calibration.io.labels import LabelRecord, LabelSet, row_number_hint
+
+    def side(*ids: str) -> LabelSet:
+        return LabelSet(
+            "f.csv", "label", [LabelRecord(i, "pass", {}, n) for n, i in enumerate(ids)]
+        )
+
+    assert "human ids are row numbers (row-3 to row-12)" in row_number_hint(
+        side("a", "b"), side("row-12", "row-3")
+    )
+    assert row_number_hint(side("row-1"), side("row-2")) == ""  # both numbered: just apart
+    assert row_number_hint(side("a"), side("b")) == ""
+    assert row_number_hint(side("row-1", "x"), side("b")) == ""
