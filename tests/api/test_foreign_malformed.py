@@ -218,3 +218,16 @@ def test_the_row_number_hint_is_given_only_when_one_side_is_numbered() -> None:
     assert row_number_hint(side("row-1"), side("row-2")) == ""  # both numbered: just apart
     assert row_number_hint(side("a"), side("b")) == ""
     assert row_number_hint(side("row-1", "x"), side("b")) == ""
+
+
+def test_judge_compare_says_the_same_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`judge compare` reads every metric of a tool's file: the same one line, exit 2."""
+    path = broken(PROMPTFOO, PROMPTFOO_CASES["namedScores a number"][0], tmp_path / "r.json")
+    assert main(["compare", str(path), str(DATA / "promptfoo" / "results.json")], env={}) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"error: {path}: results.results[0] (test returns-001): namedScores is a number, "
+        "not an object"
+    )
