@@ -37,8 +37,8 @@ class _Budget:
     """What is left to read of the archive (the bounds on the total)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.bound = min(MAX_TOTAL_BYTES, MAX_RATIO * path.stat().st_size + RATIO_FLOOR)
+        self.path, self.size = path, path.stat().st_size
+        self.bound = min(MAX_TOTAL_BYTES, MAX_RATIO * self.size + RATIO_FLOOR)
         self.left = self.bound
 
     def take(self, name: str, size: int) -> None:
@@ -46,7 +46,8 @@ class _Budget:
         if self.left < 0:
             raise ForeignFormatError(
                 f"{self.path}: zip members up to {name} expand past {self.bound} bytes in all "
-                f"({MAX_RATIO} times the file's size): refused as a zip bomb"
+                f"(the bound for a file of {self.size} bytes: {MAX_RATIO} times its size, at "
+                f"most {MAX_TOTAL_BYTES}): refused as a zip bomb"
             )
 
 
