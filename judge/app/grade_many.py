@@ -26,6 +26,7 @@ from judge.app.judges import judge_config, rubric_library
 from judge.app.outputs import Output, check_outputs, require_inputs
 from judge.app.parquet import parquet_outputs, write_parquet_option
 from judge.app.runs import GradeResult, finish_pass, prices_from_args, selection_from_args
+from judge.config import JudgeConfig
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
 from judge.engine.inputs import derived_ids_note
@@ -86,41 +87,14 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
     config = judge_config(args.judge, env)
     with input_file(args.input, args.input_format) as input_path:
         edge().judge(config)
-        prices = prices_from_args(args, config)
-
-        async def grade() -> dict[str, dict[str, Any]]:
-            async with open_graders(config, rubrics) as graders:
-                targets = [Target(g, files[g.rubric.id]) for g in graders]
-                done = await grade_files(
-                    targets,
-                    input_path,
-                    selection=selection_from_args(args),
-                    overwrite=args.overwrite,
-                    use_cache=config.use_cache,
-                    progress=edge().progress,
-                    prices=prices,
-                    concurrency=config.max_in_flight,
-                )
-                edge().requests(graders[0].backend)
-                return done
-
-        summaries = asyncio.run(grade())
+        summaries = asyncio.run(_grade_pass(args, config, rubrics, files, input_path))
         by_id = {r.id: summaries[r.ref] for r in rubrics}
         diagnosis = diagnose_files({r.ref: files[r.id] for r in rubrics}, sources)
         whole = pass_summary(summaries, diagnosis)
         if args.html:  # inside: the cases' text is read from the input (stdin is spooled)
             write_pass_report(args.html, whole, {r.ref: files[r.id] for r in rubrics}, input_path)
             note(f"report: {args.html}")
-    for summary in summaries.values():
-        edge().summary(summary)
-    cost = whole["estimated_cost_usd"]
-    edge().line(
-        f"pass: {len(rubrics)} rubrics over {whole['cases']} cases; tokens: "
-        f"{whole['tokens']['prompt']} prompt, {whole['tokens']['completion']} completion; "
-        f"cached: {whole['cached']}; estimated cost: "
-        + ("unknown" if cost is None else f"${cost:.4f}")
-    )
-    edge().diagnosis(diagnosis)
+    _tell_pass(summaries, whole, diagnosis, len(rubrics))
     note(f"records: {', '.join(str(files[i]) for i in ids)}")
     if args.summary:
         write_strict_json(args.summary, whole)
@@ -133,6 +107,50 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
         conditions=conditions,
     )
     return GradeResult(code, whole, tuple(files[i] for i in ids))
+
+
+async def _grade_pass(
+    args: GradeRequest,
+    config: JudgeConfig,
+    rubrics: Sequence[Rubric],
+    files: Mapping[str, Path],
+    input_path: Path,
+) -> dict[str, dict[str, Any]]:
+    """Every rubric's summary, by ref: one backend, one cache, one concurrency budget."""
+    prices = prices_from_args(args, config)
+    async with open_graders(config, list(rubrics)) as graders:
+        targets = [Target(g, files[g.rubric.id]) for g in graders]
+        done = await grade_files(
+            targets,
+            input_path,
+            selection=selection_from_args(args),
+            overwrite=args.overwrite,
+            use_cache=config.use_cache,
+            progress=edge().progress,
+            prices=prices,
+            concurrency=config.max_in_flight,
+        )
+        edge().requests(graders[0].backend)
+        return done
+
+
+def _tell_pass(
+    summaries: Mapping[str, dict[str, Any]],
+    whole: dict[str, Any],
+    diagnosis: dict[str, Any] | None,
+    count: int,
+) -> None:
+    """Each rubric's summary, the pass's line and its two-by-two, to the edge."""
+    for summary in summaries.values():
+        edge().summary(summary)
+    cost = whole["estimated_cost_usd"]
+    edge().line(
+        f"pass: {count} rubrics over {whole['cases']} cases; tokens: "
+        f"{whole['tokens']['prompt']} prompt, {whole['tokens']['completion']} completion; "
+        f"cached: {whole['cached']}; estimated cost: "
+        + ("unknown" if cost is None else f"${cost:.4f}")
+    )
+    edge().diagnosis(diagnosis)
 
 
 def pass_summary(

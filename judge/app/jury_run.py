@@ -58,24 +58,7 @@ _NOT_WITH_JURY = {
 def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> GradeResult:
     """Grade with the panel of `request.jury`; exit code as `judge grade`'s."""
     assert request.jury is not None
-    check_run_options(request)
-    check_jury_html(request)
-    given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
-    if given:
-        also = (
-            " (export each juror's requests with --export-batch DIR, import them with "
-            "--import-batch DIR)"
-            if request.batch_api
-            else ""
-        )
-        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet){also}")
-    if request.import_batch is not None and len(request.import_batch) != 1:
-        raise UsageError("--import-batch with --jury takes one folder: DIR/<juror>.jsonl each")
-    refs = rubric_refs(request.rubric)
-    if len(refs) > 1:
-        raise UsageError("--jury grades one rubric at a time")
-    if request.input == "-" and request.output is None:
-        raise UsageError("reading cases from stdin (-) with --jury needs -o OUT/")
+    refs = _check_request(request)
     jury = load_jury(request.jury)
     rubric = load_rubric(refs[0], rubric_library(request, env))
     conditions = _conditions(request, rubric, jury)
@@ -119,6 +102,29 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> GradeResult
         conditions=conditions,
     )
     return GradeResult(code, summary, (records,))
+
+
+def _check_request(request: GradeRequest) -> list[str]:
+    """What a jury cannot take, refused before anything is read; the one rubric's ref."""
+    check_run_options(request)
+    check_jury_html(request)
+    given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
+    if given:
+        also = (
+            " (export each juror's requests with --export-batch DIR, import them with "
+            "--import-batch DIR)"
+            if request.batch_api
+            else ""
+        )
+        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet){also}")
+    if request.import_batch is not None and len(request.import_batch) != 1:
+        raise UsageError("--import-batch with --jury takes one folder: DIR/<juror>.jsonl each")
+    refs = rubric_refs(request.rubric)
+    if len(refs) > 1:
+        raise UsageError("--jury grades one rubric at a time")
+    if request.input == "-" and request.output is None:
+        raise UsageError("reading cases from stdin (-) with --jury needs -o OUT/")
+    return refs
 
 
 def _conditions(request: GradeRequest, rubric: Rubric, jury: Jury) -> list[Any]:
