@@ -1,6 +1,5 @@
-"""The HTML reports of grade (one rubric, a pass of several: judge.cli._grade_many,
-a jury), `judge probe` and `judge calibrate`: the glue that writes the
-report once the command has its result (calibrate's is in judge.cli.calibrate, so grading
+"""The HTML reports of grade (one rubric; a pass of several: judge.app.grade_many; a jury)
+and probe: the glue that writes the report once the job has its result (calibrate's is in judge.cli.calibrate, so grading
 never loads the statistics behind calibration; compare's in judge.cli.compare)."""
 
 from __future__ import annotations

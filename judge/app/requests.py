@@ -79,12 +79,12 @@ class GradeRequest:
     generation_threshold: float | None
     rubrics_dir: tuple[Path, ...]
     judge: JudgeOptions
-    jury: Path | None = None  # --jury JURY.yaml: a panel of judges (judge.cli._jury)
+    jury: Path | None = None  # --jury JURY.yaml: a panel of judges (judge.app.jury_run)
     retry_failed: bool = False  # --retry-failed: a jury asks its jurors' parse errors again
-    engine: Literal["local", "ray"] = "local"  # --engine ray: judge.cli._engine
+    engine: Literal["local", "ray"] = "local"  # --engine ray: judge.app.engines
     ray_address: str | None = None
     ray_actors: int | None = None
-    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.cli._otel
+    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.app.otel
 
 
 @dataclass(frozen=True)
