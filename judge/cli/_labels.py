@@ -1,5 +1,5 @@
-"""`--human-labels FILE` on `judge grade`: the option, reading the file, and the table of
-prediction-powered estimates printed under the summary (judge.engine.measure.estimates)."""
+"""`--human-labels FILE` on `judge grade`: the option and the table of
+prediction-powered estimates printed under the summary (reading the file: judge.app.labels)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from judge.cli._requests import GradeRequest
-    from judge.engine.measure.human_labels import HumanLabels
+from judge.app.labels import small_sample
 
 QUANTITIES = ("pass_rate", "mean_score", "mean_label")
 WIDTH = 124  # the widest row: slice, figure, labelled and four "0.66 [0.48,0.83]" cells
@@ -31,28 +29,10 @@ def add_human_labels_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def human_labels_option(request: GradeRequest) -> HumanLabels | None:
-    """The checked labels of `--human-labels`, or None; InputError (exit 2) listing every
-    problem of a file that is not a label file."""
-    if request.human_labels is None:
-        return None
-    # calibration's readers load only when labels are given: offline grading starts light
-    from judge.engine.measure.human_labels import read_human_labels
-
-    return read_human_labels(request.human_labels)
-
-
-def human_labels_inputs(request: GradeRequest) -> list[Path]:
-    """The labels file as an input no output may overwrite."""
-    return [request.human_labels] if request.human_labels is not None else []
-
-
 def print_estimates(summary: dict[str, Any]) -> None:
     """The `ppi` block of a summary as a compact table on stdout: one row per figure and
     slice, each cell an estimate and its 95% interval."""
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(file=sys.stdout, width=max(WIDTH, shutil.get_terminal_size().columns))
     ppi = summary.get("ppi")
@@ -61,8 +41,25 @@ def print_estimates(summary: dict[str, Any]) -> None:
     if ppi.get("reason"):
         console.print(f"human labels ({_name(ppi)}): no estimates: {ppi['reason']}")
         return
-    # only with labels: offline grading never loads the statistics
-    from calibration.agreement.small_sample import SMALL_SAMPLE
+    table, rough = _estimates_table(summary, ppi)
+    console.print(table)
+    ignored = ppi["counts"].get("human_only")
+    if ignored:  # a trimmed input with the fuller label file, or --limit / --sample
+        console.print(
+            f"human labels ({_name(ppi)}): {ignored} label(s) of cases not graded in this run "
+            "ignored (not in the input, or outside --limit/--sample)"
+        )
+    if rough:
+        console.print(
+            f"* under {small_sample()} labels: every interval is rough, and PPI++'s is widened "
+            "to the labelled cases' own score interval; label more (judge calibrate --plan)"
+        )
+
+
+def _estimates_table(summary: dict[str, Any], ppi: dict[str, Any]) -> tuple[Any, bool]:
+    """The table of estimates, and whether any row rests on too few labels (marked *)."""
+    from rich import box
+    from rich.table import Table
 
     counts = ppi["counts"]
     weighted = "; reweighted by inclusion probability" if ppi.get("weighted") else ""
@@ -85,31 +82,21 @@ def print_estimates(summary: dict[str, Any]) -> None:
     for name, block in rows:
         for quantity in QUANTITIES:
             q = block.get(quantity)
-            if q is None:
-                continue
-            mark = "*" if q.get("note") else ""
-            rough = rough or bool(mark)
-            table.add_row(
-                name,
-                quantity.replace("_", " "),
-                f"{mark}{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
-                _interval(q.get("judge_only")),
-                _interval(q.get("human_only")),
-                _interval(q),
-                _interval(q.get("corrected")) if "corrected" in q else "",
-            )
-    console.print(table)
-    ignored = counts.get("human_only")
-    if ignored:  # a trimmed input with the fuller label file, or --limit / --sample
-        console.print(
-            f"human labels ({_name(ppi)}): {ignored} label(s) of cases not graded in this run "
-            "ignored (not in the input, or outside --limit/--sample)"
-        )
-    if rough:
-        console.print(
-            f"* under {SMALL_SAMPLE} labels: every interval is rough, and PPI++'s is widened "
-            "to the labelled cases' own score interval; label more (judge calibrate --plan)"
-        )
+            if q is not None:
+                rough = rough or bool(q.get("note"))
+                table.add_row(name, quantity.replace("_", " "), *_cells(q))
+    return table, rough
+
+
+def _cells(q: dict[str, Any]) -> list[str]:
+    mark = "*" if q.get("note") else ""
+    return [
+        f"{mark}{q['n_labelled']}/{q['n_labelled'] + q['n_unlabelled']}",
+        _interval(q.get("judge_only")),
+        _interval(q.get("human_only")),
+        _interval(q),
+        _interval(q.get("corrected")) if "corrected" in q else "",
+    ]
 
 
 def _name(ppi: dict[str, Any]) -> str:

@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judge.engine.records import scan_records
-from judge.jury.outcomes import CUT_OFF, DECIDED, decided_count, undecided_causes
+from judge.app.panel import CUT_OFF, DECIDED, decided_count, scan_records, undecided_causes
 
 
 def print_panel(panel: dict[str, Any], *, max_tokens: Sequence[int]) -> None:

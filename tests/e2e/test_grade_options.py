@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.app.runs import prices_from_args
 from judge.cli import main
-from judge.cli._run import prices_from_args
 from judge.config import JudgeConfig, default_cache_dir
 from judge.engine.files import summarise_file
 from judge.rubric import load_rubric

@@ -1,24 +1,26 @@
-"""`judge grade --jury JURY.yaml`: parsing and printing; the work is in judge.jury."""
+"""Grading with a jury (`judge grade --jury JURY.yaml`): the checks, the panel (live, its
+requests exported, or their results imported) and the exit code; the work is in judge.jury."""
 
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
 from judge.api import open_cache
-from judge.cli._common import EXIT_OK, print_summary, rubric_library
-from judge.cli._grade_many import input_file, rubric_refs
-from judge.cli._html import check_jury_html, jury_html
-from judge.cli._jury_options import panel_configs
-from judge.cli._labels import human_labels_inputs, human_labels_option
-from judge.cli._outputs import Output, check_outputs
-from judge.cli._panel_print import print_panel
-from judge.cli._requests import GradeRequest
-from judge.cli._run import (
+from judge.app.edge import edge, note
+from judge.app.grade_many import input_file, rubric_refs
+from judge.app.html import check_jury_html, jury_html
+from judge.app.judges import rubric_library
+from judge.app.jury_options import panel_configs
+from judge.app.labels import human_labels_inputs, human_labels_option
+from judge.app.outputs import Output, check_outputs
+from judge.app.requests import GradeRequest
+from judge.app.runs import (
+    EXIT_OK,
+    GradeResult,
     check_run_options,
     finish_pass,
     prices_from_args,
@@ -53,27 +55,10 @@ _NOT_WITH_JURY = {
 }
 
 
-def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
+def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> GradeResult:
     """Grade with the panel of `request.jury`; exit code as `judge grade`'s."""
     assert request.jury is not None
-    check_run_options(request)
-    check_jury_html(request)
-    given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
-    if given:
-        also = (
-            " (export each juror's requests with --export-batch DIR, import them with "
-            "--import-batch DIR)"
-            if request.batch_api
-            else ""
-        )
-        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet){also}")
-    if request.import_batch is not None and len(request.import_batch) != 1:
-        raise UsageError("--import-batch with --jury takes one folder: DIR/<juror>.jsonl each")
-    refs = rubric_refs(request.rubric)
-    if len(refs) > 1:
-        raise UsageError("--jury grades one rubric at a time")
-    if request.input == "-" and request.output is None:
-        raise UsageError("reading cases from stdin (-) with --jury needs -o OUT/")
+    refs = _check_request(request)
     jury = load_jury(request.jury)
     rubric = load_rubric(refs[0], rubric_library(request, env))
     conditions = _conditions(request, rubric, jury)
@@ -102,20 +87,44 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> int:
             _grade(jury, rubric, configs, input_path, out_dir, request, base, labels, results)
         )
         jury_html(request.html, summary, records, input_path)
-    print_summary(summary)
-    print_panel(summary["jury"], max_tokens=[c.max_tokens for c in configs])
-    print(f"records: {records} (jurors: {out_dir / 'jurors'})", file=sys.stderr)
+    edge().summary(summary)
+    edge().panel(summary["jury"], [c.max_tokens for c in configs])
+    note(f"records: {records} (jurors: {out_dir / 'jurors'})")
     if request.summary:
         write_strict_json(request.summary, summary)
     values = grade_metrics(summary) | jury_metrics(summary["jury"])
     reasons = grade_undefined_reasons(summary) | undefined_reasons(values)
-    return finish_pass(
+    code = finish_pass(
         {"": summary},
         {"": records},
         (values, reasons),
         max_error_rate=request.max_error_rate,
         conditions=conditions,
     )
+    return GradeResult(code, summary, (records,))
+
+
+def _check_request(request: GradeRequest) -> list[str]:
+    """What a jury cannot take, refused before anything is read; the one rubric's ref."""
+    check_run_options(request)
+    check_jury_html(request)
+    given = [flag for name, flag in _NOT_WITH_JURY.items() if getattr(request, name)]
+    if given:
+        also = (
+            " (export each juror's requests with --export-batch DIR, import them with "
+            "--import-batch DIR)"
+            if request.batch_api
+            else ""
+        )
+        raise UsageError(f"--jury does not combine with {', '.join(given)} (yet){also}")
+    if request.import_batch is not None and len(request.import_batch) != 1:
+        raise UsageError("--import-batch with --jury takes one folder: DIR/<juror>.jsonl each")
+    refs = rubric_refs(request.rubric)
+    if len(refs) > 1:
+        raise UsageError("--jury grades one rubric at a time")
+    if request.input == "-" and request.output is None:
+        raise UsageError("reading cases from stdin (-) with --jury needs -o OUT/")
+    return refs
 
 
 def _conditions(request: GradeRequest, rubric: Rubric, jury: Jury) -> list[Any]:
@@ -162,13 +171,13 @@ async def _grade(
             warnings = await asyncio.to_thread(import_warnings, panel, input_path)
             summary["jury"]["import_warnings"] = warnings
             for warning in warnings:
-                print(f"warning: {warning}", file=sys.stderr)
+                note(f"warning: {warning}")
         return summary
 
 
 def _export(
     request: GradeRequest, jury: Jury, rubric: Rubric, configs: list[JudgeConfig], out_dir: Path
-) -> int:
+) -> GradeResult:
     """`--export-batch DIR --jury J`: DIR/<juror>.jsonl each (judge.jury.batch)."""
     assert request.export_batch is not None
     folder = Path(request.export_batch)
@@ -197,19 +206,17 @@ def _export(
             cache.close()
     for juror in exported:
         for path, count in zip(juror.report.paths, juror.report.counts, strict=True):
-            print(f"{path}\t{count} requests")
+            edge().line(f"{path}\t{count} requests")
         if juror.report.cached or juror.report.already_graded:
-            print(
+            note(
                 f"judge: juror {juror.name}: {juror.report.cached} case(s) answered from the "
-                f"cache, {juror.report.already_graded} already graded: not in its file",
-                file=sys.stderr,
+                f"cache, {juror.report.already_graded} already graded: not in its file"
             )
-    print(
+    note(
         f"judge: submit each file with its juror's endpoint; then --import-batch RESULTS/ "
-        f"with {', '.join(f'{j.name}.jsonl' for j in jury.jurors)} in it",
-        file=sys.stderr,
+        f"with {', '.join(f'{j.name}.jsonl' for j in jury.jurors)} in it"
     )
-    return EXIT_OK
+    return GradeResult(EXIT_OK)
 
 
 def _outputs(
@@ -233,8 +240,7 @@ def _announce(jury: Jury) -> None:
         if (jury.mode == "cyclic")
         else ""
     )
-    print(
+    note(
         f"judge: a jury of {len(jury.jurors)}: {names}; labels by {jury.rule}, scores by "
-        f"{jury.scores}, min_votes {jury.quorum}{mode}",
-        file=sys.stderr,
+        f"{jury.scores}, min_votes {jury.quorum}{mode}"
     )
