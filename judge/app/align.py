@@ -33,7 +33,14 @@ from judge.rubric import Rubric, RubricLibrary, load_rubric
 if TYPE_CHECKING:
     from judge.cli._requests import AlignRequest
 
-__all__ = ["AlignResult", "AlignSetup", "align_rubric", "prepare_alignment", "records_judge"]
+__all__ = [
+    "AlignResult",
+    "AlignSetup",
+    "RecordsJudge",
+    "align_rubric",
+    "prepare_alignment",
+    "records_judge",
+]
 
 RULES_MODEL = RULES_INFO.model
 

@@ -117,3 +117,17 @@ def test_the_diagnosis_table_places_each_cell_where_the_engine_defines_it() -> N
         for g, name in zip(("high", "low"), names, strict=True)
     }
     assert placed == {name: (r, g) for name, (r, g, _) in CELLS.items()}
+
+
+def test_align_says_whose_records_in_its_result_not_on_the_terminal(tmp_path, capsys) -> None:
+    from judge.app.align import RULES_MODEL, records_judge
+    from judge.rubric import load_rubric
+
+    record = {"id": "c0", "rubric": "faithfulness", "judge": {"model": RULES_MODEL}, "label": "x"}
+    records = tmp_path / "r.jsonl"
+    records.write_text(json.dumps(record) + "\n", "utf-8")
+    judge = records_judge(records, load_rubric("faithfulness"))
+    assert judge.model is None and judge.warning and "offline rules judge" in judge.warning
+    assert capsys.readouterr() == ("", "")
+    with pytest.raises(UsageError, match="graded with rubric 'faithfulness', not 'relevance'"):
+        records_judge(records, load_rubric("relevance"))
