@@ -1,24 +1,18 @@
-"""``judge calibrate --plan``: the label budget, from given rates or from label files."""
+"""``judge calibrate --plan``: its options, and the plan printed (`judge.app.calibrate_plan`
+makes it)."""
 
 from __future__ import annotations
 
 import argparse
-import math
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from calibration.agreement.metrics import kappa_from_confusion
-from calibration.decisions.plan import plan_sample_size, predicted_width
-from calibration.errors import CalibrationInputError
-from calibration.report.result import calibrate
+from judge.app.calibrate import DEFAULT_KAPPA
 from judge.cli._flag_types import kappa_value, rate, width
 
 if TYPE_CHECKING:
-    from judge.cli._requests import CalibrateRequest
+    from judge.app.calibrate import PlanResult
 
-__all__ = ["add_plan_arguments", "run_plan"]
-
-DEFAULT_KAPPA = 0.6
+__all__ = ["add_plan_arguments", "print_plan"]
 
 
 def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,81 +33,12 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--prevalence", type=rate, metavar="R", help="one pass rate for both raters")
 
 
-def _observed(request: CalibrateRequest) -> dict[str, Any]:
-    """Rates and kappa of the labelled pairs in the two files (no intervals computed)."""
-    judge_labels, human_labels = request.judge_labels, request.human_labels
-    assert judge_labels is not None and human_labels is not None  # run_plan asks for both
-    result = calibrate(
-        judge_labels,
-        human_labels,
-        judge_field=request.judge_field,
-        human_field=request.human_field,
-        threshold=request.threshold,
-        fit_threshold=request.fit_threshold,
-        labels=[v.strip() for v in request.labels.split(",")] if request.labels else None,
-        positive_label=request.positive_label,
-        n_bootstrap=0,
-    )
-    binary = result.get("binary")
-    if not binary:
-        raise CalibrationInputError(
-            "--plan needs two pass/fail classes; these files have "
-            f"{result.get('labels')}: use --threshold or --judge-rate/--human-rate",
-            path=request.human_labels,
+def print_plan(plan: PlanResult) -> None:
+    print(plan.describe)
+    if plan.labelled is not None and plan.width_now is not None:
+        print(
+            f"The {plan.labelled} labelled cases you have give an interval about "
+            f"{plan.width_now:.3f} wide."
         )
-    c = binary["counts"]
-    # Kappa of the pass/fail pairs the rates come from (abstentions aside).
-    kappa = kappa_from_confusion([[c["tn"], c["fp"]], [c["fn"], c["tp"]]])
-    return {
-        "n": sum(c.values()),
-        "kappa": kappa if math.isfinite(kappa) else None,
-        "human_rate": binary["human_pass_rate"],
-        "judge_rate": binary["judge_pass_rate"],
-        "all_n": result.get("n"),
-        "all_kappa": result.get("kappa"),
-        "labels": result.get("labels"),
-    }
-
-
-def _plan_basis(seen: dict[str, Any]) -> str | None:
-    """Say so when the plan's kappa is not the one `judge calibrate` prints: the plan counts
-    pass/fail pairs only, leaving out cases either side marked abstained (or any third
-    class)."""
-    if seen["all_n"] == seen["n"] or seen["kappa"] is None:
-        return None
-    full = seen["all_kappa"]
-    shown = "undefined" if full is None else f"{full:.3f}"
-    return (
-        f"The plan's kappa {seen['kappa']:.3f} is of the {seen['n']} pass/fail pairs; "
-        f"`judge calibrate` reports kappa {shown} over all {seen['all_n']} matched cases "
-        f"(labels {', '.join(map(str, seen['labels'] or []))}): "
-        f"{seen['all_n'] - seen['n']} abstained or third-class cases are left out here."
-    )
-
-
-def _pick(flag: float | None, *fallbacks: float | None) -> float:
-    for value in (flag, *fallbacks):
-        if value is not None:
-            return value
-    raise AssertionError("the last fallback is never None")
-
-
-def run_plan(request: CalibrateRequest) -> int:
-    """Print the plan; 0 done, 2 bad input."""
-    try:
-        seen = _observed(request) if request.judge_labels and request.human_labels else {}
-        human = _pick(request.human_rate, request.prevalence, seen.get("human_rate"), 0.5)
-        judge = _pick(request.judge_rate, request.prevalence, seen.get("judge_rate"), human)
-        kappa = _pick(request.kappa, seen.get("kappa"), DEFAULT_KAPPA)
-        plan = plan_sample_size(kappa, request.width, human_rate=human, judge_rate=judge)
-        print(plan.describe())
-        if seen:
-            now = predicted_width(seen["n"], kappa, human_rate=human, judge_rate=judge)
-            print(f"The {seen['n']} labelled cases you have give an interval about {now:.3f} wide.")
-            note = _plan_basis(seen)
-            if note:
-                print(note)
-    except (CalibrationInputError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        if plan.basis_note:
+            print(plan.basis_note)

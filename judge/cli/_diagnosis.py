@@ -1,5 +1,6 @@
 """The two-by-two diagnosis on the terminal: the table, the cells per slice, what each cell
-means and the ids in it (`judge.engine.diagnosis` computes it)."""
+means and the ids in it (`judge.engine.diagnosis` computes it; `GRID` lays its cells out as
+that module's `CELLS` places them, which a test checks)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ import shutil
 import sys
 from typing import Any
 
-from judge.engine.diagnosis import cell_of
-
 MAX_IDS = 10  # ids shown per cell on the terminal; --summary FILE.json has them all
 SHORT = {
     "retriever_broken": "retriever broken",
     "generator_broken": "generator broken",
     "both_broken": "both low",
     "healthy": "healthy",
+}
+# the table's rows (retrieval high, low) and columns (generation high, low)
+GRID = {
+    "high": ("healthy", "generator_broken"),
+    "low": ("retriever_broken", "both_broken"),
 }
 
 
@@ -37,12 +41,8 @@ def print_diagnosis(diagnosis: dict[str, Any] | None) -> None:
     grid.add_column("")
     grid.add_column("generation high", justify="right")
     grid.add_column("generation low", justify="right")
-    for level in ("high", "low"):
-        row = [f"retrieval {level}"]
-        for generation in ("high", "low"):
-            name = cell_of(level, generation)
-            row.append(f"{SHORT[name]}: {_count(cells[name])}")
-        grid.add_row(*row)
+    for level, names in GRID.items():
+        grid.add_row(f"retrieval {level}", *(f"{SHORT[n]}: {_count(cells[n])}" for n in names))
     console.print(grid)
     console.print(_slices_table(diagnosis))
     for cell in cells.values():

@@ -1,12 +1,14 @@
-"""`judge gate`: a candidate judge against the baseline on a human-labelled anchor set. The
-statistics live in `calibration/`, the options and the printing in `judge.cli._gate`;
-loaded only when `gate` is chosen."""
+"""`judge gate`: a candidate judge against the baseline on a human-labelled anchor set.
+Parsing and printing only (the options in `judge.cli._gate`); the job is `judge.app.gate`.
+Loaded only when `gate` is chosen."""
 
 from __future__ import annotations
 
 import argparse
 
+from judge.app.gate import gate_judges
 from judge.cli import _gate as cli_gate
+from judge.cli._common import EXIT_GATE, EXIT_OK
 from judge.cli._help import GATE_EXAMPLES
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import GateRequest, request_from
@@ -37,4 +39,6 @@ def run_gate(request: GateRequest) -> int:
         if path is not None
     ]
     check_outputs(outputs, [request.baseline, request.candidate, request.labels], overwrite=None)
-    return int(cli_gate.run(request))
+    done = gate_judges(request)
+    print("\n".join(done.lines))
+    return EXIT_GATE if done.failed else EXIT_OK

@@ -1,4 +1,4 @@
-"""`judge calibrate PANEL.jsonl HUMAN_LABELS`: a jury's records against people.
+"""The jury part of the calibrate job: a jury's panel records against people.
 
 When JUDGE_LABELS is a jury's panel records (`judge grade --jury`: `OUT/<rubric>.jsonl`,
 each record with `panel`), the calibration result gains `jury`: every juror's and the
@@ -149,34 +149,3 @@ def unknown_juror_reason(name: str, result: Mapping[str, Any]) -> str:
     match = JUROR_METRIC.match(name)
     who = match.group(1) if match else name
     return f"the jury has no juror {who!r} (its jurors compared: {jurors})"
-
-
-def jury_lines(result: Mapping[str, Any]) -> list[str]:
-    """What `judge calibrate` prints of the `jury` block: every member side by side, the
-    panel against its best juror, the errors' correlation and the cost ratio."""
-    jury = result.get("jury")
-    if jury is None:
-        return []
-    if "skipped" in jury:
-        return [f"jury: skipped: {jury['skipped']}"]
-    members = "; ".join(
-        f"{name} kappa {_num(m['kappa'])} {_ci(m['kappa_ci95'])}, AC1 {_num(m['ac1'])}"
-        for name, m in jury["members"].items()
-    )
-    versus = jury["panel_vs_best"]
-    errors = jury["error_correlation"]
-    return [
-        f"jury ({jury['mode']}), against people: {members}",
-        f"jury: panel vs best juror {jury['best_juror']}: {versus['verdict']} (kappa difference "
-        f"{_num(versus['kappa_difference'])}, McNemar p {_num(versus['mcnemar']['p_value'])}); "
-        f"errors' mean correlation {_num(errors['mean'])}, n_eff {_num(errors['n_eff'])}; "
-        f"cost x{_num(jury['cost_ratio'])}",
-    ]
-
-
-def _num(value: Any) -> str:
-    return "undefined" if value is None or value != value else f"{value:.3f}"
-
-
-def _ci(pair: Any) -> str:
-    return f"[{pair[0]:.3f}, {pair[1]:.3f}]" if pair and None not in pair else "[undefined]"

@@ -1,0 +1,98 @@
+"""The compare job: systems graded with the same rubrics on the same cases, compared metric
+by metric (each later run against the first). The runs are read by `judge.report.runs` (or
+`judge.report.foreign_runs` for other tools' outputs), the statistics are
+`calibration.compare.runs`'. Nothing here prints: bad input is a `UsageError` (exit 2), a
+failed `--fail-if` is said in the result (`failed`: exit 3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from calibration.decisions.gates import evaluate
+from calibration.inference.intervals import DEFAULT_RESAMPLES
+from calibration.io.jsonout import write_strict_json
+from calibration.report.comparison import render_compare_markdown
+from judge.engine.measure.run_gates import check_conditions
+from judge.errors import UsageError
+from judge.report.compare import compare_runs, gate_values
+from judge.report.compare_report import write_compare_report
+from judge.report.foreign_runs import read_any_run
+from judge.report.runs import Run
+
+if TYPE_CHECKING:
+    from judge.cli._requests import CompareRequest
+    from judge.rubric import RubricLibrary
+
+__all__ = ["DEFAULT_RESAMPLES", "CompareResult", "check_compare_request", "compare_systems"]
+
+EXAMPLE = "faithfulness.score.diff < -0.05"
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The comparison (what `--json` holds), its Markdown, and each `--fail-if` check as
+    `(B vs A, 'EXPR: value -> outcome')`."""
+
+    result: dict[str, Any]
+    markdown: str
+    checks: list[tuple[str, str]]
+    failed: bool
+
+
+def check_compare_request(request: CompareRequest) -> None:
+    """The checks no argparse type expresses; a UsageError before anything is read."""
+    if len(request.runs) < 2:
+        raise UsageError("compare needs two runs or more (RUN_A RUN_B ...)")
+    if not 0.0 < request.alpha < 1.0:
+        raise UsageError(f"--alpha must be between 0 and 1, got {request.alpha}")
+    if request.resamples < 1:
+        raise UsageError(f"--resamples must be at least 1, got {request.resamples}")
+
+
+def compare_systems(request: CompareRequest, library: RubricLibrary) -> CompareResult:
+    """Read the runs, compare them, check `--fail-if`, write `--json` and `--html`."""
+    check_compare_request(request)
+    runs = [read_any_run(path, library, request.from_tool) for path in request.runs]
+    result = compare_runs(
+        runs,
+        alpha=request.alpha,
+        n_resamples=request.resamples,
+        seed=request.seed,
+        only=request.metric,
+    )
+    if not result["tests"]:
+        raise UsageError(
+            "no metric both runs have"
+            + (f" matches --metric {' '.join(request.metric)}" if request.metric else "")
+            + (_valueless(runs) or "; compare runs graded with the same rubrics")
+        )
+    values = [gate_values(c) for c in result["comparisons"]]
+    names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
+    conditions = check_conditions(request.fail_if, names, what="this comparison", example=EXAMPLE)
+    if request.json:
+        write_strict_json(request.json, result)
+    if request.html:
+        write_compare_report(request.html, result, runs)
+    checks, failed = [], False
+    for comparison, figures in zip(result["comparisons"], values, strict=True):
+        for check in evaluate(conditions, figures):
+            where = f"{comparison['b']} vs {comparison['a']}"
+            checks.append(
+                (where, f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}")
+            )
+            failed = failed or check.fails
+    return CompareResult(result, render_compare_markdown(result), checks, failed)
+
+
+def _valueless(runs: list[Run]) -> str:
+    """Where the runs share a rubric but a run holds no value of it (no verdict parsed):
+    what each holds, so that "graded with the same rubrics" is not the advice."""
+    shared = set.intersection(*(set(run.rubrics) for run in runs))
+    empty = [
+        f"{run.name} has {len(run.rubrics[r].ids)} {r} records and no value"
+        for run in runs
+        for r in sorted(shared)
+        if not any(run.rubrics[r].values.values())
+    ]
+    return f": {'; '.join(empty)} (no verdict parsed)" if shared and empty else ""
