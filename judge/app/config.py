@@ -11,9 +11,17 @@ from typing import Any
 
 from judge.app.judges import JudgeChoice, user_rubric_dirs
 from judge.config import default_cache_dir
-from judge.project_config import BELOW_ENV, DESTS, ProjectConfig, ProjectSettings
+from judge.project_config import (
+    BELOW_ENV,
+    DESTS,
+    ProjectConfig,
+    ProjectSettings,
+    load_project_config,
+)
 
 ENV_OF = {**BELOW_ENV, "rubrics_dirs": "JUDGE_RUBRICS_DIR"}
+GRADE_ONLY = frozenset({"fail_if", "max_error_rate", "price_input", "price_output"})
+GRADE_COMMANDS = frozenset({"grade", "config"})
 
 
 @dataclass(frozen=True)
@@ -117,3 +125,28 @@ def _source(
     if key in given:
         return project.label
     return "default"
+
+
+def project_defaults(command: str, dests: set[str]) -> tuple[ProjectConfig, dict[str, Any]]:
+    """The project file, and the defaults it gives the options (`dests`) of `command`; a
+    bad file is a UsageError naming the file and key.
+
+    A key sets an option only where that option means what the key says: the judge's
+    options on the commands that pick a judge (those with `--model` and `--output-mode`),
+    the rubric folders wherever `--rubrics-dir` is, and the run's gates and prices on
+    `judge grade` (and `judge config`) alone: `--seed` of `judge calibrate` is a bootstrap
+    seed, and each command's `--fail-if` reads its own figures."""
+    project = load_project_config()
+    picks_a_judge = {"model", "output_mode"} <= dests
+    defaults = {}
+    for dest, value in project.defaults().items():
+        name = dest.removeprefix("project_")
+        if name == "rubrics_dir":
+            wanted = name in dests
+        elif name in GRADE_ONLY:
+            wanted = command in GRADE_COMMANDS
+        else:
+            wanted = picks_a_judge and name in dests
+        if wanted:
+            defaults[dest] = value
+    return project, defaults

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from judge.jury.config import Jury
 
 __all__ = [
+    "FAIL_IF_METRICS",
     "FAMILY_NAMES",
     "PADDINGS",
     "PROBE_KINDS",
@@ -53,6 +54,31 @@ __all__ = [
     "plan_probe",
     "run_probe_job",
 ]
+
+
+# The headline numbers in each probe's report, for `--fail-if "METRIC OP NUMBER"` (any
+# number in OUT.json works, by its dotted path; tests/engine/test_cli_help.py checks these exist).
+FAIL_IF_METRICS: dict[str, tuple[str, ...]] = {
+    "position": (
+        "consistency_rate",
+        "first_position_win_rate",
+        "first_position_p_value",
+        "tie_rate",
+        "first_slot_inconsistency_rate",
+        "second_slot_inconsistency_rate",
+    ),
+    "verbosity": ("mean_score_change", "share_raised", "share_lowered", "wilcoxon_p_value"),
+    "verbosity, pairwise": ("padded_win_rate", "padded_win_p_value", "padded_preferred_rate"),
+    "repeat": (
+        "exact_agreement_rate",
+        "mean_spread",
+        "max_spread",
+        "krippendorff_alpha_labels",
+        "krippendorff_alpha_scores",
+    ),
+    "injection": ("flip_rate", "toward_rate", "flips"),
+    "self-preference": ("own_win_rate", "own_win_p_value", "excess_own_preference"),
+}
 
 
 @dataclass(frozen=True)

@@ -65,23 +65,40 @@ def concurrency_option(text: str) -> int | str:
         ) from None
 
 
+# The options that tune the judge: flag, type and help; each default is JudgeSettings' own
+# (one place says what a judge is by default).
+_TUNING: tuple[tuple[str, Any, str], ...] = (
+    ("--concurrency", concurrency_option, "requests in flight (%(default)s), or auto: learnt "
+     "from the endpoint's 429s and rate-limit headers"),
+    ("--rpm", int, "at most this many requests a minute (no cap)"),
+    ("--tpm", int, "at most this many tokens a minute (no cap)"),
+    ("--temperature", float, "sampling temperature sent to the judge (%(default)s: the most "
+     "repeatable verdicts)"),
+    ("--top-p", float, "nucleus sampling sent to the judge (unset)"),
+    ("--seed", int, "sampling seed sent to the judge (%(default)s)"),
+    ("--max-tokens", int, "longest reply the judge may write (%(default)s)"),
+    ("--timeout", float, "seconds per request (%(default)s)"),
+    ("--max-retries", int, "retries per request after a 408/409/429/5xx, a timeout or a "
+     "dropped connection (%(default)s)"),
+)  # fmt: skip
+
+
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options that pick and tune the judge; shared by `grade` and `probe`."""
     group = parser.add_argument_group("judge")
     group.add_argument("--model", help="judge model (default: $JUDGE_MODEL; none = rules judge)")
     group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
+    for flag, kind, text in _TUNING:
+        default = _D.get(flag[2:].replace("-", "_"))
+        group.add_argument(flag, type=kind, default=default, help=text)
     group.add_argument(
-        "--concurrency",
-        type=concurrency_option,
-        default=_D["concurrency"],
-        help="requests in flight (%(default)s), or auto: learnt from the endpoint's 429s and "
-        "rate-limit headers",
+        "--output-mode",
+        choices=list(get_args(OutputMode)),
+        default=_D["output_mode"],
+        help="how the verdict's JSON is asked for; auto tries json_schema, then json_object, "
+        "then the schema in the prompt, as the server allows (%(default)s)",
     )
-    cap = "at most this many {} a minute (no cap)"
-    group.add_argument("--rpm", type=int, default=None, help=cap.format("requests"))
-    group.add_argument("--tpm", type=int, default=None, help=cap.format("tokens"))
-    _add_sampling_options(group)
     group.add_argument(
         "--cache-dir",
         type=Path,
@@ -90,45 +107,6 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     add_rubrics_dir_option(parser)
-
-
-def _add_sampling_options(group: argparse._ArgumentGroup) -> None:
-    sent = "sent to the judge"
-    group.add_argument(
-        "--temperature",
-        type=float,
-        default=_D["temperature"],
-        help=f"sampling temperature {sent} (%(default)s: the most repeatable verdicts)",
-    )
-    group.add_argument(
-        "--top-p", type=float, default=_D["top_p"], help=f"nucleus sampling {sent} (unset)"
-    )
-    group.add_argument(
-        "--seed", type=int, default=_D["seed"], help=f"sampling seed {sent} (%(default)s)"
-    )
-    group.add_argument(
-        "--max-tokens",
-        type=int,
-        default=_D["max_tokens"],
-        help="longest reply the judge may write (%(default)s)",
-    )
-    group.add_argument(
-        "--timeout", type=float, default=_D["timeout"], help="seconds per request (%(default)s)"
-    )
-    group.add_argument(
-        "--max-retries",
-        type=int,
-        default=_D["max_retries"],
-        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection "
-        "(%(default)s)",
-    )
-    group.add_argument(
-        "--output-mode",
-        choices=list(get_args(OutputMode)),
-        default=_D["output_mode"],
-        help="how the verdict's JSON is asked for; auto tries json_schema, then json_object, "
-        "then the schema in the prompt, as the server allows (%(default)s)",
-    )
 
 
 def config_from_args(args: JudgeChoice, env: Mapping[str, str]) -> JudgeConfig:

@@ -20,63 +20,28 @@ from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageErr
 
 __all__ = ["COMMANDS", "build_parser", "main", "version_text"]
 
-# Each subcommand: its line in `judge --help` (the help its function gives add_parser; a test
-# keeps them equal), and "module:function" that adds its options. The module is imported
-# only when the subcommand is chosen (judge/cli/_parser.py).
+# Each subcommand: the function of judge.cli.NAME that adds its options (the module is
+# imported only when the subcommand is chosen: judge/cli/_parser.py), then its line in
+# `judge --help` (the help that function gives add_parser; a test keeps them equal).
+_TABLE = """\
+grade add_grade grade an answer set (JSONL or CSV) with one rubric or several
+rubrics add_rubrics list, show, verify, start or lock rubrics (built-in and your own)
+probe add_probe_command measure a judge's biases (position, verbosity, ...)
+calibrate add_calibrate agreement of a judge's labels with human labels
+gate add_gate a candidate judge against the baseline on human labels
+compare add_compare compare systems graded on the same cases, metric by metric
+align add_align next rubric version with examples from labelled disagreements (dev split)
+batch add_batch_command status of Batch API runs; fetch one whose process ended
+serve add_serve run the grading service (HTTP API, jobs, OpenAPI at /docs)
+label add_label_command label cases blind in the browser; `judge label export` writes the CSV
+traces add_traces traces in (OTLP JSON, Phoenix) as cases; verdicts out as Phoenix annotations
+watch add_watch grade live traffic from traces: sampled, on a budget, resumable
+view add_view browse runs, records, comparisons and calibrations in the browser
+config add_config the effective settings ([tool.judge] / judge.toml, flags, environment)
+"""
 COMMANDS: dict[str, tuple[str, str]] = {
-    "grade": (
-        "grade an answer set (JSONL or CSV) with one rubric or several",
-        "judge.cli.grade:add_grade",
-    ),
-    "rubrics": (
-        "list, show, verify, start or lock rubrics (built-in and your own)",
-        "judge.cli.rubrics:add_rubrics",
-    ),
-    "probe": (
-        "measure a judge's biases (position, verbosity, ...)",
-        "judge.cli.probe:add_probe_command",
-    ),
-    "calibrate": (
-        "agreement of a judge's labels with human labels",
-        "judge.cli.calibrate:add_calibrate",
-    ),
-    "gate": ("a candidate judge against the baseline on human labels", "judge.cli.gate:add_gate"),
-    "compare": (
-        "compare systems graded on the same cases, metric by metric",
-        "judge.cli.compare:add_compare",
-    ),
-    "align": (
-        "next rubric version with examples from labelled disagreements (dev split)",
-        "judge.cli.align:add_align",
-    ),
-    "batch": (
-        "status of Batch API runs; fetch one whose process ended",
-        "judge.cli.batch:add_batch_command",
-    ),
-    "serve": (
-        "run the grading service (HTTP API, jobs, OpenAPI at /docs)",
-        "judge.cli.serve:add_serve",
-    ),
-    "label": (
-        "label cases blind in the browser; `judge label export` writes the CSV",
-        "judge.cli.label:add_label_command",
-    ),
-    "traces": (
-        "traces in (OTLP JSON, Phoenix) as cases; verdicts out as Phoenix annotations",
-        "judge.cli.traces:add_traces",
-    ),
-    "watch": (
-        "grade live traffic from traces: sampled, on a budget, resumable",
-        "judge.cli.watch:add_watch",
-    ),
-    "view": (
-        "browse runs, records, comparisons and calibrations in the browser",
-        "judge.cli.view:add_view",
-    ),
-    "config": (
-        "the effective settings ([tool.judge] / judge.toml, flags, environment)",
-        "judge.cli.config:add_config",
-    ),
+    name: (summary, f"judge.cli.{name}:{function}")
+    for name, function, summary in (row.split(" ", 2) for row in _TABLE.splitlines())
 }
 
 

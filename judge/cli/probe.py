@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
 from judge.app.probe import (
+    FAIL_IF_METRICS,
     FAMILY_NAMES,
     PADDINGS,
     PROBE_KINDS,
@@ -22,7 +24,7 @@ from judge.app.probe import (
     run_probe_job,
 )
 from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK, add_judge_options, say
-from judge.cli._help import probe_epilog
+from judge.cli._help import PROBE_EXAMPLES
 from judge.cli._html import add_html_option
 from judge.cli._outputs import Output, check_outputs
 from judge.cli._requests import request_from
@@ -42,6 +44,16 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("input", nargs="?", help="JSONL or CSV cases (pairs for position)")
     p.add_argument("--rubric", help="ID or ID@VERSION (pairwise for position)")
     p.add_argument("-o", "--output", type=Path, help="report (default: INPUT.probe-KIND.json)")
+    _add_probe_options(p)
+    _add_gate_options(p)
+    add_selection_options(p, verb="probe")
+    add_html_option(p)
+    add_judge_options(p)
+    p.set_defaults(run=run_probe_command)
+
+
+def _add_probe_options(p: argparse.ArgumentParser) -> None:
+    """What each probe reads or asks besides INPUT."""
     p.add_argument(
         "--jury",
         type=Path,
@@ -53,9 +65,8 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
         "--verdicts", type=Path, help="position: recorded verdicts (id, order ab|ba, label)"
     )
     p.add_argument("--repeats", type=int, default=5, help="repeat: verdicts per case (5)")
-    p.add_argument(
-        "--padding", action="append", choices=sorted(PADDINGS), help="verbosity (default: all)"
-    )
+    paddings = sorted(PADDINGS)
+    p.add_argument("--padding", action="append", choices=paddings, help="verbosity (default: all)")
     p.add_argument(
         "--judge-family",
         help="self-preference: the judge's model family, one of "
@@ -66,11 +77,22 @@ def add_probe_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--overwrite", action="store_true", help="replace an -o file that is not a report"
     )
-    _add_gate_options(p)
-    add_selection_options(p, verb="probe")
-    add_html_option(p)
-    add_judge_options(p)
-    p.set_defaults(run=run_probe_command)
+
+
+def probe_epilog() -> str:
+    """The --fail-if metric names by probe, then the examples."""
+    lines = ['metrics for --fail-if "METRIC OP NUMBER" (OP is < <= > >= == or !=):']
+    for probe, names in FAIL_IF_METRICS.items():
+        lines.extend(
+            textwrap.wrap(
+                ", ".join(names),
+                width=92,
+                initial_indent=f"  {probe + ':':<21}",
+                subsequent_indent=" " * 23,
+            )
+        )
+    lines.append("  any other number in OUT.json by its dotted path, e.g. inconsistent.first_slot")
+    return "\n".join(lines) + "\n\n" + PROBE_EXAMPLES
 
 
 def _add_gate_options(p: argparse.ArgumentParser) -> None:

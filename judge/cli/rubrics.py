@@ -47,10 +47,10 @@ def run_rubrics(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         path = jobs.new_rubric_path(request, env)
         check_outputs([Output("judge rubrics new", path, "rubric-version")], [], overwrite=None)
         jobs.write_new_rubric(request, path)
-        folder = path.parent.parent
+        folder, rubric_id = path.parent.parent, path.parent.name
         print(
             f"wrote {path}: edit it, try it (judge grade ... --rubrics-dir {folder} "
-            f"--rubric {path.parent.name}), then release it with judge rubrics lock --rubrics-dir {folder}"
+            f"--rubric {rubric_id}), then release it with judge rubrics lock --rubrics-dir {folder}"
         )
     elif request.action == "lock":
         folder = jobs.lock_folder(request, env)

@@ -16,14 +16,8 @@ from judge.cli._help import SERVE_EXAMPLES
 from judge.cli._requests import request_from
 
 __all__ = [
-    "MIN_TOKEN_CHARS",
-    "_where",
-    "add_serve",
-    "bind",
-    "check_token",
-    "is_loopback",
-    "run_serve",
-]
+    "MIN_TOKEN_CHARS", "_where", "add_serve", "bind", "check_token", "is_loopback", "run_serve"
+]  # fmt: skip
 
 
 def add_serve(sub: argparse._SubParsersAction) -> None:
