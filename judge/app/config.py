@@ -9,7 +9,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from judge.app.judges import JudgeChoice, user_rubric_dirs
+from judge.app.judging import JudgeChoice, user_rubric_dirs
 from judge.config import default_cache_dir
 from judge.project_config import (
     BELOW_ENV,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.app.judges import Say, rubric_library
+from judge.app.judging import Say, rubric_library
 from judge.app.listen import bind_page, page_url, require_strong_token
 from judge.errors import UsageError
 from judge.label.app import ANNOTATOR, LabelSession, create_label_app

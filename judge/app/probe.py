@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judge.app.judges import Say, judge_config, judge_notes, panel_configs, rubric_library
+from judge.app.judging import Say, judge_config, judge_notes, panel_configs, rubric_library
 from judge.config import JudgeConfig
 from judge.engine.files import Selection
 from judge.engine.measure.run_gates import check_conditions, probe_failure
@@ -40,7 +40,7 @@ from judge.schemas import Case
 
 if TYPE_CHECKING:
     from calibration.decisions.gates import Condition
-    from judge.app.judges import JudgeChoice
+    from judge.app.judging import JudgeChoice
     from judge.jury.config import Jury
 
 __all__ = [

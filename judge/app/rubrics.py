@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.app.judges import rubric_library, user_rubric_dirs
+from judge.app.judging import rubric_library, user_rubric_dirs
 from judge.errors import UsageError
 from judge.kinds import get_kind, kind_names
 from judge.rubric import DEFAULT_RUBRICS_DIR, Rubric, parse_ref, write_lock

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from judge.app.judges import Say
+from judge.app.judging import Say
 from judge.app.listen import bind, require_strong_token
 from judge.app.logs import redact_logs
 from judge.config import Redactor

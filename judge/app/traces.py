@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from judge.app.judges import rubric_library
+from judge.app.judging import rubric_library
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.project_config import ProjectConfig

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judge.app.judges import JudgeChoice, Say, judge_config, judge_notes, rubric_library
+from judge.app.judging import JudgeChoice, Say, judge_config, judge_notes, rubric_library
 from judge.app.traces import phoenix_client
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError

@@ -4,7 +4,7 @@ Start-up stays light: a subcommand's module, and the libraries behind it (the HT
 scipy, scikit-learn, matplotlib, FastAPI), load only when that subcommand runs
 (judge/cli/_parser.py); `judge --help`, `--version` and `rubrics` load none of them. What
 the help says to users is in judge/cli/_help.py. The judge options become a config in
-judge.app.judges; the names here are the commands' shared options and printing.
+judge.app.judging; the names here are the commands' shared options and printing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from judge.app.judges import (
+from judge.app.judging import (
     MAX_LISTED_MODELS,
     OFFLINE_NOTE,
     RubricFolders,
@@ -32,7 +32,7 @@ from judge.cli._labels import print_estimates
 from judge.config import JudgeConfig, JudgeSettings, OutputMode
 
 if TYPE_CHECKING:
-    from judge.app.judges import JudgeChoice
+    from judge.app.judging import JudgeChoice
 
 __all__ = [
     "EXIT_FATAL", "EXIT_GATE", "EXIT_OK", "EXIT_USAGE", "MAX_LISTED_MODELS", "OFFLINE_NOTE",
@@ -111,7 +111,7 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: JudgeChoice, env: Mapping[str, str]) -> JudgeConfig:
     """The frozen config from a request's judge options and the environment
-    (judge.app.judges.judge_config), its notes said on stderr."""
+    (judge.app.judging.judge_config), its notes said on stderr."""
     return judge_config(args, env, say=say)
 
 
