@@ -1,4 +1,4 @@
-"""`judge` command line: argument parsing and printing only; the work is in the engine.
+"""`judge` command line: argument parsing and printing only; the work is in judge.app.
 
 One module per subcommand (`grade`, `rubrics`, `probe`, `calibrate`, `gate`, `batch`,
 `serve`; `label` lives with its app in `judge.label`), loaded only when that subcommand
@@ -10,12 +10,6 @@ from judge.cli._common import EXIT_FATAL, EXIT_GATE, EXIT_OK, EXIT_USAGE
 from judge.cli._main import COMMANDS, build_parser, main, version_text
 
 __all__ = [
-    "COMMANDS",
-    "EXIT_FATAL",
-    "EXIT_GATE",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "build_parser",
-    "main",
+    "COMMANDS", "EXIT_FATAL", "EXIT_GATE", "EXIT_OK", "EXIT_USAGE", "build_parser", "main",
     "version_text",
-]
+]  # fmt: skip

@@ -1,47 +1,55 @@
-"""`judge` command line: argument parsing and printing only; the work is in the modules.
+"""`judge` command line: argument parsing and printing only; the work is in judge.app.
 
 Start-up stays light: a subcommand's module, and the libraries behind it (the HTTP client,
 scipy, scikit-learn, matplotlib, FastAPI), load only when that subcommand runs
 (judge/cli/_parser.py); `judge --help`, `--version` and `rubrics` load none of them. What
-the help says to users is in judge/cli/_help.py.
+the help says to users is in judge/cli/_help.py. The judge options become a config in
+judge.app.judging; the names here are the commands' shared options and printing.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
-from pydantic import SecretStr, ValidationError
-
-from judge.cli._labels import print_estimates
-from judge.config import (
-    JudgeConfig,
-    JudgeSettings,
-    OutputMode,
-    default_cache_dir,
-    endpoint_of,
+from judge.app.judging import (
+    MAX_LISTED_MODELS,
+    OFFLINE_NOTE,
+    RubricFolders,
+    api_key_from,
+    discover_model,
+    judge_config,
+    judge_notes,
+    rubric_library,
+    user_rubric_dirs,
 )
-from judge.errors import UsageError
-from judge.kinds import get_kind
-from judge.rubric import RubricLibrary
+from judge.app.summary import rules_judge_notes, summary_view
+from judge.cli._labels import print_estimates
+from judge.config import JudgeConfig, JudgeSettings, OutputMode
 
 if TYPE_CHECKING:
-    from judge.cli._requests import JudgeOptions
+    from judge.app.judging import JudgeChoice
+
+__all__ = [
+    "EXIT_FATAL", "EXIT_GATE", "EXIT_OK", "EXIT_USAGE", "MAX_LISTED_MODELS", "OFFLINE_NOTE",
+    "RubricFolders", "add_judge_options", "add_rubrics_dir_option", "announce_judge",
+    "api_key_from", "concurrency_option", "config_from_args", "discover_model", "print_summary",
+    "rubric_library", "rules_judge_notes", "say", "say_requests", "show_progress",
+    "user_rubric_dirs",
+]  # fmt: skip
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
-MAX_LISTED_MODELS = 20
-OFFLINE_NOTE = (
-    "judge: no model configured: grading with the offline rules judge (deterministic, no network)"
-)
-
-
 # The judge options' defaults are JudgeSettings' own: one place says what a judge is by default.
 _D = {name: field.default for name, field in JudgeSettings.model_fields.items()}
+
+
+def say(line: str) -> None:
+    """One line on stderr, at once: the app's notes to the person running the command."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def concurrency_option(text: str) -> int | str:
@@ -57,56 +65,33 @@ def concurrency_option(text: str) -> int | str:
         ) from None
 
 
+# The options that tune the judge: flag, type and help; each default is JudgeSettings' own
+# (one place says what a judge is by default).
+_TUNING: tuple[tuple[str, Any, str], ...] = (
+    ("--concurrency", concurrency_option, "requests in flight (%(default)s), or auto: learnt "
+     "from the endpoint's 429s and rate-limit headers"),
+    ("--rpm", int, "at most this many requests a minute (no cap)"),
+    ("--tpm", int, "at most this many tokens a minute (no cap)"),
+    ("--temperature", float, "sampling temperature sent to the judge (%(default)s: the most "
+     "repeatable verdicts)"),
+    ("--top-p", float, "nucleus sampling sent to the judge (unset)"),
+    ("--seed", int, "sampling seed sent to the judge (%(default)s)"),
+    ("--max-tokens", int, "longest reply the judge may write (%(default)s)"),
+    ("--timeout", float, "seconds per request (%(default)s)"),
+    ("--max-retries", int, "retries per request after a 408/409/429/5xx, a timeout or a "
+     "dropped connection (%(default)s)"),
+)  # fmt: skip
+
+
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """The options that pick and tune the judge; shared by `grade` and `probe`."""
     group = parser.add_argument_group("judge")
     group.add_argument("--model", help="judge model (default: $JUDGE_MODEL; none = rules judge)")
     group.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     group.add_argument("--offline", action="store_true", help="use the offline rules judge")
-    group.add_argument(
-        "--concurrency",
-        type=concurrency_option,
-        default=_D["concurrency"],
-        help="requests in flight (%(default)s), or auto: learnt from the endpoint's 429s and "
-        "rate-limit headers",
-    )
-    group.add_argument(
-        "--rpm", type=int, default=None, help="at most this many requests a minute (no cap)"
-    )
-    group.add_argument(
-        "--tpm", type=int, default=None, help="at most this many tokens a minute (no cap)"
-    )
-    group.add_argument(
-        "--temperature",
-        type=float,
-        default=_D["temperature"],
-        help="sampling temperature sent to the judge (%(default)s: the most repeatable verdicts)",
-    )
-    group.add_argument(
-        "--top-p",
-        type=float,
-        default=_D["top_p"],
-        help="nucleus sampling sent to the judge (unset)",
-    )
-    group.add_argument(
-        "--seed", type=int, default=_D["seed"], help="sampling seed sent to the judge (%(default)s)"
-    )
-    group.add_argument(
-        "--max-tokens",
-        type=int,
-        default=_D["max_tokens"],
-        help="longest reply the judge may write (%(default)s)",
-    )
-    group.add_argument(
-        "--timeout", type=float, default=_D["timeout"], help="seconds per request (%(default)s)"
-    )
-    group.add_argument(
-        "--max-retries",
-        type=int,
-        default=_D["max_retries"],
-        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection "
-        "(%(default)s)",
-    )
+    for flag, kind, text in _TUNING:
+        default = _D.get(flag[2:].replace("-", "_"))
+        group.add_argument(flag, type=kind, default=default, help=text)
     group.add_argument(
         "--output-mode",
         choices=list(get_args(OutputMode)),
@@ -124,56 +109,16 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     add_rubrics_dir_option(parser)
 
 
-def api_key_from(env: Mapping[str, str]) -> SecretStr | None:
-    """`$OPENAI_API_KEY`, the one place the CLI reads a key (a secret from then on)."""
-    key = env.get("OPENAI_API_KEY")
-    return SecretStr(key) if key else None
-
-
-def config_from_args(args: JudgeOptions, env: Mapping[str, str]) -> JudgeConfig:
-    """Build the frozen config from the judge options (a request's `judge`), falling back to
-    the environment read at the edge."""
-    # flag, then environment, then the project file ([tool.judge]: judge.project_config)
-    project_url = args.project_base_url
-    model = None if args.offline else (args.model or env.get("JUDGE_MODEL") or args.project_model)
-    try:
-        config = JudgeConfig(
-            model=model,
-            base_url=args.base_url or env.get("OPENAI_BASE_URL") or project_url,
-            api_key=api_key_from(env),
-            temperature=args.temperature,
-            top_p=args.top_p,
-            seed=args.seed,
-            max_tokens=args.max_tokens,
-            timeout=args.timeout,
-            max_retries=args.max_retries,
-            output_mode=args.output_mode,
-            concurrency=args.concurrency,
-            rpm=args.rpm,
-            tpm=args.tpm,
-            cache_dir=args.cache_dir or default_cache_dir(env),
-            use_cache=not args.no_cache,
-        )
-    except ValidationError as exc:
-        problems = "; ".join(f"--{'-'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise UsageError(problems.replace("_", "-")) from None
-    if config.offline and (args.base_url or project_url) and not args.offline:
-        # --base-url alone: the endpoint's one model, never a silent fall back to rules
-        config = config.model_copy(update={"model": discover_model(config)})
-    return config
+def config_from_args(args: JudgeChoice, env: Mapping[str, str]) -> JudgeConfig:
+    """The frozen config from a request's judge options and the environment
+    (judge.app.judging.judge_config), its notes said on stderr."""
+    return judge_config(args, env, say=say)
 
 
 def announce_judge(config: JudgeConfig) -> None:
-    """One line on stderr saying which judge runs, and whether its verdicts may drift
-    (an unpinned alias at a hosted provider: `JudgeConfig.may_drift`)."""
-    if config.offline:
-        print(OFFLINE_NOTE, file=sys.stderr)
-    elif config.may_drift:
-        print(
-            f"judge: warning: model {config.model!r} is not pinned to a dated snapshot; "
-            "its verdicts may drift when the provider updates it",
-            file=sys.stderr,
-        )
+    """One line on stderr saying which judge runs, and whether its verdicts may drift."""
+    for line in judge_notes(config):
+        print(line, file=sys.stderr)
 
 
 def add_rubrics_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -190,29 +135,8 @@ def add_rubrics_dir_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class RubricFolders(Protocol):
-    """A request that takes `--rubrics-dir` (grade, probe, align, compare, ...)."""
-
-    @property
-    def rubrics_dir(self) -> Sequence[Path]: ...
-
-
-def user_rubric_dirs(args: RubricFolders, env: Mapping[str, str]) -> list[Path]:
-    """The user's rubric folders: `--rubrics-dir` ones, then `$JUDGE_RUBRICS_DIR`'s."""
-    listed = [Path(p) for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
-    return [*args.rubrics_dir, *listed]
-
-
-def rubric_library(args: RubricFolders, env: Mapping[str, str]) -> RubricLibrary:
-    """The built-in rubrics and the user's folders (read at the edge, once)."""
-    return RubricLibrary(user_rubric_dirs(args, env))
-
-
 def show_progress(env: Mapping[str, str]) -> bool:
     return sys.stderr.isatty() and not env.get("CI")
-
-
-# ---- shared by grade and its batch forms ----------------------------------------------
 
 
 def print_summary(summary: dict[str, Any]) -> None:
@@ -221,31 +145,26 @@ def print_summary(summary: dict[str, Any]) -> None:
     from rich.table import Table
 
     table = Table(title=f"{summary['rubric']}: {summary['cases']} cases", title_justify="left")
-    kind = get_kind(summary["kind"])
-    columns = kind.headings(summary)
-    for heading in ["slice", "cases", "status", *columns.values()]:
+    view = summary_view(summary)
+    for heading in ["slice", "cases", "status", *view.columns.values()]:
         table.add_column(heading, justify="left" if heading in ("slice", "status") else "right")
-    rows = [("all", summary), *summary.get("by_slice", {}).items()]
-    for name, stats in rows:
+    for name, stats in [("all", summary), *summary.get("by_slice", {}).items()]:
         status = " ".join(f"{k}:{v}" for k, v in stats["status"].items())
-        cells = (_fmt(stats.get(key)) for key in columns)
-        table.add_row(name, str(stats["cases"]), status, *cells)
+        table.add_row(
+            name, str(stats["cases"]), status, *(_fmt(stats.get(k)) for k in view.columns)
+        )
     console = Console(file=sys.stdout, width=max(110, shutil.get_terminal_size().columns))
     console.print(table)
-    for line in [*kind.summary_notes(summary), *rules_judge_notes(summary)]:
+    for line in view.notes:
         console.print(line, highlight=False)
-    cost = summary.get("estimated_cost_usd")
-    tokens = summary["tokens"]
+    cost, tokens = summary.get("estimated_cost_usd"), summary["tokens"]
     console.print(
         f"tokens: {tokens['prompt']} prompt, {tokens['completion']} completion; "
         f"cached: {summary['cached']}; estimated cost: "
         + ("unknown (pass --price-input/--price-output)" if cost is None else f"${cost:.4f}")
     )
-    from judge.engine.resume import run_line  # the engine loads only when a run prints
-
-    resumed = run_line(summary)
-    if resumed:
-        print(resumed, flush=True)
+    if view.resumed:
+        print(view.resumed, flush=True)
     print_estimates(summary)
 
 
@@ -266,40 +185,9 @@ def say_requests(backend: object) -> None:
     print(line, file=sys.stderr)
 
 
-def rules_judge_notes(summary: dict[str, Any]) -> list[str]:
-    """Why every case abstained, when the offline rules judge graded a kind it cannot."""
-    models = summary.get("judge_models") or {}
-    status = summary.get("status") or {}
-    if set(models) == {"rules"} and status and set(status) == {"abstained"}:
-        return [
-            f"every case abstained: the offline rules judge cannot grade a "
-            f"{summary['kind']!r} rubric; use a model judge (--model)"
-        ]
-    return []
-
-
 def _fmt(value: Any) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k}:{_fmt(v)}" for k, v in value.items())
     if value is None:
         return "-"
     return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-def discover_model(config: JudgeConfig) -> str:
-    """The one model `--base-url` serves; UsageError listing them when it serves several
-    or none."""
-    from judge.client import served_models  # the HTTP client loads only when asked
-
-    models = served_models(config)
-    where = endpoint_of(config.base_url)  # never the user name or password of the URL
-    if len(models) == 1:
-        print(f"judge: {where} serves one model: grading with {models[0]!r}", file=sys.stderr)
-        return models[0]
-    if not models:
-        raise UsageError(f"--base-url {where} lists no model at /models; pass --model")
-    shown = ", ".join(models[:MAX_LISTED_MODELS])
-    more = f" and {len(models) - MAX_LISTED_MODELS} more" if len(models) > MAX_LISTED_MODELS else ""
-    raise UsageError(
-        f"--base-url {where} serves {len(models)} models ({shown}{more}); pick one with --model"
-    )

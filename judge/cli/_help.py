@@ -8,8 +8,6 @@ ids stand for the user's own.
 
 from __future__ import annotations
 
-import textwrap
-
 DESCRIPTION = """\
 Grade RAG answers with a pinned LLM judge and versioned rubrics, audit the judge for bias,
 and check it against human labels before it gates a release. With no model configured the
@@ -115,30 +113,6 @@ examples:
 """
 
 
-# The headline numbers in each probe's report, for `--fail-if "METRIC OP NUMBER"` (any
-# number in OUT.json works, by its dotted path; tests/engine/test_cli_help.py checks these exist).
-FAIL_IF_METRICS: dict[str, tuple[str, ...]] = {
-    "position": (
-        "consistency_rate",
-        "first_position_win_rate",
-        "first_position_p_value",
-        "tie_rate",
-        "first_slot_inconsistency_rate",
-        "second_slot_inconsistency_rate",
-    ),
-    "verbosity": ("mean_score_change", "share_raised", "share_lowered", "wilcoxon_p_value"),
-    "verbosity, pairwise": ("padded_win_rate", "padded_win_p_value", "padded_preferred_rate"),
-    "repeat": (
-        "exact_agreement_rate",
-        "mean_spread",
-        "max_spread",
-        "krippendorff_alpha_labels",
-        "krippendorff_alpha_scores",
-    ),
-    "injection": ("flip_rate", "toward_rate", "flips"),
-    "self-preference": ("own_win_rate", "own_win_p_value", "excess_own_preference"),
-}
-
 PROBE_EXAMPLES = """\
 examples:
   judge probe position examples/pairs.jsonl --rubric pairwise -o probes/position.json
@@ -149,22 +123,6 @@ examples:
   judge probe position --verdicts tests/data/calibration/llmbar-natural-chatgpt/verdicts.jsonl \\
       --fail-if-biased --tolerance 0.05 -o probes/chatgpt.json
 """
-
-
-def probe_epilog() -> str:
-    """The --fail-if metric names by probe, then the examples."""
-    lines = ['metrics for --fail-if "METRIC OP NUMBER" (OP is < <= > >= == or !=):']
-    for probe, names in FAIL_IF_METRICS.items():
-        lines.extend(
-            textwrap.wrap(
-                ", ".join(names),
-                width=92,
-                initial_indent=f"  {probe + ':':<21}",
-                subsequent_indent=" " * 23,
-            )
-        )
-    lines.append("  any other number in OUT.json by its dotted path, e.g. inconsistent.first_slot")
-    return "\n".join(lines) + "\n\n" + PROBE_EXAMPLES
 
 
 CALIBRATE_EXAMPLES = """\
@@ -201,3 +159,12 @@ examples:
 
 The configuration names the judges clients may pick; endpoints and keys stay on the server.
 """
+
+
+def __getattr__(name: str) -> object:
+    """`FAIL_IF_METRICS` lives with the probe job (judge.app.probe), loaded when asked."""
+    if name == "FAIL_IF_METRICS":
+        from judge.app.probe import FAIL_IF_METRICS
+
+        return FAIL_IF_METRICS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

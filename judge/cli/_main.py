@@ -4,93 +4,45 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import logging
 import os
 import shlex
 import sys
 from collections.abc import Mapping
 
+from judge.app.logs import cli_redactor, redact_logs
+from judge.app.session import command_run, no_space_line, version_text
 from judge.cli._common import EXIT_FATAL, EXIT_USAGE
 from judge.cli._help import DESCRIPTION, EPILOG
-from judge.cli._logging import cli_redactor, redact_logs
 from judge.cli._parser import LazyCommands, VersionAction
 from judge.config import endpoint_of
-from judge.engine.outlock import holding_locks
 from judge.errors import ApiError, InputError, JudgeError, RubricError, UsageError
-from judge.rubric import DEFAULT_RUBRICS_DIR, lock_sha256
 
-# ---- main ------------------------------------------------------------------------------
+__all__ = ["COMMANDS", "build_parser", "main", "version_text"]
 
-# Each subcommand: its line in `judge --help` (the help its function gives add_parser; a test
-# keeps them equal), and "module:function" that adds its options. The module is imported
-# only when the subcommand is chosen (judge/cli/_parser.py).
+# Each subcommand: the function of judge.cli.NAME that adds its options (the module is
+# imported only when the subcommand is chosen: judge/cli/_parser.py), then its line in
+# `judge --help` (the help that function gives add_parser; a test keeps them equal).
+_TABLE = """\
+grade add_grade grade an answer set (JSONL or CSV) with one rubric or several
+rubrics add_rubrics list, show, verify, start or lock rubrics (built-in and your own)
+probe add_probe_command measure a judge's biases (position, verbosity, ...)
+calibrate add_calibrate agreement of a judge's labels with human labels
+gate add_gate a candidate judge against the baseline on human labels
+compare add_compare compare systems graded on the same cases, metric by metric
+align add_align next rubric version with examples from labelled disagreements (dev split)
+batch add_batch_command status of Batch API runs; fetch one whose process ended
+serve add_serve run the grading service (HTTP API, jobs, OpenAPI at /docs)
+label add_label_command label cases blind in the browser; `judge label export` writes the CSV
+traces add_traces traces in (OTLP JSON, Phoenix) as cases; verdicts out as Phoenix annotations
+watch add_watch grade live traffic from traces: sampled, on a budget, resumable
+view add_view browse runs, records, comparisons and calibrations in the browser
+config add_config the effective settings ([tool.judge] / judge.toml, flags, environment)
+"""
 COMMANDS: dict[str, tuple[str, str]] = {
-    "grade": (
-        "grade an answer set (JSONL or CSV) with one rubric or several",
-        "judge.cli.grade:add_grade",
-    ),
-    "rubrics": (
-        "list, show, verify, start or lock rubrics (built-in and your own)",
-        "judge.cli.rubrics:add_rubrics",
-    ),
-    "probe": (
-        "measure a judge's biases (position, verbosity, ...)",
-        "judge.cli.probe:add_probe_command",
-    ),
-    "calibrate": (
-        "agreement of a judge's labels with human labels",
-        "judge.cli.calibrate:add_calibrate",
-    ),
-    "gate": ("a candidate judge against the baseline on human labels", "judge.cli.gate:add_gate"),
-    "compare": (
-        "compare systems graded on the same cases, metric by metric",
-        "judge.cli.compare:add_compare",
-    ),
-    "align": (
-        "next rubric version with examples from labelled disagreements (dev split)",
-        "judge.cli.align:add_align",
-    ),
-    "batch": (
-        "status of Batch API runs; fetch one whose process ended",
-        "judge.cli.batch:add_batch_command",
-    ),
-    "serve": (
-        "run the grading service (HTTP API, jobs, OpenAPI at /docs)",
-        "judge.cli.serve:add_serve",
-    ),
-    "label": (
-        "label cases blind in the browser; `judge label export` writes the CSV",
-        "judge.cli.label:add_label_command",
-    ),
-    "traces": (
-        "traces in (OTLP JSON, Phoenix) as cases; verdicts out as Phoenix annotations",
-        "judge.cli.traces:add_traces",
-    ),
-    "watch": (
-        "grade live traffic from traces: sampled, on a budget, resumable",
-        "judge.cli.watch:add_watch",
-    ),
-    "view": (
-        "browse runs, records, comparisons and calibrations in the browser",
-        "judge.cli.view:add_view",
-    ),
-    "config": (
-        "the effective settings ([tool.judge] / judge.toml, flags, environment)",
-        "judge.cli.config:add_config",
-    ),
+    name: (summary, f"judge.cli.{name}:{function}")
+    for name, function, summary in (row.split(" ", 2) for row in _TABLE.splitlines())
 }
-
-
-NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
-
-
-def version_text() -> str:
-    """`judge 0.1.0 (rubrics.lock sha256 1a2b3c4d5e6f)`: the package and the rubric set."""
-    import judge
-
-    lock = lock_sha256(DEFAULT_RUBRICS_DIR)
-    return f"judge {judge.__version__} (rubrics.lock sha256 {lock[:12] if lock else 'missing'})"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,44 +81,46 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     redact_logs(cli_redactor(env, getattr(args, "base_url", None)))
     try:
-        with holding_locks():  # every output a command checks stays locked until it ends
+        with command_run():  # every output a command checks stays locked until it ends
             code = int(args.run(args, env))
         sys.stdout.flush()  # a closed pipe fails here, inside the handlers, not at exit
         return code
-    except (InputError, RubricError, UsageError) as exc:
+    except (JudgeError, OSError, KeyboardInterrupt) as exc:
+        return _failed(exc, args, argv, env)
+
+
+def _failed(
+    exc: BaseException, args: argparse.Namespace, argv: list[str], env: Mapping[str, str]
+) -> int:
+    """The exit code of a command that raised, its one line said on stderr. Called in the
+    `except` block, so a bare `raise` passes on an OSError no line can say."""
+    if isinstance(exc, InputError | RubricError | UsageError):
         print(f"error: {exc}", file=sys.stderr)
         rerun = getattr(exc, "rerun", None)  # OutputConflictError: the flag that goes through
         if rerun and rerun not in argv:
             print(f"judge: to run it: judge {shlex.join([*argv, rerun])}", file=sys.stderr)
         return EXIT_USAGE
-    except ApiError as exc:
-        where = exc.endpoint or endpoint_of(
-            getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL")
-        )
-        print(
-            f"error: the judge endpoint {where} failed, nothing more was sent: {exc}",
-            file=sys.stderr,
-        )
+    if isinstance(exc, ApiError):
+        url = getattr(args, "base_url", None) or env.get("OPENAI_BASE_URL")
+        where = exc.endpoint or endpoint_of(url)
+        failed = f"the judge endpoint {where} failed, nothing more was sent"
+        print(f"error: {failed}: {exc}", file=sys.stderr)
         return EXIT_FATAL
-    except JudgeError as exc:
+    if isinstance(exc, JudgeError):
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FATAL
-    except BrokenPipeError:  # `judge rubrics show ... | head`: the reader has gone
+    if isinstance(exc, BrokenPipeError):  # `judge rubrics show ... | head`: the reader has gone
         _quiet_stdout()
         print("judge: the output was closed before it ended (broken pipe)", file=sys.stderr)
         return EXIT_USAGE
-    except OSError as exc:
-        if exc.errno not in NO_SPACE:
-            raise
-        # a write that found no space (a summary, a report): one line, as the records' own
-        where = f"{exc.filename}: " if exc.filename else ""
-        from judge.engine.records import RESUME  # here: --help must not load the engine
-
-        print(f"error: {where}cannot write ({exc.strerror}); {RESUME}", file=sys.stderr)
-        return EXIT_FATAL
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         print("interrupted: records written so far are kept; run again to resume", file=sys.stderr)
         return 130
+    line = no_space_line(exc) if isinstance(exc, OSError) else None
+    if line is None:
+        raise  # the OSError main is handling (this runs in its except block)
+    print(line, file=sys.stderr)
+    return EXIT_FATAL
 
 
 def _quiet_stdout() -> None:

@@ -1,4 +1,5 @@
 """`judge label INPUT --rubric ID`: blind labelling in the browser; `judge label export`.
+Parsing and printing only; the jobs are judge.app.label's.
 
 The server binds its socket before it prints the URL (with the session token), so the
 address printed is already accepting connections, and `--port 0` picks a free port.
@@ -7,27 +8,22 @@ address printed is already accepting connections, and `--port 0` picks a free po
 from __future__ import annotations
 
 import argparse
-import secrets
-import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from judge.cli._common import add_rubrics_dir_option, rubric_library
+from judge.app.label import (
+    LabelRequest,
+    check_export,
+    export,
+    export_sidecars,
+    prepare_labelling,
+    serve_labelling,
+)
+from judge.cli._common import add_rubrics_dir_option, say
 from judge.cli._help import LABEL_EXAMPLES
-from judge.cli._listen import require_strong_token
 from judge.cli._outputs import Output, check_outputs
-from judge.cli._requests import LabelRequest, request_from
-from judge.errors import UsageError
-from judge.label.app import ANNOTATOR, LabelSession, create_label_app
-from judge.label.choices import label_choices
-from judge.label.export import export_labels
-from judge.label.labelset import LabelPlan, describe, open_label_store
-from judge.label.queue import Queues
-from judge.rubric import load_rubric
-from judge.web import serve
-
-TOKEN_ENV = "JUDGE_LABEL_TOKEN"
+from judge.cli._requests import request_from
 
 
 def add_label_command(sub: argparse._SubParsersAction) -> None:
@@ -72,88 +68,13 @@ def run_label(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def label_command(request: LabelRequest, env: Mapping[str, str]) -> int:
     """`judge label` and `judge label export`, from their request."""
     if request.input == "export":
-        return _run_export(request)
-    return _run_server(request, env)
-
-
-def _run_export(request: LabelRequest) -> int:
-    if request.db is None or request.output is None:
-        raise UsageError("judge label export needs --db FILE and -o labels.csv")
-    output = Output("-o", request.output, "labels")
-    check_outputs(
-        [output], [request.db], side_files=_sidecars(request.db), overwrite=request.overwrite
-    )
-    count = export_labels(request.db, request.output)
-    print(f"wrote {count} labels to {request.output}", file=sys.stderr)
+        db, output = check_export(request)
+        side = export_sidecars(db)
+        outputs = [Output("-o", output, "labels")]
+        check_outputs(outputs, [db], side_files=side, overwrite=request.overwrite)
+        print(f"wrote {export(request)} labels to {output}", file=sys.stderr)
+        return 0
+    labelling = prepare_labelling(request, env)
+    check_outputs([Output("--db", labelling.db, "label-store")], labelling.inputs, overwrite=None)
+    serve_labelling(labelling, say=say)
     return 0
-
-
-def _sidecars(db: Path) -> list[Path]:
-    """The SQLite files beside a label store: its write-ahead log and shared memory."""
-    return [db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
-
-
-def _check(request: LabelRequest) -> None:
-    if not request.rubric:
-        raise UsageError("--rubric is required, e.g. --rubric faithfulness")
-    if not 0 <= request.port <= 65535:
-        raise UsageError(f"--port must be 0..65535, got {request.port}")
-    if request.sample is not None and request.sample < 1:
-        raise UsageError(f"--sample must be at least 1, got {request.sample}")
-    if not 0 <= request.overlap <= 1:
-        raise UsageError(f"--overlap must be between 0 and 1, got {request.overlap}")
-
-
-def _run_server(request: LabelRequest, env: Mapping[str, str]) -> int:
-    _check(request)
-    if request.annotator is not None and not ANNOTATOR.match(request.annotator):
-        raise UsageError("--annotator: letters, digits, spaces, . @ - or _, up to 64")
-    token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-    require_strong_token(
-        request.host, token, f"set {TOKEN_ENV}, or leave it unset for a generated one"
-    )
-    assert request.rubric is not None  # _check says --rubric is required
-    rubric = load_rubric(request.rubric, rubric_library(request, env))
-    choices = label_choices(rubric)  # before the store: an unlabelled kind creates nothing
-    source = Path(request.input)
-    plan = LabelPlan(source, rubric, request.records, request.sample, request.seed, request.overlap)
-    db = request.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
-    inputs = [source, *([request.records] if request.records else [])]
-    check_outputs([Output("--db", db, "label-store")], inputs, overwrite=None)
-    store = open_label_store(db, plan)
-    session = LabelSession(
-        rubric,
-        choices,
-        store,
-        Queues(store, request.seed),
-        request.seed,
-        token,
-        request.annotator,
-    )
-    sock = _bind(request.host, request.port)
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    print(
-        f"judge label: open http://{shown}:{port}/?token={token}\n"
-        f"judge label: {rubric.ref}, {describe(store)}; labels saved to {db}",
-        file=sys.stderr,
-        flush=True,
-    )
-    try:
-        serve(create_label_app(session), sock)
-    finally:
-        store.close()
-    return 0
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(128)
-    return sock

@@ -1,29 +1,19 @@
 """`judge view PATH...`: the results viewer in the browser (judge.view). Parsing and
-printing only. The server binds its socket before it prints the URL (with the session
-token), so the address printed is already accepting connections; `--port 0` picks a free
-port. Loaded only when `view` is chosen."""
+printing only; the job, which binds the socket before it says the URL, is judge.app.view's.
+Loaded only when `view` is chosen."""
 
 from __future__ import annotations
 
 import argparse
-import secrets
-import sys
-import threading
-import webbrowser
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
-from judge.cli._common import add_rubrics_dir_option, rubric_library
-from judge.cli._listen import require_strong_token
+from judge.app.view import ViewRequest, serve_view
+from judge.cli._common import add_rubrics_dir_option, say
 from judge.cli._requests import request_from
-from judge.cli.label import _bind
-from judge.errors import UsageError
-from judge.view import create_view_app, open_viewer
-from judge.view.index import index_folder
-from judge.web import serve
 
-TOKEN_ENV = "JUDGE_VIEW_TOKEN"
+__all__ = ["ViewRequest", "add_view", "run_view"]
+
 VIEW_EXAMPLES = """\
 examples:
   judge view graded.jsonl --cases examples/cases.jsonl
@@ -32,20 +22,6 @@ examples:
   judge view base.jsonl candidate.jsonl --open
                                        open the browser; pick the two runs to compare
 """
-
-
-@dataclass(frozen=True)
-class ViewRequest:
-    """`judge view`."""
-
-    paths: tuple[Path, ...]
-    cases: Path | None
-    labels: Path | None
-    host: str
-    port: int
-    open: bool
-    label_dir: Path
-    rubrics_dir: tuple[Path, ...]
 
 
 def add_view(sub: argparse._SubParsersAction) -> None:
@@ -89,39 +65,5 @@ def add_view(sub: argparse._SubParsersAction) -> None:
 
 
 def run_view(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    return view_command(request_from(ViewRequest, args), env)
-
-
-def view_command(request: ViewRequest, env: Mapping[str, str]) -> int:
-    """`judge view`, from its request."""
-    if not 0 <= request.port <= 65535:
-        raise UsageError(f"--port must be 0..65535, got {request.port}")
-    token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-    require_strong_token(
-        request.host, token, f"set {TOKEN_ENV}, or leave it unset for a generated one"
-    )
-    viewer = open_viewer(
-        request.paths,
-        cases=request.cases,
-        labels=request.labels,
-        library=rubric_library(request, env),
-        index_dir=index_folder(env),
-        label_dir=request.label_dir,
-    )
-    sock = _bind(request.host, request.port)
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/?token={token}"
-    runs = len(viewer.catalog.runs)
-    print(
-        f"judge view: open {url}\njudge view: {runs} run{'s' * (runs != 1)}",
-        file=sys.stderr,
-        flush=True,
-    )
-    if request.open:
-        threading.Timer(0.5, webbrowser.open, [url]).start()
-    try:
-        serve(create_view_app(viewer, token=token), sock)
-    finally:
-        viewer.engine.close()
+    serve_view(request_from(ViewRequest, args), env, say=say)
     return 0

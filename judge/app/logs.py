@@ -1,4 +1,4 @@
-"""Every log line the CLI makes passes a redactor: keys, tokens and a password written into a
+"""Every log line passes a redactor: keys, tokens and a password written into a
 URL (`--base-url https://user:pw@host/v1`, which httpx and the openai SDK log at `-v`).
 
 The record factory is installed once per process and redacts with the redactor of the

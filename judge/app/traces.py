@@ -1,0 +1,113 @@
+"""The traces jobs: `pull` reads traces (an OTLP JSON file or a Phoenix project) into a
+cases file, `push` writes graded records back to Phoenix as span annotations. The
+mapping from spans to cases is the project file's (`[tool.judge.traces]`) with the
+request's slice attributes; `judge watch` (judge.app.watch) reads traces the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from judge.app.judging import rubric_library
+from judge.errors import UsageError
+from judge.kinds import get_kind
+from judge.project_config import ProjectConfig
+from judge.rubric import load_rubric
+from judge.traces.mapping import TraceMapping
+from judge.traces.phoenix import PhoenixClient
+from judge.traces.pull import pull_otlp, pull_phoenix, push_phoenix, read_records, write_cases
+
+
+@dataclass(frozen=True)
+class TracesRequest:
+    """`judge traces pull | push`."""
+
+    action: str
+    records: Path | None
+    otlp: Path | None
+    phoenix: str | None
+    project: str | None
+    since: datetime | None
+    until: datetime | None
+    rubric: str | None
+    slice_attr: tuple[str, ...]
+    output: Path | None
+    rubrics_dir: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """The cases written, where from, and the answered requests skipped (why, each)."""
+
+    cases: int
+    source: str
+    output: Path
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """The span annotations written, and the records left out (not graded)."""
+
+    written: int
+    left: int
+    target: str
+
+
+def mapping_of(project: ProjectConfig | None, slice_attr: tuple[str, ...]) -> TraceMapping:
+    """The default mapping, overridden by `[tool.judge.traces]`, with `--slice-attr`."""
+    table = project.settings.traces if project is not None else None
+    where = f"{project.label if project is not None else 'config'} traces"
+    mapping = TraceMapping.from_table(table or {}, where)
+    if slice_attr:
+        mapping = replace(mapping, slices=tuple(slice_attr))
+    return mapping
+
+
+def phoenix_client(request: Any, env: Mapping[str, str]) -> PhoenixClient:
+    """The Phoenix client of a request with `--phoenix URL --project NAME`."""
+    if not request.project:
+        raise UsageError("--phoenix needs --project NAME")
+    return PhoenixClient(request.phoenix, api_key=env.get("PHOENIX_API_KEY") or None)
+
+
+def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMapping) -> Pulled:
+    """`pull`: one case per answered request, written to the request's output."""
+    if request.output is None:
+        raise UsageError("judge traces pull needs -o CASES.jsonl")
+    if (request.otlp is None) == (request.phoenix is None):
+        raise UsageError("judge traces pull needs one of --otlp FILE or --phoenix URL")
+    required: list[str] = []
+    if request.rubric:
+        rubric = load_rubric(request.rubric, rubric_library(request, env))
+        required = get_kind(rubric.kind).required_inputs(rubric)
+    if request.otlp is not None:
+        extraction = pull_otlp(request.otlp, mapping, required=required)
+        source = str(request.otlp)
+    else:
+        with phoenix_client(request, env) as client:
+            extraction = pull_phoenix(
+                client,
+                str(request.project),
+                mapping,
+                since=request.since,
+                until=request.until,
+                required=required,
+            )
+        source = f"{request.phoenix} project {request.project}"
+    write_cases(extraction, request.output)
+    missing = [str(m) for m in extraction.missing]
+    return Pulled(len(extraction.cases), source, request.output, missing)
+
+
+def push_traces(request: TracesRequest, env: Mapping[str, str]) -> Pushed:
+    """`push`: each graded record as an annotation on its span in Phoenix."""
+    if request.records is None or request.phoenix is None:
+        raise UsageError("judge traces push needs RECORDS and --phoenix URL --project NAME")
+    records = read_records(request.records)
+    with phoenix_client(request, env) as client:
+        written = push_phoenix(client, records)
+    return Pushed(written, len(records) - written, f"{request.phoenix} project {request.project}")
