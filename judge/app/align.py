@@ -31,7 +31,7 @@ from judge.errors import InputError, UsageError
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 
 if TYPE_CHECKING:
-    from judge.cli._requests import AlignRequest
+    from judge.app.requests import AlignRequest
 
 __all__ = [
     "AlignResult",

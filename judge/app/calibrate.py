@@ -27,7 +27,7 @@ from judge.errors import UsageError
 from judge.report.calibrate import write_calibration_report
 
 if TYPE_CHECKING:
-    from judge.cli._requests import CalibrateRequest
+    from judge.app.requests import CalibrateRequest
 
 __all__ = [
     "DEFAULT_KAPPA",

@@ -16,7 +16,7 @@ from calibration.report.output import output_problem
 from judge.errors import UsageError
 
 if TYPE_CHECKING:
-    from judge.cli._requests import CalibrateRequest
+    from judge.app.requests import CalibrateRequest
 
 __all__ = ["FROM_CHOICES", "JudgeSide", "foreign_judge_side"]
 

@@ -13,7 +13,7 @@ from calibration.report.result import calibrate
 from judge.errors import UsageError
 
 if TYPE_CHECKING:
-    from judge.cli._requests import CalibrateRequest
+    from judge.app.requests import CalibrateRequest
 
 __all__ = ["DEFAULT_KAPPA", "PlanResult", "plan_labels"]
 

@@ -21,7 +21,7 @@ from judge.report.foreign_runs import read_any_run
 from judge.report.runs import Run
 
 if TYPE_CHECKING:
-    from judge.cli._requests import CompareRequest
+    from judge.app.requests import CompareRequest
     from judge.rubric import RubricLibrary
 
 __all__ = ["DEFAULT_RESAMPLES", "CompareResult", "check_compare_request", "compare_systems"]

@@ -29,7 +29,7 @@ from calibration.report.gate import (
 from judge.errors import UsageError
 
 if TYPE_CHECKING:
-    from judge.cli._requests import GateRequest
+    from judge.app.requests import GateRequest
 
 __all__ = ["DEFAULT_RESAMPLES", "GateResult", "gate_judges", "parse_gate_condition"]
 

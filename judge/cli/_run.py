@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from judge.app.edge import Edge
 from judge.app.runs import DEFAULT_MAX_ERROR_RATE
@@ -37,18 +38,25 @@ def cli_edge(env: Mapping[str, str]) -> Edge:
     """The terminal as a job's edge: notes on stderr, lines and tables on stdout."""
     from judge.cli._common import announce_judge, print_summary, say_requests, show_progress
     from judge.cli._diagnosis import print_diagnosis
-    from judge.cli._panel_print import print_panel
 
     return Edge(
         note=_stderr,
         line=_stdout,
         summary=print_summary,
-        panel=lambda panel, max_tokens: print_panel(panel, max_tokens=max_tokens),
+        panel=_print_panel,
         diagnosis=print_diagnosis,
         judge=announce_judge,
         requests=say_requests,
         progress=show_progress(env),
     )
+
+
+def _print_panel(panel: dict[str, Any], max_tokens: Sequence[int]) -> None:
+    # imported on a jury's first panel: the jury's outcomes bring the statistics, which an
+    # offline single-judge grade never loads (tests/e2e/test_startup.py)
+    from judge.cli._panel_print import print_panel
+
+    print_panel(panel, max_tokens=max_tokens)
 
 
 def _stderr(line: str) -> None:
