@@ -15,7 +15,8 @@ from judge.report.jury import write_jury_report
 from judge.report.probe import write_probe_report
 
 if TYPE_CHECKING:
-    from judge.app.requests import GradeRequest, ProbeRequest
+    from judge.app.probe import ProbeRequest
+    from judge.app.requests import GradeRequest
 
 
 def check_grade_html(request: GradeRequest) -> None:

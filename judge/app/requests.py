@@ -13,9 +13,8 @@ as before.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from calibration.decisions.gates import Condition
@@ -85,34 +84,6 @@ class GradeRequest:
     ray_address: str | None = None
     ray_actors: int | None = None
     otel_endpoint: str | None = None  # --otel-endpoint URL: judge.app.otel
-
-
-@dataclass(frozen=True)
-class ProbeRequest:
-    """`judge probe PROBE`."""
-
-    probe: str
-    input: str | None
-    rubric: str | None
-    output: Path | None
-    verdicts: Path | None
-    repeats: int
-    padding: tuple[str, ...] | None
-    judge_family: str | None
-    human: Path | None
-    overwrite: bool
-    fail_if: tuple[str, ...]
-    max_flip_rate: float | None
-    fail_if_biased: bool
-    tolerance: float
-    alpha: float
-    html: Path | None
-    rubrics_dir: tuple[Path, ...]
-    judge: JudgeOptions
-    jury: Path | None = None  # --jury JURY.yaml: probe a panel (judge.jury.probe)
-    limit: int | None = None  # --limit / --sample / --sample-seed: as grade's
-    sample: int | None = None
-    sample_seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -217,106 +188,22 @@ class BatchRequest:
     parquet: Path | None = None  # fetch: the records also as a Parquet table
 
 
-@dataclass(frozen=True)
-class RubricsRequest:
-    """`judge rubrics [show | new | lock]`."""
-
-    action: str
-    ref: str | None
-    kind: str | None
-    rubrics_dir: tuple[Path, ...]
-
-
-@dataclass(frozen=True)
-class LabelRequest:
-    """`judge label` and `judge label export` (INPUT is `export` then)."""
-
-    input: str
-    rubric: str | None
-    records: Path | None
-    db: Path | None
-    output: Path | None
-    overwrite: bool
-    host: str
-    port: int
-    sample: int | None
-    seed: int
-    overlap: float
-    annotator: str | None
-    rubrics_dir: tuple[Path, ...]
+# The request types of the jobs that live in their own modules (probe, rubrics, label,
+# config, serve, traces, watch): one definition each, there; named here on first use.
+_ELSEWHERE = {
+    "ProbeRequest": "probe",
+    "RubricsRequest": "rubrics",
+    "LabelRequest": "label",
+    "ConfigRequest": "config",
+    "ServeRequest": "serve",
+    "TracesRequest": "traces",
+    "WatchRequest": "watch",
+}
 
 
-@dataclass(frozen=True)
-class ConfigRequest:
-    """`judge config`: the options `judge grade` takes from the project file, to show."""
+def __getattr__(name: str) -> Any:
+    if name in _ELSEWHERE:
+        from importlib import import_module
 
-    json: bool
-    price_input: float | None
-    price_output: float | None
-    fail_if: tuple[str, ...]
-    max_error_rate: float
-    rubrics_dir: tuple[Path, ...]
-    judge: JudgeOptions
-
-
-@dataclass(frozen=True)
-class ServeRequest:
-    """`judge serve`."""
-
-    host: str
-    port: int
-    config: Path | None
-    data_dir: Path | None
-    cache_dir: Path | None
-    database: str | None = None
-    otel_endpoint: str | None = None  # --otel-endpoint URL: judge.traces.otel
-
-
-@dataclass(frozen=True)
-class TracesRequest:
-    """`judge traces pull | push`."""
-
-    action: str
-    records: Path | None
-    otlp: Path | None
-    phoenix: str | None
-    project: str | None
-    since: datetime | None
-    until: datetime | None
-    rubric: str | None
-    slice_attr: tuple[str, ...]
-    output: Path | None
-    rubrics_dir: tuple[Path, ...]
-
-
-@dataclass(frozen=True)
-class WatchRequest:
-    """`judge watch`."""
-
-    otlp: Path | None
-    phoenix: str | None
-    project: str | None
-    since: datetime | None
-    until: datetime | None
-    slice_attr: tuple[str, ...]
-    rubric: str
-    output: Path
-    sample_rate: float
-    slice_rate: tuple[str, ...]
-    sample_seed: int
-    budget_usd_per_hour: float | None
-    budget_usd_per_day: float | None
-    max_cases_per_hour: int | None
-    max_cases_per_day: int | None
-    price_input: float | None
-    price_output: float | None
-    window_minutes: int
-    poll_seconds: float
-    settle_seconds: float
-    once: bool
-    max_polls: int | None
-    push: bool
-    otel_endpoint: str | None
-    metrics_port: int | None
-    rubrics_dir: tuple[Path, ...]
-    judge: JudgeOptions
+        return getattr(import_module(f"judge.app.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,40 +7,27 @@ import argparse
 from dataclasses import MISSING, fields, is_dataclass
 from typing import Any, TypeVar
 
+from judge.app import requests as _app_requests
 from judge.app.requests import (
     FROM_PROJECT_FILE,
     AlignRequest,
     BatchRequest,
     CalibrateRequest,
     CompareRequest,
-    ConfigRequest,
     GateRequest,
     GradeRequest,
     JudgeOptions,
-    LabelRequest,
-    ProbeRequest,
-    RubricsRequest,
-    ServeRequest,
-    TracesRequest,
-    WatchRequest,
 )
 
 R = TypeVar("R")
 __all__ = [
     "JudgeOptions",
     "GradeRequest",
-    "ProbeRequest",
     "CalibrateRequest",
     "GateRequest",
     "CompareRequest",
     "AlignRequest",
     "BatchRequest",
-    "RubricsRequest",
-    "LabelRequest",
-    "ConfigRequest",
-    "ServeRequest",
-    "TracesRequest",
-    "WatchRequest",
     "FROM_PROJECT_FILE",
     "request_from",
 ]
@@ -66,3 +53,10 @@ def request_from(kind: type[R], args: argparse.Namespace) -> R:
 
 
 _NESTED: dict[str, type] = {"judge": JudgeOptions}
+
+
+def __getattr__(name: str) -> Any:
+    # the request types of probe, rubrics, label, config, serve, traces and watch live in
+    # their jobs' modules (judge.app.probe, ...): named here on first use, so that a
+    # command imports only its own job
+    return getattr(_app_requests, name)
