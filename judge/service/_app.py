@@ -59,6 +59,7 @@ from judge.service._state import ServiceState, check_cases, grade_limit
 from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
 from judge.service.stores import Runner, Store, open_store
+from judge.view.jobs import job_routes as viewer_routes
 from judge.web import RequestGuard
 from judge.web.guard import JSON_TYPE
 
@@ -112,6 +113,11 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     app.include_router(metrics_routes(state), dependencies=secured)
     for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
         app.include_router(router, prefix="/v1", dependencies=secured)
+    # the viewer's page at / over the jobs (judge.view.jobs): behind the token, if any
+    token = config.token.get_secret_value() if config.token is not None else None
+    app.router.routes += viewer_routes(
+        store, pool.library, token=token, allowed_hosts=config.allowed_hosts
+    )
     return app
 
 

@@ -59,6 +59,7 @@ class Viewer:
     # ---- runs -----------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
+        self.catalog.refresh()
         return [self.describe(run) for run in self.catalog.runs.values()]
 
     def describe(self, run: ViewRun) -> dict[str, Any]:

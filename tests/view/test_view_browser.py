@@ -133,6 +133,11 @@ def test_runs_to_comparison_to_regressed_case_to_its_evidence(
     assert expected in page.locator("#base .contexts").inner_text()
     flagged = page.locator("#candidate #answer .claim.not_enough_information")
     expect(flagged.first).to_be_visible()
+    # provenance as the record holds it: the rules judge sets no temperature nor seed
+    provenance = page.locator("#base #provenance")
+    expect(provenance).to_contain_text("temperature")
+    assert "null" not in provenance.inner_text()
+    expect(provenance.locator("tr", has_text="seed")).to_contain_text("not recorded")
     shoot(page, "regressed-case")
 
 
