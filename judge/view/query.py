@@ -188,8 +188,12 @@ class Engine:
             tokens = cursor.execute(
                 f"SELECT sum(prompt_tokens), sum(completion_tokens) FROM {alias}.records"
             ).fetchone()
+            # the first position, then its record: a top-1 carrying `raw` reads every
+            # record's text (seconds at a million, on a cold start)
+            low = cursor.execute(f"SELECT min(pos) FROM {alias}.records").fetchone()
             first = cursor.execute(
-                f"SELECT raw FROM {alias}.records ORDER BY pos LIMIT 1"
+                f"SELECT raw FROM {alias}.records WHERE pos = ANY(?::BIGINT[])",
+                [[low[0]] if low else []],
             ).fetchone()
         finally:
             cursor.close()

@@ -32,6 +32,7 @@ import duckdb
 SEPARATORS = r"[^\p{L}\p{N}_]+"  # RE2 (DuckDB's regexp_*): not a letter, digit or _
 DENSE = 256  # words given a bit of the masks: the most frequent ones
 MASKS = DENSE // 64
+BATCH = 20_000  # rows whose words are found at once, when building
 MAX_CANDIDATES = 20_000  # a needle with separators: past this, the texts are scanned
 
 
@@ -42,16 +43,12 @@ def _split(text: str) -> str:
 
 def build_words(db: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """Build `vocab` and `rare` from `records` (pos, id, text) and `cases` (cid,
-    case_text), and a temporary table `word_keys` (pos, b0..b3, id_key) for the caller to
-    set into the records; returns those columns' names and types."""
-    db.execute(
-        f"""CREATE TEMP TABLE case_words AS SELECT DISTINCT w AS word, cid FROM
-            (SELECT cid, unnest({_split("case_text")}) AS w FROM cases) WHERE w <> ''"""
-    )
-    db.execute(
-        f"""CREATE TEMP TABLE words AS SELECT DISTINCT w AS word, pos FROM
-            (SELECT pos, unnest({_split("text")}) AS w FROM records) WHERE w <> ''"""
-    )
+    case_text), and a table `word_keys` (pos, b0..b3, id_key) for the caller to set into
+    the records and drop; returns those columns' names and types."""
+    db.execute("CREATE TABLE case_words (word VARCHAR, cid VARCHAR)")
+    _insert_words(db, "case_words", "cases", "cid", "case_text")
+    db.execute("CREATE TABLE words (word VARCHAR, pos BIGINT)")
+    _insert_words(db, "words", "records", "pos", "text")
     # a case's words belong to every record of its id (the search matched `id IN cases`)
     db.execute(
         "INSERT INTO words SELECT c.word, r.pos FROM case_words c JOIN records r ON r.id = c.cid"
@@ -63,7 +60,7 @@ def build_words(db: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
               FROM words GROUP BY word)"""
     )
     db.execute(
-        """CREATE TABLE rare AS SELECT DISTINCT w.word, w.pos FROM words w
+        """CREATE TABLE rare AS SELECT w.word, w.pos FROM words w
         JOIN vocab v ON v.word = w.word AND v.bit IS NULL"""
     )
     masks = ", ".join(
@@ -71,19 +68,33 @@ def build_words(db: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
         for i in range(MASKS)
     )
     db.execute(
-        f"""CREATE TEMP TABLE masks AS SELECT w.pos, {masks} FROM words w
+        f"""CREATE TABLE masks AS SELECT w.pos, {masks} FROM words w
         JOIN vocab v ON v.word = w.word AND v.bit IS NOT NULL GROUP BY w.pos"""
     )
     db.execute("DROP TABLE words")
     # the id sort as an integer: a top-N over a million strings is seconds on a busy machine
     bits = ", ".join(f"COALESCE(m.b{i}, 0)::UBIGINT AS b{i}" for i in range(MASKS))
     db.execute(
-        f"""CREATE TEMP TABLE word_keys AS SELECT r.pos, {bits},
+        f"""CREATE TABLE word_keys AS SELECT r.pos, {bits},
             CASE WHEN r.id IS NOT NULL THEN dense_rank() OVER (ORDER BY r.id) END AS id_key
         FROM records r LEFT JOIN masks m ON m.pos = r.pos"""
     )
     db.execute("DROP TABLE masks")
     return [*((f"b{i}", "UBIGINT") for i in range(MASKS)), ("id_key", "BIGINT")]
+
+
+def _insert_words(
+    db: duckdb.DuckDBPyConnection, target: str, table: str, key: str, text: str
+) -> None:
+    """Each row's distinct words, BATCH rows at a time: a DISTINCT over a million texts at
+    once holds more than the build's memory limit."""
+    last = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()
+    for start in range(0, (last[0] if last and last[0] is not None else -1) + 1, BATCH):
+        db.execute(
+            f"""INSERT INTO {target} SELECT DISTINCT w, {key} FROM
+            (SELECT {key}, unnest({_split(text)}) AS w FROM {table}
+             WHERE rowid >= {start} AND rowid < {start + BATCH}) WHERE w <> ''"""
+        )
 
 
 @dataclass(frozen=True)
