@@ -141,16 +141,15 @@ def search_clause(cursor: duckdb.DuckDBPyConnection, alias: str, needle: str) ->
 
 def _holding(cursor: duckdb.DuckDBPyConnection, alias: str, piece: str) -> tuple[str, list[Any]]:
     """Records holding a word that contains `piece` (which has no separator)."""
-    bits = cursor.execute(
-        f"SELECT bit FROM {alias}.vocab WHERE contains(word, ?)", [piece]
-    ).fetchall()
+    row = cursor.execute(
+        f"SELECT list(DISTINCT bit) FILTER (bit IS NOT NULL), bool_or(bit IS NULL) "
+        f"FROM {alias}.vocab WHERE contains(word, ?)",
+        [piece],
+    ).fetchone()
+    bits, rare = (row[0] or [], bool(row[1])) if row else ([], False)
     masks = [0] * MASKS
-    rare = False
-    for (bit,) in bits:
-        if bit is None:
-            rare = True
-        else:
-            masks[bit // 64] |= 1 << (bit % 64)
+    for bit in bits:
+        masks[bit // 64] |= 1 << (bit % 64)
     tests = [f"(r.b{i} & {mask}::UBIGINT) <> 0" for i, mask in enumerate(masks) if mask]
     params: list[Any] = []
     if rare:
