@@ -5,10 +5,11 @@
 
 Routes (OpenAPI at /docs): GET /healthz; GET /v1/judges; GET /v1/rubrics and
 /v1/rubrics/{id}/{version}; POST /v1/grade; POST/GET/DELETE /v1/jobs (service_routes_jobs);
-POST /v1/calibrate. Grading goes through `Grader` exactly as `judge grade` does, so records
-match the CLI's; jobs live in folders indexed by SQLite (service_store) and resume after a
-restart (service_jobs), or, with `database: postgresql://...`, in PostgreSQL, where any
-number of servers share them chunk by chunk (service_stores, service_replicas).
+POST /v1/calibrate; the viewer's page over the jobs at / (judge.view.jobs). Grading goes
+through `Grader` exactly as `judge grade` does, so records match the CLI's; jobs live in
+folders indexed by SQLite (service_store) and resume after a restart (service_jobs), or,
+with `database: postgresql://...`, in PostgreSQL, where any number of servers share them
+chunk by chunk (service_stores, service_replicas).
 """
 
 from __future__ import annotations
