@@ -145,7 +145,8 @@ def first_page(server: Server) -> tuple[float, str, int]:
     return time.perf_counter() - server.started, run, page["total"]
 
 
-def measure(total: int, distinct: int, folder: Path) -> dict[str, Any]:
+def make_run(total: int, distinct: int, folder: Path) -> float:
+    """folder/run/faithfulness.jsonl and folder/cases.jsonl; the grading's seconds."""
     cases, graded = folder / "distinct.jsonl", folder / "distinct.graded.jsonl"
     make_cases(cases, distinct)
     start = time.perf_counter()
@@ -155,17 +156,30 @@ def measure(total: int, distinct: int, folder: Path) -> dict[str, Any]:
         check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     grading_s = time.perf_counter() - start
-    run, all_cases = folder / "run" / "faithfulness.jsonl", folder / "cases.jsonl"
-    run.parent.mkdir()
-    replicate(cases, graded, total, all_cases, run)
+    (folder / "run").mkdir()
+    replicate(cases, graded, total, folder / "cases.jsonl", folder / "run" / "faithfulness.jsonl")
+    return grading_s
+
+
+def measure(
+    total: int, distinct: int, folder: Path, data: Path | None = None, index: Path | None = None
+) -> dict[str, Any]:
+    grading_s = None if data is not None else make_run(total, distinct, folder)
+    data = data or folder
+    run, all_cases = data / "run" / "faithfulness.jsonl", data / "cases.jsonl"
+    with run.open("rb") as handle:
+        total = sum(1 for _ in handle)
     out: dict[str, Any] = {"records": total, "distinct": distinct, "grading_s": grading_s}
+    out["command"] = "python benchmarks/view.py " + " ".join(sys.argv[1:])
     out["records_bytes"], out["cases_bytes"] = run.stat().st_size, all_cases.stat().st_size
-    index = folder / "index"
-    server = Server(run, all_cases, index)
-    try:
-        out["build_s"], _, _ = first_page(server)
-    finally:
-        server.stop()
+    index = index or folder / "index"
+    out["build_s"] = None
+    if not (index.is_dir() and any(index.glob("*.duckdb"))):
+        server = Server(run, all_cases, index)
+        try:
+            out["build_s"], _, _ = first_page(server)
+        finally:
+            server.stop()
     out["index_bytes"] = sum(p.stat().st_size for p in index.iterdir())
     server = Server(run, all_cases, index)
     try:
@@ -183,28 +197,81 @@ def measure(total: int, distinct: int, folder: Path) -> dict[str, Any]:
         out["peak_rss_mb"] = server.peak_rss_mb()
     finally:
         server.stop()
+    out["old_new"] = old_and_new(next(index.glob("*.duckdb")))
     return out
+
+
+OLD_SEARCH = "(contains(r.text, ?) OR r.id IN (SELECT cid FROM cases WHERE contains(case_text, ?)))"
+
+
+def old_and_new(index: Path) -> list[tuple[str, float, float]]:
+    """The same questions to the same index file in this process, as the code before the
+    word index asked them (texts read whole, strings sorted, an IN list) and as it asks
+    them now: (what, old s, new s), each the median of 3, one after the other so the
+    machine's load is the same for both."""
+    import duckdb
+
+    from judge.view.words import search_clause
+
+    db = duckdb.connect(str(index), read_only=True, config={"memory_limit": "384MB", "threads": 2})
+    page = [p for (p,) in db.execute("SELECT pos FROM records USING SAMPLE 50 ROWS").fetchall()]
+
+    def timed(sql: str, params: list[Any]) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            db.execute(sql, params).fetchall()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    rows = []
+    for needle in ("dada", "c0004242-r0077", "zzqxv"):
+        cursor = db.cursor()
+        start = time.perf_counter()
+        search = search_clause(cursor, "main", needle)
+        clause_s = time.perf_counter() - start
+        new = timed(f"SELECT count(*) FROM records r WHERE {search.sql}", search.params)
+        old = timed(f"SELECT count(*) FROM records r WHERE {OLD_SEARCH}", [needle, needle])
+        rows.append((f"search `{needle}`: count the matches", old, new + clause_s))
+    rows.append((
+        "sort by id, desc: the first 50",
+        timed("SELECT pos FROM records r ORDER BY r.id DESC NULLS LAST, r.pos LIMIT 50", []),
+        timed("SELECT pos FROM records r ORDER BY r.id_key DESC NULLS LAST, r.pos LIMIT 50", []),
+    ))  # fmt: skip
+    rows.append((
+        "a page's 50 records by position",
+        timed(f"SELECT pos, raw FROM records WHERE pos IN ({', '.join('?' * 50)})", page),
+        timed("SELECT pos, raw FROM records WHERE pos = ANY(?::BIGINT[])", [page]),
+    ))  # fmt: skip
+    rows.append((
+        "the overview's first record and token sums",
+        timed("SELECT raw FROM records ORDER BY pos LIMIT 1", [])
+        + timed("SELECT sum(TRY_CAST(raw->>'$.usage.prompt_tokens' AS BIGINT)) FROM records", []),
+        timed("SELECT raw FROM records WHERE pos = ANY(?::BIGINT[])", [[0]])
+        + timed("SELECT sum(prompt_tokens) FROM records", []),
+    ))  # fmt: skip
+    db.close()
+    return rows
 
 
 def report(result: dict[str, Any], load: str) -> str:
     lines = [
         "# `judge view` on a large run (`benchmarks/view.py`)",
         "",
-        f"Command: `python benchmarks/view.py --records {result['records']} --distinct "
-        f"{result['distinct']} --write`. Machine: {platform.system()} {platform.machine()}, "
+        f"Command: `{result['command']}`. Machine: {platform.system()} {platform.machine()}, "
         f"{os.cpu_count()} CPUs shared with other work (load average {load}), Python "
         f"{platform.python_version()}. Figures from a loaded machine: ratios count more "
         "than the absolute times.",
         "",
         f"The run: {result['distinct']:,} distinct cases graded by the rules judge "
-        f"({result['grading_s']:.0f} s), replicated to {result['records']:,} records "
+        f"({_seconds(result['grading_s'], 'graded earlier')}), replicated to {result['records']:,} records "
         f"({result['records_bytes'] / 1e6:,.0f} MB of records, {result['cases_bytes'] / 1e6:,.0f} MB "
         "of cases; every 100th replica a parse_error). Grading a million cases with the rules "
         "judge would take hours on this machine, hence the replicas.",
         "",
         "| what | time | target |",
         "|---|---|---|",
-        f"| index build (first `/api/runs` ever: DuckDB reads the JSONL once) | {result['build_s']:.1f} s | (once per records file change) |",
+        f"| index build (first `/api/runs` ever: DuckDB reads the JSONL once) | {_seconds(result['build_s'])} | (once per records file change) |",
         f"| first page, cold (server start with the index on disk to the first 50 records) | {result['cold_s']:.2f} s | < 5 s |",
         f"| first page, warm (median of 5) | {result['warm_s'] * 1000:.0f} ms | < 1 s |",
     ]
@@ -218,8 +285,20 @@ def report(result: dict[str, Any], load: str) -> str:
         f"Index file: {result['index_bytes'] / 1e6:,.0f} MB (DuckDB, beside nothing of the user's: "
         "`$JUDGE_VIEW_INDEX`, else ~/.cache/llm-judge/view).",
         "",
+        "Before and after the word index, on this index file, in one process, one after the "
+        "other (median of 3 each; the old way reads the texts whole, sorts ids as strings, "
+        "fetches a page with an IN list):",
+        "",
+        "| what | old | new | old / new |",
+        "|---|---|---|---|",
     ]
-    return "\n".join(lines)
+    for name, old, new in result["old_new"]:
+        lines.append(f"| {name} | {old * 1000:.0f} ms | {new * 1000:.0f} ms | {old / new:.1f}x |")
+    return "\n".join([*lines, ""])
+
+
+def _seconds(value: float | None, missing: str = "index given: not built here") -> str:
+    return f"({missing})" if value is None else f"{value:.1f} s"
 
 
 def main() -> None:
@@ -227,9 +306,21 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--distinct", type=int, default=10_000)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="a folder from an earlier run: DATA/run/faithfulness.jsonl "
+        "and DATA/cases.jsonl, used as they are (no grading, no replicas)",
+    )
+    parser.add_argument(
+        "--index",
+        type=Path,
+        help="an index folder to use (and keep); one already built for "
+        "the run skips the build's timing",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        result = measure(args.records, args.distinct, Path(folder))
+        result = measure(args.records, args.distinct, Path(folder), args.data, args.index)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     text = report(result, load)
     print(text)

@@ -5,10 +5,11 @@
 
 Routes (OpenAPI at /docs): GET /healthz; GET /v1/judges; GET /v1/rubrics and
 /v1/rubrics/{id}/{version}; POST /v1/grade; POST/GET/DELETE /v1/jobs (service_routes_jobs);
-POST /v1/calibrate. Grading goes through `Grader` exactly as `judge grade` does, so records
-match the CLI's; jobs live in folders indexed by SQLite (service_store) and resume after a
-restart (service_jobs), or, with `database: postgresql://...`, in PostgreSQL, where any
-number of servers share them chunk by chunk (service_stores, service_replicas).
+POST /v1/calibrate; the viewer's page over the jobs at / (judge.view.jobs). Grading goes
+through `Grader` exactly as `judge grade` does, so records match the CLI's; jobs live in
+folders indexed by SQLite (service_store) and resume after a restart (service_jobs), or,
+with `database: postgresql://...`, in PostgreSQL, where any number of servers share them
+chunk by chunk (service_stores, service_replicas).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from judge.service._state import ServiceState, check_cases, grade_limit
 from judge.service._upload import UPLOAD_TYPES
 from judge.service.config import ServiceConfig
 from judge.service.stores import Runner, Store, open_store
+from judge.view.jobs import job_routes as viewer_routes
 from judge.web import RequestGuard
 from judge.web.guard import JSON_TYPE
 
@@ -112,6 +114,11 @@ def create_app(config: ServiceConfig, *, backends: Mapping[str, Backend] | None 
     app.include_router(metrics_routes(state), dependencies=secured)
     for router in (_v1_routes(state), job_routes(state), analysis_routes(state)):
         app.include_router(router, prefix="/v1", dependencies=secured)
+    # the viewer's page at / over the jobs (judge.view.jobs): behind the token, if any
+    token = config.token.get_secret_value() if config.token is not None else None
+    app.router.routes += viewer_routes(
+        store, pool.library, token=token, allowed_hosts=config.allowed_hosts
+    )
     return app
 
 

@@ -21,7 +21,7 @@ undeclared bodies; every answer carries a Content-Security-Policy of this origin
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib import resources
 from typing import Any
 
@@ -55,15 +55,18 @@ class ViewError(Exception):
         self.status, self.kind, self.message = status, kind, message
 
 
-def create_view_app(viewer: Viewer, *, token: str | None) -> FastAPI:
+def create_view_app(
+    viewer: Viewer, *, token: str | None, allowed_hosts: Collection[str] = ()
+) -> FastAPI:
     """The viewer's app; `token` None only where a server in front checks one itself
-    (`judge serve` without a token serves its jobs as openly as its API)."""
+    (`judge serve` without a token serves its jobs as openly as its API). `allowed_hosts`:
+    Host names besides loopback's (the service's, for a proxy in front)."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     install_routes(app, viewer)
     app.add_middleware(BodyLimit, limit_for=lambda _path: BODY_LIMIT)
     if token is not None:
         app.add_middleware(TokenFirst, token=token, message=UNAUTHORISED)
-    app.add_middleware(RequestGuard)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts)
     app.add_middleware(SecurityHeaders)
     return app
 

@@ -6,8 +6,10 @@ parsing a million JSON lines on every keystroke (benchmarks/view.md: seconds). S
 records file gets, once, a columnar table of what the pages filter, sort and search on:
 position in the file, id, status, score, label, slices, the panel's outcome and the spread
 of its jurors' scores, the record's search text (lower-cased id, claims, rationale and
-error) and the whole record as JSON text; and a table of the cases (id, lower-cased
-question and answer, the whole case). The two are not joined when built: a hash join of a
+error), its tokens, and the whole record as JSON text; and a table of the cases (id,
+lower-cased question and answer, the whole case). Then the word index of both texts
+(judge.view.words), which a search reads instead of the texts, and `id_key`, the rank of
+the record's id, which the id sort orders by. The two are not joined when built: a hash join of a
 million long texts does not fit the memory the server allows itself, while a search joins
 only the ids that matched. The index is a file
 `<sha256 of the records path>.duckdb` in the index folder (`$JUDGE_VIEW_INDEX`, else
@@ -26,7 +28,9 @@ from pathlib import Path
 
 import duckdb
 
-INDEX_VERSION = "2"
+from judge.view.words import build_words
+
+INDEX_VERSION = "3"
 INDEX_ENV = "JUDGE_VIEW_INDEX"
 MEMORY_LIMIT = "384MB"  # the server stays under 1 GB at a million records (benchmarks/)
 
@@ -113,6 +117,14 @@ def _build(db: duckdb.DuckDBPyConnection, source: Source) -> None:
     db.execute(f"CREATE TABLE cases AS {cases}")
     db.execute(_RECORDS_SQL)
     db.execute("DROP TABLE lines")
+    # the word index (judge.view.words): its masks and the integer id sort key go into the
+    # records table, set in place (a copy would rewrite every record's text)
+    columns = build_words(db)
+    for name, kind in columns:
+        db.execute(f"ALTER TABLE records ADD COLUMN {name} {kind}")
+    assigned = ", ".join(f"{name} = k.{name}" for name, _ in columns)
+    db.execute(f"UPDATE records SET {assigned} FROM word_keys k WHERE records.pos = k.pos")
+    db.execute("DROP TABLE word_keys")
 
 
 def _raw_expression(records: Path) -> str:
@@ -151,12 +163,14 @@ WITH parsed AS (
         TRY_CAST(json_extract(raw, '$.panel.jurors[*].score') AS DOUBLE[]) AS juror_scores,
         COALESCE(json_extract_string(raw, '$.verdict.claims[*].claim'), []) AS claims,
         raw->>'$.verdict.rationale' AS rationale,
-        raw->>'$.error' AS error
+        raw->>'$.error' AS error,
+        TRY_CAST(raw->>'$.usage.prompt_tokens' AS BIGINT) AS prompt_tokens,
+        TRY_CAST(raw->>'$.usage.completion_tokens' AS BIGINT) AS completion_tokens
     FROM lines
 )
 SELECT p.pos, p.id, p.status, p.score, p.label, p.slices, p.outcome,
     list_max(p.juror_scores) - list_min(p.juror_scores) AS spread,
     lower(concat_ws(' ', p.id, array_to_string(p.claims, ' '), p.rationale, p.error)) AS text,
-    CAST(p.raw AS VARCHAR) AS raw
+    p.prompt_tokens, p.completion_tokens, CAST(p.raw AS VARCHAR) AS raw
 FROM parsed p
 """

@@ -23,7 +23,6 @@ from typing import Any
 from calibration.errors import CalibrationInputError
 from calibration.io.labels import normalise_label, read_labels
 from judge.errors import JudgeError, UsageError
-from judge.label.labelset import LabelPlan, describe, open_label_store
 from judge.rubric import RubricLibrary
 from judge.view.query import HumanLabels
 
@@ -60,6 +59,8 @@ def queue_for_labelling(
 ) -> dict[str, Any]:
     """A new labelling set of `cases` (each case's JSON text) in `folder`; what was written
     and the command that opens it."""
+    from judge.label.labelset import LabelPlan, describe, open_label_store  # on use: seconds
+
     if not cases:
         raise UsageError("no case to label: select cases whose input the viewer has")
     rubric = library.load(rubric_ref)

@@ -22,10 +22,11 @@ from typing import Any
 import duckdb
 
 from judge.view.index import MEMORY_LIMIT
+from judge.view.words import search_clause
 
 SORTS = {
     "input": "r.pos",
-    "id": "r.id",
+    "id": "r.id_key",  # the id's rank (judge.view.words): the same order, sorted as integers
     "score": "r.score",
     "status": "r.status",
     "label": "r.label",
@@ -129,17 +130,17 @@ class Engine:
     def records(self, index: Path, query: RecordQuery) -> dict[str, Any]:
         """`{"total", "records": [raw JSON text], "facets"}` for one page of a query."""
         alias = self.alias(index)
-        where, params = _where(query, alias)
         joined = bool(self.humans.by_id)  # no labels: no join, and every case unlabelled
         human = (
             "LEFT JOIN human h ON h.id = r.id"
             if joined
             else "LEFT JOIN (SELECT NULL::VARCHAR AS label) h ON false"
         )
-        base = f"FROM {alias}.records r {human} WHERE {where}"
         order = f"{SORTS[query.sort]} {query.order.upper()} NULLS LAST, r.pos"
         cursor = self.cursor()
         try:
+            where, params = _where(cursor, query, alias)
+            base = f"FROM {alias}.records r {human} WHERE {where}"
             # the page's positions first, then their records: a top-N over narrow columns,
             # not over a million whole records
             top = cursor.execute(
@@ -185,11 +186,14 @@ class Engine:
                 "WHERE status = 'ok'"
             ).fetchone() or (None, None, 0)
             tokens = cursor.execute(
-                f"SELECT sum(TRY_CAST(raw->>'$.usage.prompt_tokens' AS BIGINT)), "
-                f"sum(TRY_CAST(raw->>'$.usage.completion_tokens' AS BIGINT)) FROM {alias}.records"
+                f"SELECT sum(prompt_tokens), sum(completion_tokens) FROM {alias}.records"
             ).fetchone()
+            # the first position, then its record: a top-1 carrying `raw` reads every
+            # record's text (seconds at a million, on a cold start)
+            low = cursor.execute(f"SELECT min(pos) FROM {alias}.records").fetchone()
             first = cursor.execute(
-                f"SELECT raw FROM {alias}.records ORDER BY pos LIMIT 1"
+                f"SELECT raw FROM {alias}.records WHERE pos = ANY(?::BIGINT[])",
+                [[low[0]] if low else []],
             ).fetchone()
         finally:
             cursor.close()
@@ -242,7 +246,9 @@ def _t_interval(mean: float | None, sd: float | None, n: int) -> list[float] | N
     return list(mean_interval_from_moments(mean, sd, n))
 
 
-def _where(query: RecordQuery, alias: str) -> tuple[str, list[Any]]:
+def _where(
+    cursor: duckdb.DuckDBPyConnection, query: RecordQuery, alias: str
+) -> tuple[str, list[Any]]:
     clauses: list[str] = ["true"]
     params: list[Any] = []
 
@@ -257,13 +263,8 @@ def _where(query: RecordQuery, alias: str) -> tuple[str, list[Any]]:
     if query.label:
         add("r.label = ?", query.label)
     if query.q:
-        needle = query.q.lower()
-        add(
-            f"(contains(r.text, ?) OR r.id IN "
-            f"(SELECT cid FROM {alias}.cases WHERE contains(case_text, ?)))",
-            needle,
-            needle,
-        )
+        search = search_clause(cursor, alias, query.q.lower())
+        add(search.sql, *search.params)
     if query.min_score is not None:
         add("r.score >= ?", query.min_score)
     if query.max_score is not None:
@@ -283,7 +284,7 @@ def _where(query: RecordQuery, alias: str) -> tuple[str, list[Any]]:
     if query.human_label:
         add("h.label = ?", query.human_label)
     if query.ids:
-        add(f"r.id IN ({_marks(query.ids)})", *query.ids)
+        add("r.id = ANY(?::VARCHAR[])", list(query.ids))
     return " AND ".join(clauses), params
 
 
@@ -291,9 +292,11 @@ def _by_position(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[
     """Whole records (JSON text) at these positions, in this order."""
     if not positions:
         return []
+    # `= ANY(list)`, not `IN (?, ?, ...)`: DuckDB reads the IN list's scan whole (every
+    # record's text: most of a page's time at a million records), the list's only the rows
     found = dict(
         cursor.execute(
-            f"SELECT pos, raw FROM {alias}.records WHERE pos IN ({_marks(positions)})", positions
+            f"SELECT pos, raw FROM {alias}.records WHERE pos = ANY(?::BIGINT[])", [positions]
         ).fetchall()
     )
     return [found[p] for p in positions]

@@ -69,6 +69,9 @@ class Catalog:
     def run(self, run_id: str) -> ViewRun | None:
         return self.runs.get(run_id)
 
+    def refresh(self) -> None:
+        """Look for runs again (the paths' runs are found once; a service's jobs come and go)."""
+
 
 def discover(paths: Sequence[Path], cases: Path | None = None) -> Catalog:
     """The catalog of `paths`; UsageError (one line) for a path that is not there or

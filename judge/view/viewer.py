@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge.engine.diagnosis import diagnose_files, signal_sources
 from judge.errors import JudgeError, UsageError
 from judge.rubric import Rubric, RubricLibrary
 from judge.view.index import Source, ensure_index
@@ -59,6 +58,7 @@ class Viewer:
     # ---- runs -----------------------------------------------------------------------------
 
     def runs(self) -> list[dict[str, Any]]:
+        self.catalog.refresh()
         return [self.describe(run) for run in self.catalog.runs.values()]
 
     def describe(self, run: ViewRun) -> dict[str, Any]:
@@ -144,6 +144,8 @@ class Viewer:
         """The two-by-two of the run's group: a recognised summary's, else computed from the
         group's records files (judge.engine.diagnosis) with each rubric's own threshold."""
         run = self.run(run_id)
+        from judge.engine.diagnosis import diagnose_files, signal_sources  # the RAG page only
+
         group = [r for r in self.catalog.runs.values() if r.group == run.group]
         for output in run.outputs:
             if output.kind == "summary":

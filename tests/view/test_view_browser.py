@@ -133,6 +133,11 @@ def test_runs_to_comparison_to_regressed_case_to_its_evidence(
     assert expected in page.locator("#base .contexts").inner_text()
     flagged = page.locator("#candidate #answer .claim.not_enough_information")
     expect(flagged.first).to_be_visible()
+    # provenance as the record holds it: the rules judge sets no temperature nor seed
+    provenance = page.locator("#base #provenance")
+    expect(provenance).to_contain_text("temperature")
+    assert "null" not in provenance.inner_text()
+    expect(provenance.locator("tr", has_text="seed")).to_contain_text("not recorded")
     shoot(page, "regressed-case")
 
 
@@ -171,3 +176,33 @@ def test_label_these_puts_the_selected_cases_in_a_label_set(
     assert command[:2] == ["judge", "label"]
     cases_file = server.work / command[2]  # relative to the server's folder
     assert [c["id"] for c in read_jsonl(cases_file)] == chosen
+
+
+def test_judge_serve_shows_its_jobs_at_slash(
+    page: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`judge serve` with a token: the URL with `?token=` opens its job list, then the
+    job's records, then a case."""
+    from tests.helpers import case
+    from tests.test_service_support import TOKEN, ServiceProcess, wait_for_job, write_config
+
+    folder = tmp_path_factory.mktemp("serve")
+    config = write_config(folder / "service.yaml", data_dir=str(folder / "data"), token=TOKEN)
+    server = ServiceProcess(config).start(timeout=180)  # a loaded CI box starts slowly
+    try:
+        with server.client() as client:
+            cases = [case("served-1"), case("served-2", answer="The trial lasts 40 days.")]
+            job = client.post("/v1/jobs", json={"rubric": "faithfulness", "cases": cases})
+            job_id = job.json()["id"]
+            assert wait_for_job(client, job_id)["status"] == "done"
+        page.goto(f"{server.base_url}/?token={TOKEN}")
+        expect(page.locator("#runs tbody tr")).to_have_count(1)
+        expect(page.locator("#runs tbody tr")).to_contain_text(job_id)
+        shoot(page, "serve-jobs")
+        page.get_by_role("link", name=re.compile("faithfulness@1")).click()
+        expect(page.locator("#records tbody tr")).to_have_count(2)
+        page.locator("#records tbody tr a").first.click()
+        expect(page.locator("#provenance")).to_contain_text("not recorded")
+        shoot(page, "serve-case")
+    finally:
+        server.stop()

@@ -252,10 +252,12 @@
         el("tbody", {}, detail.human.map((h) => el("tr", {}, el("td", {}, h.annotator || "–"), el("td", {}, h.label), el("td", {}, h.note || ""))))));
     }
     const judge = r.judge || {};
+    // as the record holds them; a judge that sets none (the rules judge) records null
+    const recorded = (v) => (v === null || v === undefined ? "not recorded" : String(v));
     parts.push(el("h2", {}, "Provenance"), el("table", { id: "provenance" }, el("tbody", {},
       [["rubric", `${r.rubric}@${r.rubric_version}`], ["rubric sha256", r.rubric_sha256], ["judge", judge.model],
         ["judge id", r.judge_id], ["output mode", judge.output_mode], ["fingerprint", judge.system_fingerprint],
-        ["temperature / seed", `${judge.temperature} / ${judge.seed}`], ["cached", String(r.cached)],
+        ["temperature", recorded(judge.temperature)], ["seed", recorded(judge.seed)], ["cached", String(r.cached)],
         ["tokens", r.usage ? `${r.usage.prompt_tokens} + ${r.usage.completion_tokens}` : "–"], ["latency ms", r.latency_ms], ["run", runId]]
         .map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v === null || v === undefined ? "–" : String(v)))))));
     return el("div", { class: "case" }, parts);
