@@ -2,6 +2,9 @@
 
     python benchmarks/interval_coverage.py [--reps 400] [--bootstrap 2000] [--seed 0]
 
+(``benchmarks/small_n_intervals.py --write`` runs it too and writes its tables into
+``benchmarks/small_n_intervals.md``.)
+
 Four settings, each drawn from a population whose figure is known exactly:
 
 - ``weighted_kappa``: five ordinal classes (1-5), linear and quadratic weights, an
@@ -23,8 +26,7 @@ Four settings, each drawn from a population whose figure is known exactly:
   ``2 · 1.96 · σ / √n``.
 
 Each function returns a :class:`Coverage`; the seeded tests in
-``tests/unit/test_interval_coverage.py`` call them with few repetitions, and
-``benchmarks/small_n_intervals.py --write`` writes these tables at full size.
+``tests/unit/test_interval_coverage.py`` call them with few repetitions.
 """
 
 from __future__ import annotations
@@ -292,3 +294,83 @@ def mean_label_coverage(
         # PPI++ estimates the human mean over the judged cases.
         out["ppi"].add(est["ppi"]["ci95"], est.get("reason"), float(np.mean(h)) + 1)
     return out
+
+
+COLUMNS = ("setting", "n", "target", "coverage / mean width", "misses above", "bar")
+
+
+def _row(setting: str, n: int, tally: Coverage, bar: str) -> str:
+    return (
+        f"| {setting} | {n} | {tally.target:.3f} | {tally.cell()} | {tally.misses_high} | {bar} |"
+    )
+
+
+def tables(reps: int, n_bootstrap: int, seed: int = 0) -> tuple[str, list[str]]:
+    """Every setting as Markdown tables, and what misses the issue's bars."""
+    head = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines: list[str] = []
+    bad: list[str] = []
+
+    def record(section: list[str], setting: str, n: int, tally: Coverage, bar: float) -> None:
+        section.append(_row(setting, n, tally, f">= {bar}"))
+        if tally.defined and tally.coverage < bar:
+            bad.append(f"{setting} n={n}: coverage {tally.coverage:.3f} < {bar}")
+
+    wk: list[str] = []
+    for human in ("even", "skewed"):
+        for judge in JUDGES:
+            for weights in ("linear", "quadratic"):
+                for n in (8, 12, 18, 25):
+                    t = weighted_kappa_coverage(
+                        human, judge, weights, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed
+                    )
+                    record(wk, f"{human} humans, {judge} judge, {weights}", n, t, 0.93)
+    ceiling: list[str] = []
+    for rate in (0.5, 0.3):
+        for n in (40, 50, 60):
+            t = ceiling_kappa_coverage(rate, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
+            record(ceiling, f"kappa 0.84, pass rate {rate}", n, t, 0.93)
+    alpha: list[str] = []
+    for accuracy, classes in ((0.8, 2), (0.5, 2), (0.6, 3), (0.9, 3)):
+        for n in (5, 8, 10, 20):
+            t = alpha_coverage(accuracy, classes, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
+            record(alpha, f"3 jurors, accuracy {accuracy}, {classes} classes", n, t, 0.90)
+    means: list[str] = []
+    for human in HUMAN_RATES:
+        for n in (10, 20, 30):
+            for name, t in mean_label_coverage(human, n, reps=reps, seed=seed, judged=100).items():
+                record(means, f"{human} 1-5 labels, {name}", n, t, 0.93)
+                if t.width_ratio > 1.5:
+                    bad.append(f"{human} n={n} {name}: width {t.width_ratio:.2f}x > 1.5x")
+    for title, section in (
+        ("Weighted kappa, five classes (`weighted_kappa_ci95`)", wk),
+        ("Two-class kappa near its ceiling (`kappa_ci95`)", ceiling),
+        ("Krippendorff's alpha over jurors (`krippendorff_alpha_ci95`)", alpha),
+        (
+            "Mean of a 1-5 label (`mean_label.human_only.ci95`, `mean_label.ppi.ci95`; "
+            "width also as a multiple of the real spread 2·1.96·σ/√n)",
+            means,
+        ),
+    ):
+        lines += ["", f"### {title}", "", *head, *section]
+    return "\n".join(lines), bad
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--bootstrap", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    body, bad = tables(args.reps, args.bootstrap, args.seed)
+    print(body)
+    print("\n".join(bad) if bad else "every setting meets its bar")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -167,7 +167,7 @@ def kappa_type_interval(
     (:func:`agreement_mean_interval`) takes the exact one's place in the hull.
 
     Each alone falls short at small n (seeded simulations,
-    ``benchmarks/interval_coverage.md``): the percentile bootstrap covered 93.1% at 50
+    ``benchmarks/small_n_intervals.md``): the percentile bootstrap covered 93.1% at 50
     FaithBench labels; bootstrap and large-sample interval together 0.85-0.92 for a noisy
     judge on a 1-5 scale at 8-25 cases (a normal quantile), and 0.91 for a two-class kappa
     of 0.84 at 50 cases, where every miss lay above the target: a sample with few
@@ -342,7 +342,7 @@ def alpha_interval(
 
     The bootstrap alone covered 0.71-0.75 at 5 cases (a resample of 5 cases holds 3 or 4
     distinct ones); the hull holds the exact interval of the observed agreement, wide
-    where the cases are few (``benchmarks/interval_coverage.md``)."""
+    where the cases are few (``benchmarks/small_n_intervals.md``)."""
     exact = _alpha_exact(counts, distance, confidence)
     if not is_degenerate(bootstrap):
         assert bootstrap is not None

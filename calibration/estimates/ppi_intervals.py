@@ -17,7 +17,7 @@ hulled in under 30 labels, was 2.2-3.1 times as wide as the mean's real spread a
 labels. There the labelled cases' own interval is :func:`prior_mean_interval` (Student's
 quantile around a posterior with one prior label spread over the scale's points), and
 PPI++'s normal interval takes Student's quantile (:func:`student_interval`) before the
-hull (coverage and width in ``benchmarks/interval_coverage.md``).
+hull (coverage and width in ``benchmarks/small_n_intervals.md``).
 
 References: Angelopoulos, Duchi and Zrnic (2023), PPI++ (the normal interval is
 asymptotic); Wilson (1927); Brown, Cai and DasGupta (2001), Stat. Sci. 16(2) (normal

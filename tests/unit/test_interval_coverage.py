@@ -1,6 +1,6 @@
 """Issue 34, points 3-6: seeded coverage of the small-sample intervals on synthetic data
 with a known truth (``benchmarks/interval_coverage.py``; full size in
-``benchmarks/interval_coverage.md``). Each test fails on the methods before the issue.
+``benchmarks/small_n_intervals.md``). Each test fails on the methods before the issue.
 
 Few repetitions keep each test to a few seconds, so each bar sits below the target by
 the simulation's own error, stated per test: with ``R`` pooled repetitions at a true
@@ -98,7 +98,7 @@ def test_clopper_pearson_from_beta_quantiles_is_scipys_exact_interval():
 
 
 def test_weighted_kappa_covers_for_a_noisy_judge_at_eight_to_fifteen_cases():
-    # Before: 0.85-0.90 in each setting (benchmarks/interval_coverage.md). 300 pooled
+    # Before: 0.85-0.90 in each setting (benchmarks/small_n_intervals.md). 300 pooled
     # repetitions: bar 0.92, two standard errors under 0.95.
     tallies = [
         weighted_kappa_coverage(h, "noisy", w, n, reps=100, n_bootstrap=200, seed=11)
@@ -115,11 +115,11 @@ def test_weighted_kappa_covers_for_a_noisy_judge_at_eight_to_fifteen_cases():
 
 
 def test_two_class_kappa_of_084_covers_at_forty_to_sixty_cases():
-    # Before: 0.87-0.91, every miss with the interval above the truth. 300 pooled
-    # repetitions: bar 0.93.
+    # Before: 0.895-0.915 in these settings (200 repetitions each, this seed), the misses
+    # with the interval above the truth. 300 pooled repetitions: bar 0.93.
     tallies = [
         ceiling_kappa_coverage(rate, n, reps=100, n_bootstrap=200, seed=12)
-        for rate, n in ((0.5, 50), (0.3, 40), (0.5, 60))
+        for rate, n in ((0.5, 50), (0.3, 50), (0.5, 60))
     ]
     assert _pooled(tallies) >= 0.93, [t.cell() for t in tallies]
 
