@@ -328,8 +328,9 @@ def alpha_interval(
     distance: ArrayLike | None = None,
     confidence: float = 0.95,
 ) -> Interval:
-    """The interval of Krippendorff's alpha: the hull of its bootstrap interval and the
-    exact agreement interval of :func:`agreement_coefficient_interval`; when the bootstrap
+    """The interval of Krippendorff's alpha: under :data:`SMALL_SAMPLE` cases the hull of
+    its bootstrap interval and the exact agreement interval of
+    :func:`agreement_coefficient_interval`, from there the bootstrap; when the bootstrap
     is degenerate (every resample gave one value, too few cases to resample, most
     resamples undefined), the exact agreement interval alone, with the reason.
 
@@ -347,7 +348,10 @@ def alpha_interval(
     if not is_degenerate(bootstrap):
         assert bootstrap is not None
         boot = (float(bootstrap[0]), float(bootstrap[1]))
-        if exact is None:
+        cases = int((np.asarray(counts).sum(axis=1) >= 2).sum())
+        # From 30 cases the bootstrap stands: the exact bound counts a case's agreement as
+        # all or nothing and would widen a well-measured interval (0.14 more at 200 cases).
+        if exact is None or cases >= SMALL_SAMPLE:
             return Interval(boot, BOOTSTRAP)
         widened = hull(boot, exact)
         assert widened is not None
