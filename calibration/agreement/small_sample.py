@@ -32,11 +32,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from calibration.agreement.kappa_variance import weighted_kappa_variance
 from calibration.agreement.multirater import coincidence_matrix
-from calibration.inference.intervals import clopper_pearson_interval, normal_quantile
+from calibration.inference.intervals import (
+    clopper_pearson_interval,
+    normal_quantile,
+    t_quantile,
+)
 
 __all__ = [
     "SMALL_SAMPLE",
@@ -232,7 +235,7 @@ def agreement_mean_interval(
     agree = 1 - w / w.max() if w.max() > 0 else np.ones_like(w)
     mean = float((agree * m).sum() / n)
     variance = float((m * (agree - mean) ** 2).sum() / (n - 1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * math.sqrt(variance / n)
+    half = t_quantile(confidence, n - 1) * math.sqrt(variance / n)
     low, high = (mean - half - chance) / (1 - chance), (mean + half - chance) / (1 - chance)
     return (max(-1.0, min(1.0, low)), max(-1.0, min(1.0, high)))
 
@@ -303,7 +306,7 @@ def fce_kappa_interval(
     kappa, variance = weighted_kappa_variance(m, w / w.max())
     if not (math.isfinite(kappa) and math.isfinite(variance)):
         return None
-    quantile = float(stats.t.ppf(0.5 + confidence / 2, n - 1))
+    quantile = t_quantile(confidence, n - 1)
     half = quantile * math.sqrt(max(variance, 0.0))
     return (max(-1.0, kappa - half), min(1.0, kappa + half))
 

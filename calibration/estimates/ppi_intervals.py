@@ -30,7 +30,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from calibration.agreement.small_sample import (
     SMALL_SAMPLE,
@@ -38,7 +37,7 @@ from calibration.agreement.small_sample import (
     hull,
     is_degenerate,
 )
-from calibration.inference.intervals import wilson_interval
+from calibration.inference.intervals import t_quantile, wilson_interval
 
 __all__ = [
     "Scale",
@@ -149,7 +148,7 @@ def student_interval(
     finite standard error."""
     if n < 2 or not (math.isfinite(estimate) and math.isfinite(std_error)):
         return None
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * std_error
+    half = t_quantile(confidence, n - 1) * std_error
     return (estimate - half, estimate + half)
 
 
@@ -181,7 +180,7 @@ def prior_mean_interval(
     total = weight.sum()
     centre = float((weight * support).sum() / total)
     variance = float((weight * (support - centre) ** 2).sum() / total / (total + 1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * math.sqrt(variance)
+    half = t_quantile(confidence, n - 1) * math.sqrt(variance)
     return (max(float(grid[0]), centre - half), min(float(grid[-1]), centre + half))
 
 

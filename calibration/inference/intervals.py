@@ -37,6 +37,7 @@ __all__ = [
     "normal_interval",
     "normal_quantile",
     "sign_test_p",
+    "t_quantile",
     "wilson_interval",
 ]
 
@@ -93,6 +94,12 @@ def normal_quantile(confidence: float = 0.95) -> float:
     """``z``, the two-sided standard normal quantile: ``Φ⁻¹(0.5 + confidence/2)``
     (1.959964 for 0.95), from ``scipy.stats.norm.ppf``."""
     return float(stats.norm.ppf(0.5 + confidence / 2))
+
+
+def t_quantile(confidence: float, df: float) -> float:
+    """Student's two-sided quantile ``t(0.5 + confidence/2; df)`` (2.262 for 0.95 and 9
+    degrees of freedom), from ``scipy.stats.t.ppf``. Reference: Student (1908)."""
+    return float(stats.t.ppf(0.5 + confidence / 2, df))
 
 
 def normal_interval(
