@@ -46,6 +46,8 @@ from calibration.estimates.ppi_intervals import (
     guarded,
     labelled_interval,
     scale_of,
+    student_interval,
+    uses_prior,
 )
 from calibration.inference.intervals import wilson_interval
 from calibration.io.classes import choose_positive, order_labels, pass_fail_classes
@@ -59,6 +61,16 @@ METHOD = (
     "PPI++ (Angelopoulos, Duchi and Zrnic 2023): judge mean over the unlabelled cases plus "
     "its mean error on the labelled ones, power-tuned; normal 95% interval with ddof-1 "
     "variances"
+)
+PRIOR_METHOD = (
+    "Student t (n - 1 degrees of freedom) around the posterior mean and standard deviation "
+    "of the scale's mean under a Dirichlet prior of weight 1 spread over the scale's points "
+    "(Perks 1947); widened to the bounded-scale score interval only when the labels do not "
+    "vary"
+)
+STUDENT_METHOD = (
+    "Student t interval (n - 1 degrees of freedom) of a mean with its own spread, widened "
+    "to the bounded-scale score interval only when the labels do not vary"
 )
 WEIGHTED_METHOD = (
     "PPI++ for an unequal-probability labelling sample: judge mean over every case plus "
@@ -244,13 +256,14 @@ def _estimates(
     yl, fl, fu = sample.y[labelled], f[labelled], f[~labelled]
     scale = UNIT if rate else scale_of(yl, f, declared=declared)
     out: dict[str, Any] = {"n_labelled": len(yl), "n_unlabelled": len(fu)}
-    out["judge_only"] = _plain(f, confidence, rate, scale)
+    out["judge_only"] = _plain(f, confidence, rate, scale, declared)
     if len(yl) == 0:
         out["reason"] = "no labelled case: only the judge's own figure"
         return out
-    own = labelled_interval(yl, scale, confidence, rate=rate)
+    own = labelled_interval(yl, scale, confidence, rate=rate, declared=declared)
+    student = not rate and uses_prior(yl, scale, declared)
     if sample.weights is None:
-        out["human_only"] = _plain(yl, confidence, rate, scale)
+        out["human_only"] = _plain(yl, confidence, rate, scale, declared)
         ppi = ppi_mean(yl, fl, fu, confidence=confidence)
         classical = classical_mean(yl, confidence=confidence)
     else:
@@ -264,7 +277,11 @@ def _estimates(
         out["ppi"]["ci95"] = out["human_only"]["ci95"]
         out["ppi"]["interval_note"] = "every case labelled: the human-only interval"
     else:
-        ci, note = guarded(ppi.ci, own, len(yl), scale)
+        normal = ppi.ci
+        if student:  # a mean with its own spread: Student's quantile, not the normal one
+            normal = student_interval(ppi.estimate, ppi.std_error, len(yl), confidence=confidence)
+            out["ppi"]["interval_method"] = STUDENT_METHOD
+        ci, note = guarded(normal, own, len(yl), scale)
         out["ppi"]["ci95"] = list(ci) if ci is not None else None
         if note:
             out["ppi"]["interval_note"] = note
@@ -279,10 +296,16 @@ def _estimates(
 
 
 def _plain(
-    values: np.ndarray, confidence: float, rate: bool, scale: Scale | None
+    values: np.ndarray,
+    confidence: float,
+    rate: bool,
+    scale: Scale | None,
+    declared: Sequence[float] | None = None,
 ) -> dict[str, Any]:
-    """A mean with a Wilson interval (rates) or a normal one kept on the scale and widened
-    as :func:`calibration.estimates.ppi_intervals.guarded` says (means)."""
+    """A mean with a Wilson interval (rates), the prior-weighted Student interval for a
+    mean on a scale of more than two points or of values between its ends
+    (:func:`calibration.estimates.ppi_intervals.prior_mean_interval`), else a normal one
+    widened as :func:`calibration.estimates.ppi_intervals.guarded` says; each on the scale."""
     if len(values) == 0:
         return {"estimate": float("nan"), "ci95": None, "n": 0}
     if rate:
@@ -290,8 +313,11 @@ def _plain(
         ci = wilson_interval(hits, len(values), confidence=confidence)
         return {"estimate": hits / len(values), "ci95": list(ci), "n": len(values)}
     est = classical_mean(values, confidence=confidence)
-    own = labelled_interval(values, scale, confidence, rate=False)
-    if est.ci is None:  # one value: no spread to estimate, the score interval alone
+    own = labelled_interval(values, scale, confidence, rate=False, declared=declared)
+    student = uses_prior(values, scale, declared) and len(values) >= 2
+    if student:  # its own interval, never degenerate (the prior's label has spread)
+        guarded_ci, note = clip(own, scale), None
+    elif est.ci is None:  # one value: no spread to estimate, the score interval alone
         guarded_ci, note = own, (None if own is None else "one value: the score interval")
     else:
         guarded_ci, note = guarded(est.ci, own, len(values), scale)
@@ -300,6 +326,8 @@ def _plain(
         "ci95": list(guarded_ci) if guarded_ci else None,
         "n": len(values),
     }
+    if student:
+        body["interval_method"] = PRIOR_METHOD
     if note:
         body["interval_note"] = note
     return body

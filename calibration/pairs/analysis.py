@@ -190,7 +190,6 @@ def _categorical(
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
             w = _weight_matrix(k, opts.weights, label_values(order))
-            # Two classes: every weighting is unweighted kappa, the same large-sample interval.
             _coefficient_ci(
                 out,
                 "weighted_kappa",
@@ -198,7 +197,7 @@ def _categorical(
                 matrix,
                 cohen_chance(matrix, w),
                 w,
-                fce_kappa_interval(matrix),
+                fce_kappa_interval(matrix, w),
             )
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
