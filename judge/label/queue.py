@@ -91,7 +91,18 @@ class Queues:
                 "items": len(self._ids),
                 "complete_items": self._complete,
                 "labels_given": self._labels_given,
+                "waiting_for_others": self._waiting(walk),
             }
+
+    def _waiting(self, walk: _Walk) -> int:
+        """Cases this annotator labelled that still need another annotator's label (an
+        overlap case): why the set is not complete when their queue is empty. In
+        proportion to their own answers, never to the set."""
+        return sum(
+            event.action == "label"
+            and len(self._labellers.get(case_id, ())) < self._required.get(case_id, 1)
+            for case_id, event in walk.answers.items()
+        )
 
     # ---- state --------------------------------------------------------------------------
 
