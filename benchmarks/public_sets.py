@@ -22,6 +22,11 @@ for `judge calibrate` (README, "The rules judge"):
 
 Nothing here is tuned: the files are the data as the authors label it. FaithBench is CC
 BY-NC-SA 4.0: keep the written files local (they are not committed).
+
+From a clone, without DATA: LLMBar (MIT) is vendored under `tests/data/public-sets/` and
+read from there when DATA lacks it; FaithBench and Topical-Chat cannot be (their licences,
+`tests/data/public-sets/SOURCE.md`), so each one missing is named in one line with where
+to get it, the other sets are still written, and the command exits 2.
 """
 
 from __future__ import annotations
@@ -187,19 +192,82 @@ def topicalchat(data: Path, out: Path) -> int:
     return len(cases)
 
 
+VENDORED = Path(__file__).resolve().parent.parent / "tests" / "data" / "public-sets"
+
+# Per set: the file whose absence means the upstream dump is not there, and where to get it.
+UPSTREAM = {
+    "faithbench": (
+        Path("external/faithbench/dev_annotations/batch_1_annotation.json"),
+        "FaithBench (CC BY-NC-SA 4.0, not in the repository): copy "
+        "assign/batch_5_src_no_sports/results/*.json of https://github.com/forrestbao/FaithBench "
+        "at 0497b6d into {folder}",
+    ),
+    "llmbar": (
+        Path("external/llmbar/Dataset/LLMBar/Natural"),
+        "LLMBar (MIT): copy Dataset/LLMBar of https://github.com/princeton-nlp/LLMBar into {folder}",
+    ),
+    "topicalchat": (
+        Path("external/topicalchat-closerlook/results/topical_chat/gpt3.5_coh_geval.json"),
+        "Topical-Chat (no licence upstream, not in the repository): copy "
+        "results/topical_chat/gpt3.5_coh_geval.json of "
+        "https://github.com/d223302/A-Closer-Look-To-LLM-Evaluation at 9008442 into {folder}",
+    ),
+}
+
+
+def llmbar_vendored(data: Path, out: Path) -> int:
+    """LLMBar from the copy vendored in the repository (`tests/data/public-sets/llmbar/`:
+    the same pairs and gold labels, the evaluators' outputs dropped)."""
+    root = VENDORED / "llmbar"
+    natural = _llmbar_pairs(root / "Natural" / "dataset.json", "natural")
+    _write_jsonl(out / "llmbar-natural" / "cases.jsonl", natural[0])
+    _write_csv(out / "llmbar-natural" / "gold.csv", ["id", "label"], natural[1])
+    cases: list[dict[str, Any]] = []
+    gold: list[list[str]] = []
+    for subset in LLMBAR_ADVERSARIAL:
+        more = _llmbar_pairs(root / "Adversarial" / subset / "dataset.json", subset.lower())
+        cases += more[0]
+        gold += more[1]
+    _write_jsonl(out / "llmbar-adversarial" / "cases.jsonl", cases)
+    _write_csv(out / "llmbar-adversarial" / "gold.csv", ["id", "label"], gold)
+    return len(natural[0]) + len(cases)
+
+
+BUILDS = {"faithbench": faithbench, "llmbar": llmbar, "topicalchat": topicalchat}
+FALLBACKS = {"llmbar": llmbar_vendored}
+
+
+def missing_line(name: str, data: Path) -> str:
+    """One line: which upstream file is missing under DATA, and where to get it."""
+    return f"{name}: missing {data / UPSTREAM[name][0]}; {_where(name, data)}"
+
+
+def _where(name: str, data: Path) -> str:
+    marker, where = UPSTREAM[name]
+    return where.format(folder=(data / marker).parent)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
         print("usage: python -m benchmarks.public_sets DATA_DIR OUT_DIR", file=sys.stderr)
         return 2
     data, out = Path(args[0]), Path(args[1])
-    for name, build in (
-        ("faithbench", faithbench),
-        ("llmbar", llmbar),
-        ("topicalchat", topicalchat),
-    ):
-        print(f"{name}: {build(data, out)} cases -> {out}")
-    return 0
+    missing = 0
+    for name, build in BUILDS.items():
+        if (data / UPSTREAM[name][0]).exists():
+            try:
+                print(f"{name}: {build(data, out)} cases -> {out}")
+            except FileNotFoundError as exc:  # a partial copy: name the first file it lacks
+                print(f"{name}: missing {exc.filename}; {_where(name, data)}", file=sys.stderr)
+                missing += 1
+        elif name in FALLBACKS:
+            count = FALLBACKS[name](data, out)
+            print(f"{name}: {count} cases -> {out} (from {VENDORED / name}, vendored)")
+        else:
+            print(missing_line(name, data), file=sys.stderr)
+            missing += 1
+    return 2 if missing else 0
 
 
 if __name__ == "__main__":

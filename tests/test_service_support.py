@@ -60,7 +60,9 @@ class ServiceProcess(ChildProcess):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> ServiceProcess:
+    # a deadline, not a duration: on a loaded machine (tests in parallel) a start can take
+    # tens of seconds; a healthy one answers as soon as it is up
+    def start(self, timeout: float = 120.0) -> ServiceProcess:
         self.port = free_port()
         command = [sys.executable, "-m", "judge.cli", *self.verbose, "serve"]
         command += ["--port", str(self.port)]

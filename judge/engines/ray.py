@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,6 +160,37 @@ def judge_error_in(exc: BaseException) -> JudgeError | None:
     return None
 
 
+class _RayNotices(logging.Filter):
+    """Drops two notices Ray says on every run this engine starts: that token
+    authentication is on (the safe default; its warning that it is off still shows) and
+    that progress bars are off (turned off here, below)."""
+
+    NOTICES = ("Token authentication is enabled", "Progress bars disabled")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.NOTICES)
+
+
+# the loggers that say them
+_NOTICE_LOGGERS = (
+    "ray._private.authentication.authentication_token_setup",
+    "ray.data._internal.progress",
+)
+
+
+def quiet_ray(ray: Any) -> None:
+    """Ray's own lines kept to warnings and errors on a run this engine starts: no INFO
+    lines (instance started, execution plan, progress logged every few seconds when
+    stderr is not a terminal) and no progress bars; the run's summary says what was done.
+    A Ray already initialised (a notebook) keeps its own settings."""
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    for name in _NOTICE_LOGGERS:
+        logging.getLogger(name).addFilter(_RayNotices())
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+
+
 @contextlib.contextmanager
 def connected(address: str | None) -> Iterator[None]:
     """Ray connected for the block: to `address` (`auto`, `ray://host:10001`, host:port),
@@ -168,7 +200,8 @@ def connected(address: str | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    ray.init(address=address)
+    quiet_ray(ray)
+    ray.init(address=address, logging_level=logging.WARNING)
     try:
         yield
     finally:

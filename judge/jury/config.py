@@ -199,7 +199,7 @@ def juror_key(
     """The key a juror is sent: the one its `api_key_env` names, and no other. With no
     `api_key_env`, the command line's key (`$OPENAI_API_KEY`) only when the juror's
     endpoint is OpenAI's own (https to api.openai.com): a juror at any other host gets no
-    key, so one provider's key never reaches another's server (issue 33)."""
+    key, so one provider's key never reaches another's server."""
     if juror.api_key_env:
         key = env.get(juror.api_key_env)
         if not key:

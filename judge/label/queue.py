@@ -8,8 +8,8 @@ skipped items come back, oldest skip first, once nothing else is left. Two peopl
 the same moment may both label a single-label item: both labels are kept, and
 `judge calibrate` takes the majority.
 
-Cost: a request costs the same at 100,000 cases as at 1,000 (issue 20 item 9; it used to
-scan every item and every label). The queues keep, in memory and in step with the store
+Cost: a request costs the same at 100,000 cases as at 1,000 (a full scan of
+every item and every label would not). The queues keep, in memory and in step with the store
 (`LabelStore.watch`, under its lock), who labelled each case, each annotator's answers,
 a heap of their order's positions still to offer and a heap of their skips, and the counts
 `progress` reports; an answer changes one case, so it updates one case's entries for each
@@ -91,7 +91,18 @@ class Queues:
                 "items": len(self._ids),
                 "complete_items": self._complete,
                 "labels_given": self._labels_given,
+                "waiting_for_others": self._waiting(walk),
             }
+
+    def _waiting(self, walk: _Walk) -> int:
+        """Cases this annotator labelled that still need another annotator's label (an
+        overlap case): why the set is not complete when their queue is empty. In
+        proportion to their own answers, never to the set."""
+        return sum(
+            event.action == "label"
+            and len(self._labellers.get(case_id, ())) < self._required.get(case_id, 1)
+            for case_id, event in walk.answers.items()
+        )
 
     # ---- state --------------------------------------------------------------------------
 

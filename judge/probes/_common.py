@@ -55,7 +55,7 @@ class BiasCheck:
     """One bias a gate can act on: an estimate, its value under no bias, an interval at any
     confidence, and how many units (`n` pairs or cases) it rests on.
 
-    Three outcomes (issue 34: a probe never passes on too little evidence):
+    Three outcomes (a probe never passes on too little evidence):
     `biased` when the interval lies entirely outside `null ± tolerance`; `ok` (the pass)
     only when it lies entirely inside; `inconclusive` when it straddles an edge: too few
     units to tell, which fails the gate like `undefined` and names how many units would

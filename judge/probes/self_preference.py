@@ -28,6 +28,7 @@ import numpy as np
 from calibration.estimates.probe_stats import binomial_p, difference_fields, rate_fields
 from calibration.inference.means import welch_interval
 from judge.engine.grader import Grader
+from judge.errors import UsageError
 from judge.probes._common import (
     BiasCheck,
     ProbeOptions,
@@ -90,7 +91,9 @@ def match_problem(cases: Sequence[Case], own: str, *, pairwise: bool) -> str | N
     """Why the cases cannot measure self-preference for the family `own` (None when they
     can): no pair with exactly one own-family answer (pairwise), or no own-family answer
     or no other one (pointwise). It names the families the cases hold and the valid
-    names; `judge probe` says it before anything is sent."""
+    names; `judge probe` says it before anything is sent. The offline rules judge with no
+    answer of its own is refused instead (`needs_model_judge`): nothing can be measured."""
+    needs_model_judge(cases, own)
     if pairwise:
         sides = [
             [family_of(str(c.metadata.get(k) or "")) for k in ("generator_a", "generator_b")]
@@ -113,6 +116,21 @@ def match_problem(cases: Sequence[Case], own: str, *, pairwise: bool) -> str | N
         f"nothing to compare; the cases' families: {held}. --judge-family takes one of "
         f"{', '.join(FAMILY_NAMES)} (or a model name, e.g. gpt-4o)"
     )
+
+
+def needs_model_judge(cases: Sequence[Case], own: str) -> None:
+    """Refuse the offline rules judge when no answer is its own (UsageError): the probe
+    measures how much a model judge favours its own family's answers, and the rules judge
+    (the default, with no model configured) wrote none of them. `--judge-family` names a
+    family to measure instead, on any judge."""
+    if own == "rules" and "rules" not in case_families(cases):
+        raise UsageError(
+            "the self-preference probe needs a model judge: it measures how much a judge "
+            "favours answers from its own model family, and the offline rules judge wrote "
+            "none of these answers; set a model (--model and --base-url, or the test server "
+            "`python -m judge.testserver`) or name the family to measure with --judge-family "
+            "(e.g. openai)"
+        )
 
 
 async def _pointwise(

@@ -1,6 +1,6 @@
-"""uvicorn settings that keep slow or idle clients from holding a server (issue 20 item 10).
+"""uvicorn settings that keep slow or idle clients from holding a server.
 
-About 1,100 half-sent requests, no token needed, used to stop `judge serve` and `judge label`
+Without them, about 1,100 half-sent requests, no token needed, would stop `judge serve` and `judge label`
 from answering: each open connection holds a file descriptor, uvicorn waits for a request
 head for ever, and at the process's open-files limit (1,024 on many systems) `accept()`
 fails and nothing new is answered. Three measures, all here:

@@ -106,7 +106,12 @@ CASES = {  # test id: (file, tool, --metric, equivalent rows)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("say_from", [True, False], ids=["--from", "detected"])
+# the detected form repeats the whole calibration; detection itself is checked below, so
+# it runs with the slow set (.ci/slow)
+@pytest.mark.parametrize(
+    "say_from",
+    [pytest.param(True, id="--from"), pytest.param(False, id="detected", marks=pytest.mark.slow)],
+)
 def test_a_tools_real_output_calibrates_as_its_equivalent_label_file(
     case: str, say_from: bool, human: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

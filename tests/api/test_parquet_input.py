@@ -38,6 +38,7 @@ def comparable(path: Path) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in VOLATILE} for r in read_jsonl(path)]
 
 
+@pytest.mark.slow  # a million-character answer graded: .ci/slow
 def test_an_answer_of_a_million_characters_grades(tmp_path: Path) -> None:
     source = tmp_path / "long.parquet"
     answer = "The refund window is thirty days. " * 30_000  # over a million characters
@@ -188,6 +189,7 @@ def valid_tables(draw: st.DrawFn) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow  # 30 hypothesis tables, each graded twice: .ci/slow
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -12,8 +12,13 @@ import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO
+
+# pytest run in subprocesses over the example suite: minutes; run by .ci/slow
+pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO / "examples" / "pytest" / "test_answers.py"
 

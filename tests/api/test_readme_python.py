@@ -16,6 +16,9 @@ import pytest
 from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO
 
+# a real Jupyter kernel and a script run: a minute; run by .ci/slow
+pytestmark = pytest.mark.slow
+
 SECTION = "### Python API"
 
 

@@ -209,7 +209,12 @@ def probe_numbers(report: dict[str, Any], prefix: str = "") -> set[str]:
         ("verbosity", "cases.jsonl", "faithfulness", []),
         ("repeat", "cases.jsonl", "relevance", ["--repeats", "2"]),
         ("injection", "cases.jsonl", "faithfulness", []),
-        ("self-preference", "pairs.jsonl", "pairwise", ["--human", "examples/human_pairs.csv"]),
+        (
+            "self-preference",
+            "pairs.jsonl",
+            "pairwise",
+            ["--human", "examples/human_pairs.csv", "--judge-family", "openai"],
+        ),
     ],
 )
 def test_the_probe_gate_names_are_the_reports_numbers(

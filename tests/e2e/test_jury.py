@@ -111,6 +111,7 @@ def independent(truth: dict[str, str]) -> list[PlantedJuror]:
     )
 
 
+@pytest.mark.slow  # a jury through the test server: a minute; .ci/slow
 def test_every_vote_recorded_and_one_request_per_juror_per_case(
     tmp_path: Path, server_factory: Make, truth: dict[str, str]
 ) -> None:
@@ -173,6 +174,7 @@ def decision(record: dict[str, Any]) -> tuple[Any, ...]:
     return record["id"], record["status"], record["label"], panel["votes"], panel["tally"]
 
 
+@pytest.mark.slow  # a jury through the test server: a minute; .ci/slow
 def test_the_summary_measures_the_panel_as_the_libraries_do(
     tmp_path: Path, server_factory: Make, truth: dict[str, str]
 ) -> None:

@@ -19,6 +19,9 @@ from judge.testing.jurors import plant_panel, planted_truth, write_cases
 from tests.e2e.test_jury import LABELS, RUBRICS, start_jurors, write_jury
 from tests.helpers import read_jsonl
 
+# batch export and import for a jury: minutes; run by .ci/slow
+pytestmark = pytest.mark.slow
+
 N = 30
 NAMES = ["a", "b", "c"]
 

@@ -25,6 +25,9 @@ from tests.e2e.test_jury import (
 )
 from tests.helpers import read_jsonl
 
+# juries of three through the test server, calibrated: minutes; run by .ci/slow
+pytestmark = pytest.mark.slow
+
 
 def calibrate(records: Path, human: Path, report: Path, *gates: str) -> int:
     args = ["calibrate", str(records), str(human), "-o", str(report), "--bootstrap", "200"]

@@ -71,6 +71,7 @@ def test_each_juror_is_priced_and_the_panel_costs_their_sum(
     assert sum(s.stats.requests for s in servers.values()) >= 3 * N
 
 
+@pytest.mark.slow  # a jury through the test server: a minute; .ci/slow
 def test_fail_if_on_the_jury_figures_exits_3_and_a_typo_exits_2_before_sending(
     tmp_path: Path,
     setup: tuple[Path, Path, dict[str, Any], Any],

@@ -21,6 +21,7 @@ N = 80
 NAMES = ["a", "b", "c"]
 
 
+@pytest.mark.slow  # a jury through the test server: a minute; .ci/slow
 def test_escalate_asks_the_rest_only_where_the_first_juror_is_unsure(
     tmp_path: Path, server_factory: Any
 ) -> None:

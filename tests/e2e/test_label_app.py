@@ -19,6 +19,7 @@ from judge.label.export import export_labels
 from judge.label.labelset import LabelPlan, open_label_store
 from judge.label.queue import Queues
 from judge.rubric import load_rubric
+from tests.helpers import REPO
 from tests.label_support import CASES, MARKER, PAIRS, SCORE, ThreadServer, secret_records
 
 TOKEN = "t0ken-for-tests"
@@ -127,6 +128,21 @@ def test_two_annotators_share_the_work_and_the_overlap(faithful: httpx.Client) -
     assert len(set(done["ana"]) | set(done["bo"])) == 12
     final = faithful.get("/api/state", params={"annotator": "ana"}).json()["progress"]
     assert final["complete_items"] == 12 and final["labels_given"] == 15
+    assert final["waiting_for_others"] == 0
+
+
+def test_the_counter_says_which_cases_wait_for_a_second_annotator(
+    faithful: httpx.Client,
+) -> None:
+    """One annotator alone: their queue empties while the overlap cases still need someone
+    else; the counter says so instead of leaving '9 of 12 complete' unexplained."""
+    while (state := faithful.get("/api/state", params={"annotator": "ana"}).json())["item"]:
+        _label(faithful, "ana", "faithful")
+    progress = state["progress"]
+    assert progress["left"] == 0 and progress["complete_items"] == 9
+    assert progress["waiting_for_others"] == 3  # round(0.25 * 12) overlap cases
+    script = (REPO / "judge" / "label" / "static" / "label.js").read_text("utf-8")
+    assert "p.waiting_for_others" in script and "another annotator" in script
 
 
 def test_bad_answers_are_refused(faithful: httpx.Client) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +37,9 @@ from judge.cli import main
 from judge.probes import PROBE_KINDS
 from judge.rubric import DEFAULT_RUBRICS_DIR
 from tests.helpers import REPO, TRIAL_ANSWER, TRIAL_CONTEXT
+
+# a property-based fuzz of every command: minutes; run by .ci/slow (docs/testing.md)
+pytestmark = pytest.mark.slow
 
 EXIT_CODES = (0, 1, 2, 3)
 MODEL = "gpt-4o-2024-08-06"

@@ -98,6 +98,8 @@ def test_listed_metrics_are_in_the_probe_report(
     probe, source, rubric = RUNS[key]
     out = tmp_path / "report.json"
     args = ["probe", probe, str(REPO / "examples" / source), "--rubric", rubric, "-o", str(out)]
+    if probe == "self-preference":  # the offline judge measures a family it is told
+        args += ["--judge-family", "openai"]
     assert main([*args, "--offline"], env={}) == 0, capsys.readouterr().err
     report = json.loads(out.read_text("utf-8"))
     for metric in FAIL_IF_METRICS[key]:

@@ -114,6 +114,7 @@ class ScanQueues:
         fresh, again = self._open(annotator)
         labellers = self.store.labellers()
         items = self.store.items()
+        by_id = {i.case_id: i.required for i in items}
         return {
             "labelled": sum(e.action == "label" for e in events),
             "skipped": len(again),
@@ -121,6 +122,10 @@ class ScanQueues:
             "items": len(items),
             "complete_items": sum(len(labellers.get(i.case_id, ())) >= i.required for i in items),
             "labels_given": sum(len(v) for v in labellers.values()),
+            "waiting_for_others": sum(
+                e.action == "label" and len(labellers.get(e.case_id, ())) < by_id[e.case_id]
+                for e in {e.case_id: e for e in events}.values()
+            ),
         }
 
 

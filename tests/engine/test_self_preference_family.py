@@ -13,6 +13,7 @@ import pytest
 from judge.cli import main
 from judge.cli._main import build_parser
 from judge.probes.families import FAMILY_NAMES, judge_family
+from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO
 
 PAIRS = REPO / "examples" / "pairs.jsonl"
@@ -43,11 +44,28 @@ def test_a_family_that_matches_nothing_is_refused_before_grading(
     assert not out.exists()
 
 
+def test_the_offline_rules_judge_is_told_it_needs_a_model_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's example on the default judge: the rules judge wrote none of the answers,
+    so there is nothing to measure; one line says why and what to do, before any grading."""
+    out = tmp_path / "sp.json"
+    assert probe(out, "--human", str(REPO / "examples" / "human_pairs.csv")) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "error" in line]
+    assert len(lines) == 1 and "needs a model judge" in lines[0]
+    assert "--judge-family" in lines[0] and "warning" not in err
+    assert not out.exists()
+
+
 def test_a_family_read_from_the_model_that_matches_nothing_is_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "sp.json"
-    assert probe(out) == 0  # the offline rules judge: family "rules", in no pair
+    # a model judge of a family no pair holds: the probe runs and says so
+    with FakeOpenAIServer() as server:
+        argv = ["--model", "mistral-large", "--base-url", server.base_url]
+        assert probe(out, *argv) == 0
     assert "warning: self-preference" in capsys.readouterr().err
     report = json.loads(out.read_text())
     assert report["mixed_pairs"] == 0 and "0 answers are matched" in report["warning"]

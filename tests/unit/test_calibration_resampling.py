@@ -57,6 +57,7 @@ def test_index_bootstrap_memory_does_not_grow_with_n_times_resamples() -> None:
     assert peak < 80 * MIB
 
 
+@pytest.mark.slow  # 100k pairs under tracemalloc: .ci/slow
 def test_calibrate_statistics_on_100k_pairs_stay_in_constant_memory() -> None:
     rng = np.random.default_rng(0)
     n = 100_000
@@ -118,6 +119,7 @@ def test_table_bootstrap_refuses_what_is_not_a_table_of_counts() -> None:
     assert all(np.isnan(bootstrap_table_ci(np.zeros((2, 2)), kappa_from_confusion)))
 
 
+@pytest.mark.slow  # 200k label pairs written and read under tracemalloc: minutes; .ci/slow
 def test_reading_200k_label_pairs_holds_no_per_row_copies(tmp_path) -> None:
     # Calibrate on 1M pairs peaks under 1 GB (benchmarks/bootstrap_scale.md); here the
     # files' rows: one shared empty fields dict and one copy of each label text.

@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from benchmarks import public_sets
 from judge.cli import main
 from tests.helpers import REPO, read_jsonl
@@ -90,6 +92,37 @@ def test_the_public_sets_become_cases_and_labels(tmp_path: Path) -> None:
     assert main([*argv, "-o", str(graded)], env={}) == 0
     report = ["calibrate", str(graded), str(out / "faithbench" / "human.csv")]
     assert main([*report, "-o", str(tmp_path / "report")], env={}) in (0, 3)
+
+
+def test_from_a_clone_llmbar_is_vendored_and_each_missing_set_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No DATA folder (a fresh clone): LLMBar comes from tests/data/public-sets, FaithBench
+    and Topical-Chat are each named in one line with where to get them, exit 2."""
+    out = tmp_path / "out"
+    assert public_sets.main([str(tmp_path / "absent"), str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "llmbar: 419 cases" in captured.out and "vendored" in captured.out
+    lines = captured.err.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["faithbench", "topicalchat"]
+    assert "batch_1_annotation.json" in lines[0] and "github.com/forrestbao/FaithBench" in lines[0]
+    assert "gpt3.5_coh_geval.json" in lines[1] and "A-Closer-Look-To-LLM-Evaluation" in lines[1]
+    assert not (out / "faithbench").exists() and not (out / "topicalchat").exists()
+    # the vendored pairs are LLMBar's: Natural's gold labels equal the derived label file
+    gold = _labels(out / "llmbar-natural" / "gold.csv")
+    assert gold == _labels(REPO / "tests/data/calibration/llmbar-natural-gpt4/gold.csv")
+    assert len(read_jsonl(out / "llmbar-adversarial" / "cases.jsonl")) == 319
+
+
+def test_a_partial_dump_names_the_file_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    _write_upstream(data)
+    (data / "external/faithbench/dev_annotations/batch_7_annotation.json").unlink()
+    assert public_sets.main([str(data), str(tmp_path / "out")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("faithbench: missing ") and "batch_7_annotation.json" in line
 
 
 def test_the_readme_says_how_far_to_trust_the_rules_judge() -> None:

@@ -87,7 +87,18 @@ def test_a_postgres_test_fails_without_a_server() -> None:
     env = {k: v for k, v in os.environ.items() if k != "JUDGE_TEST_POSTGRES_URL"}
     test = "tests/e2e/test_service_postgres.py::test_the_schema_is_created_once_and_versioned"
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-m", "postgres", "-p", "no:cacheprovider", test],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-n",
+            "0",
+            "-m",
+            "postgres",
+            "-p",
+            "no:cacheprovider",
+            test,
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,

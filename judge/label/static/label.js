@@ -68,7 +68,10 @@
     $("counts").textContent =
       "You: " + p.labelled + " labelled, " + p.left + " left" +
       (p.skipped ? " (" + p.skipped + " skipped, shown again at the end)" : "") +
-      ". All annotators: " + p.complete_items + " of " + p.items + " cases complete.";
+      ". All annotators: " + p.complete_items + " of " + p.items + " cases complete" +
+      (p.waiting_for_others
+        ? "; " + p.waiting_for_others + " you labelled wait for another annotator (they need more than one person's label)."
+        : ".");
   }
 
   function renderItem(item, choices, previous) {
