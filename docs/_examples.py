@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sybil import Example, Sybil
+from sybil.example import SybilFailure
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
 
 REPO = Path(__file__).resolve().parents[1]
@@ -221,3 +222,20 @@ def make_sybil(**options: Any) -> Sybil:
         teardown=teardown,
         **options,
     )
+
+
+def page_failures(path: Path) -> list[str]:
+    """Every example of one page run in order, as `python -m pytest docs` runs them: what
+    each failing one reported (empty when all pass). For pages outside docs/ (README.md)."""
+    document = make_sybil().parse(path)
+    setup(document.namespace)
+    try:
+        found = []
+        for example in document:
+            try:
+                example.evaluate()
+            except SybilFailure as failure:
+                found.append(str(failure))
+        return found
+    finally:
+        teardown(document.namespace)

@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _examples import REPO, make_sybil, matches, normalise, setup, split_console, teardown
-from sybil.example import SybilFailure
+from _examples import REPO, matches, normalise, page_failures, split_console
 
 PAGE = REPO / "docs" / "guides" / "rubrics.md"
 
@@ -34,38 +33,23 @@ def change_one_digit(block: str) -> str:
     raise AssertionError("no digit in the block's shown output")
 
 
-def failures(page: Path) -> list[str]:
-    document = make_sybil().parse(page)
-    setup(document.namespace)
-    try:
-        found = []
-        for example in document:
-            try:
-                example.evaluate()
-            except SybilFailure as failure:
-                found.append(str(failure))
-        return found
-    finally:
-        teardown(document.namespace)
-
-
 def test_a_real_block_passes_as_shown_and_fails_with_one_digit_changed(tmp_path: Path) -> None:
     block = first_console_block(PAGE)
     shown = tmp_path / "shown.md"
     shown.write_text(f"# shown\n\n{block}", "utf-8")
     changed = tmp_path / "changed.md"
     changed.write_text(f"# changed\n\n{change_one_digit(block)}", "utf-8")
-    assert failures(shown) == []
-    (failure,) = failures(changed)
+    assert page_failures(shown) == []
+    (failure,) = page_failures(changed)
     assert "--- shown" in failure and "+++ printed" in failure
 
 
 def test_a_python_example_fails_with_one_digit_changed(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("```python\n>>> print(round(2 / 3, 4))\n0.6667\n```\n", "utf-8")
-    assert failures(page) == []
+    assert page_failures(page) == []
     page.write_text("```python\n>>> print(round(2 / 3, 4))\n0.6668\n```\n", "utf-8")
-    assert len(failures(page)) == 1
+    assert len(page_failures(page)) == 1
 
 
 def test_a_failing_command_fails_unless_its_code_is_shown(tmp_path: Path) -> None:
@@ -73,7 +57,7 @@ def test_a_failing_command_fails_unless_its_code_is_shown(tmp_path: Path) -> Non
     page.write_text(
         "```console\n$ judge grade missing.jsonl --rubric faithfulness -o x.jsonl\n```\n"
     )
-    (failure,) = failures(page)
+    (failure,) = page_failures(page)
     assert "exited 2" in failure
 
 
@@ -94,3 +78,7 @@ def test_console_blocks_split_into_commands_and_their_output() -> None:
     assert split_console(block) == [("judge a \\\n    --flag", ["out 1", "out 2"]), ("judge b", [])]
     with pytest.raises(ValueError, match="output before any command"):
         split_console("stray\n$ judge a\n")
+
+
+def test_the_readme_tour_prints_what_it_shows() -> None:
+    assert page_failures(REPO / "README.md") == []
