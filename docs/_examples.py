@@ -43,10 +43,29 @@ TIMEOUT_S = 300
 NORMALISE: list[tuple[str, re.Pattern[str], str]] = [
     ("loopback port", re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
     ("access token", re.compile(r"token=[A-Za-z0-9_-]+"), "token=TOKEN"),
-    ("duration", re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b(?= |,|\)|$)"), "N s"),
+    ("duration", re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b(?= |,|\)|$)", re.M), "N s"),
 ]
 
 _SCRUBBED_ENV = ("OPENAI_", "JUDGE_", "AZURE_OPENAI_", "OTEL_", "PHOENIX_")
+
+
+_MATPLOTLIB = Path(tempfile.gettempdir()) / f"judge-docs-matplotlib-{os.getuid()}"
+
+
+def matplotlib_config() -> str:
+    """One matplotlib config folder for every page, its font cache built once up front: a
+    command that builds it prints a warning that is no part of its output."""
+    if not (_MATPLOTLIB / "ready").exists():
+        _MATPLOTLIB.mkdir(exist_ok=True)
+        env = {**os.environ, "MPLCONFIGDIR": str(_MATPLOTLIB)}
+        subprocess.run(
+            [sys.executable, "-c", "import matplotlib.font_manager"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        (_MATPLOTLIB / "ready").touch()
+    return str(_MATPLOTLIB)
 
 
 class Page:
@@ -75,6 +94,7 @@ class Page:
             NO_COLOR="1",
             TERM="dumb",
             MPLBACKEND="Agg",
+            MPLCONFIGDIR=matplotlib_config(),
             XDG_CACHE_HOME=str(self.folder / "cache"),
             XDG_CONFIG_HOME=str(self.folder / "config"),
         )
