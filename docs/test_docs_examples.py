@@ -82,3 +82,23 @@ def test_console_blocks_split_into_commands_and_their_output() -> None:
 
 def test_the_readme_tour_prints_what_it_shows() -> None:
     assert page_failures(REPO / "README.md") == []
+
+
+def test_the_cli_reference_is_generated_from_every_parser() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "cli_reference", REPO / "docs" / "_hooks" / "cli_reference.py"
+    )
+    assert spec and spec.loader
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    from judge.cli import build_parser
+
+    page = hook.reference_text()
+    for prog, parser in hook.command_parsers(build_parser(), "judge"):
+        assert f"## `{prog}`" in page
+        for action in parser._actions:
+            for flag in action.option_strings:
+                assert flag in page, f"{prog} {flag}"
+    assert "## `judge grade`" in page and "--human-labels" in page
