@@ -1,4 +1,4 @@
-"""Three simulated jurors on the loopback test server, for the README's jury example.
+"""Three simulated jurors on the loopback test server, for the jury example of docs/guides/juries.md.
 
     python examples/jury/simulated_jurors.py OUT_DIR [--independent] [--cases 200]
 

@@ -1,6 +1,8 @@
-"""README's "Python API" section runs as written: as a script, and cell by cell in a real
-Jupyter kernel (nbclient + ipykernel), where the sync call used to raise `asyncio.run()
-cannot be called from a running event loop`. Both print the same record."""
+"""The Python guide's "Python API" section (docs/guides/python.md) runs as written: as a
+script, and cell by cell in a real Jupyter kernel (nbclient + ipykernel), where the sync call
+used to raise `asyncio.run() cannot be called from a running event loop`. Both print the
+same record. (`python -m pytest docs` checks the same blocks' shown output, outside a
+kernel.)"""
 
 from __future__ import annotations
 
@@ -19,20 +21,30 @@ from tests.helpers import REPO
 # a real Jupyter kernel and a script run: a minute; run by .ci/slow
 pytestmark = pytest.mark.slow
 
-SECTION = "### Python API"
+PAGE = REPO / "docs" / "guides" / "python.md"
+SECTION = "## Python API"
+
+
+def as_code(block: str) -> str:
+    """A block as the code it runs: a doctest's `>>>`/`...` lines without their prompts."""
+    lines = block.splitlines()
+    if not lines or not lines[0].startswith(">>>"):
+        return block
+    code = [line[4:] for line in lines if line.startswith((">>> ", "... "))]
+    return "\n".join(code) + "\n"
 
 
 def readme_blocks(section: str = SECTION) -> list[str]:
-    """The ```python blocks of one README section (to the next heading), in order."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """The ```python blocks of one section of the page (to the next heading), as code."""
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index(section)
     ends = [text.find(mark, start + 1) for mark in ("\n## ", "\n### ")]
     end = min([e for e in ends if e != -1], default=len(text))
-    return re.findall(r"```python\n(.*?)```", text[start:end], flags=re.S)
+    return [as_code(b) for b in re.findall(r"```python\n(.*?)```", text[start:end], flags=re.S)]
 
 
 def folder_with_examples(path: Path) -> Path:
-    """A folder holding the README's `examples/` (what its paths name), nothing else."""
+    """A folder holding the repository's `examples/` (what the page's paths name), nothing else."""
     path.mkdir()
     (path / "examples").symlink_to(REPO / "examples")
     return path
@@ -46,7 +58,7 @@ def workdir(tmp_path: Path) -> Path:
 def env_for(server: FakeOpenAIServer, workdir: Path) -> dict[str, str]:
     return {
         **os.environ,
-        "BASE_URL": server.base_url,
+        "TEST_SERVER": server.base_url,
         "OPENAI_API_KEY": "sk-test-not-a-key",
         "PYTHONPATH": str(REPO),
         "XDG_CACHE_HOME": str(workdir / "cache"),  # the verdict cache stays in the test's folder

@@ -350,10 +350,10 @@ def test_batch_status_names_the_endpoint_it_cannot_reach(
     assert f"could not reach the Batch API at {url.rstrip('/')}" in err
 
 
-def test_undo_means_the_same_in_the_readme_and_the_page() -> None:
-    readme = (REPO / "README.md").read_text("utf-8")
+def test_undo_means_the_same_in_the_docs_and_the_page() -> None:
+    guide = (REPO / "docs/guides/labelling.md").read_text("utf-8")
     page = (REPO / "judge/label/static/label.html").read_text("utf-8")
-    assert "`U` to undo your last action (a label or a skip)" in readme
+    assert "`U` to undo your last action (a label or a skip)" in guide
     assert "undo the last label or skip" in page
 
 
@@ -373,8 +373,10 @@ def test_rubrics_verify_prints_no_blank_line_before_its_error(
 
 
 def readme_root_outputs() -> set[str]:
-    """What the README's commands write in the repository root (its own names)."""
-    readme = (REPO / "README.md").read_text("utf-8")
+    """What the README's and the docs' commands write in the repository root (their own
+    names; a docs page's `$ ` prompts read as the commands they prefix)."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    readme = "\n".join(p.read_text("utf-8") for p in pages).replace("\n$ ", "\n")
     flags = r"(?:-o|--summary|--json|--markdown|--html|--db|--test-labels|--export-batch)"
     found = set()
     elsewhere = False  # after a `cd` a block's commands write in another folder

@@ -1,5 +1,5 @@
-"""The public-set converter behind the README's rules-judge figures, on small upstream-shaped
-files written here (the real dumps live outside the repository), and the README section."""
+"""The public-set converter behind the docs' rules-judge figures, on small upstream-shaped
+files written here (the real dumps live outside the repository), and the docs page on the rules judge."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_the_public_sets_become_cases_and_labels(tmp_path: Path) -> None:
         ("tc-0001", "1.0", "dlg-000"),
         ("tc-0002", "3.0", "dlg-001"),
     ]
-    # the files are what the README's commands grade and calibrate
+    # the files are what the docs' commands grade and calibrate
     graded = tmp_path / "graded.jsonl"
     argv = ["grade", str(out / "faithbench" / "cases.jsonl"), "--rubric", "faithfulness"]
     assert main([*argv, "-o", str(graded)], env={}) == 0
@@ -125,10 +125,8 @@ def test_a_partial_dump_names_the_file_it_lacks(
     assert line.startswith("faithbench: missing ") and "batch_7_annotation.json" in line
 
 
-def test_the_readme_says_how_far_to_trust_the_rules_judge() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    start = readme.index("## The offline rules judge")
-    section = readme[start : readme.index("\n## ", start + 1)]
+def test_the_docs_say_how_far_to_trust_the_rules_judge() -> None:
+    section = (REPO / "docs" / "rules-judge.md").read_text(encoding="utf-8").replace("\n$ ", "\n")
     for name in ("FaithBench", "LLMBar", "Topical-Chat", "examples/human_labels.csv"):
         assert name in section
     assert re.search(r"python -m benchmarks\.public_sets \S+/data public-sets", section)
