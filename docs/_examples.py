@@ -44,6 +44,8 @@ NORMALISE: list[tuple[str, re.Pattern[str], str]] = [
     ("loopback port", re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
     ("access token", re.compile(r"token=[A-Za-z0-9_-]+"), "token=TOKEN"),
     ("duration", re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b(?= |,|\)|$)", re.M), "N s"),
+    # where the clone is (a rubric's file): the same page in any checkout
+    ("the repository's folder", re.compile(re.escape(str(REPO)) + r"(?=/)"), "<repository>"),
 ]
 
 _SCRUBBED_ENV = ("OPENAI_", "JUDGE_", "AZURE_OPENAI_", "OTEL_", "PHOENIX_")
