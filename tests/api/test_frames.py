@@ -170,13 +170,13 @@ def test_a_bad_parquet_row_names_the_file_and_row(tmp_path: Path) -> None:
     assert not out.exists() or out.read_text() == ""
 
 
-def test_the_readmes_dataframe_example_runs(tmp_path: Path) -> None:
+def test_the_docs_dataframe_example_runs(tmp_path: Path) -> None:
     import subprocess
     import sys
 
     from tests.api.test_readme_python import folder_with_examples, readme_blocks
 
-    (block,) = readme_blocks("### DataFrames and Parquet")
+    (block,) = readme_blocks("## DataFrames and Parquet")
     done = subprocess.run(
         [sys.executable, "-c", block],
         cwd=folder_with_examples(tmp_path / "run"),
