@@ -19,6 +19,9 @@ from judge.web.guard import RequestGuard, host_name
 from tests.helpers import case
 from tests.test_service_support import ServiceProcess, wait_for_job, write_config
 
+# the service's end-to-end group (a judge serve process per origin): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 BODY = json.dumps({"rubric": "faithfulness", "cases": [case()]}).encode()
 EVIL = "http://evil.example"
 

@@ -26,6 +26,9 @@ from judge.testing.jurors import PlantedJuror, plant_panel, write_cases
 from judge.testing.jurors import planted_truth as plant_truth
 from tests.helpers import REPO, read_jsonl
 
+# juries end to end (three juror servers per run): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 LABELS = ["compliant", "minor_issue", "violation"]
 RUBRICS = REPO / "examples" / "rubrics"
 N = 60

@@ -25,6 +25,9 @@ from tests.test_service_support import (
     write_config,
 )
 
+# the service's end-to-end group (a judge serve process, graded against the CLI): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 EXAMPLES = REPO / "examples"
 GRADE_BODY_LIMIT = 256 * 1024
 MAX_CASES = 60

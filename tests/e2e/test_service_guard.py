@@ -37,6 +37,9 @@ from tests.test_service_support import (
     write_config,
 )
 
+# the service's end-to-end group (a judge serve process per case): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 LONG_ANSWER = "The free trial lasts 14 days from the day you sign up. " * 500  # ~27 KB
 
 

@@ -24,6 +24,9 @@ from tests.e2e.test_service_store import run_jobs
 from tests.helpers import case
 from tests.test_service_support import ServiceProcess, wait_for_job, write_config
 
+# the service's end-to-end group (a judge serve process and its job store): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:

@@ -23,6 +23,9 @@ from tests.test_service_support import (
     write_config,
 )
 
+# the service's end-to-end group (judge serve processes stopped and restarted): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 KEY = "sk-test-SECRET-4d3c2b1a0f9e8d7c"
 CONCURRENCY = 4
 TOTAL = 200

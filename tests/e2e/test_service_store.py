@@ -25,6 +25,9 @@ from judge.service.config import ServiceConfig
 from tests.helpers import case
 from tests.test_service_support import REPO, ServiceProcess, wait_for_job, write_config
 
+# the service's end-to-end group (judge serve processes killed and restarted over their stores): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)

@@ -3,7 +3,12 @@ through jobs, and stays behind the token when the service has one."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.test_service_support import TOKEN, ServiceProcess, wait_for_job, write_config
+
+# the service's end-to-end group (a judge serve process scraped for /metrics): run by .ci/slow
+pytestmark = pytest.mark.slow
 
 FAITHFUL = {
     "id": "a",

@@ -20,6 +20,9 @@ from judge.service._replicas import merge_runs
 from judge.service.config import load_service_config
 from tests.test_service_support import REPO
 
+# the service's end-to-end group (judge serve started in subprocesses): run by .ci/slow
+pytestmark = pytest.mark.slow
+
 URL = "postgresql://judge:s3cret%2Fpw@db.internal:5433/judge"
 
 
