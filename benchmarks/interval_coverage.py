@@ -8,8 +8,8 @@
 Four settings, each drawn from a population whose figure is known exactly:
 
 - ``weighted_kappa``: five ordinal classes (1-5), linear and quadratic weights, an
-  accurate and a noisy judge (the judge's label drawn from ``exp(-|i - j| / τ)`` around
-  the human one, ``τ`` 0.5 or 1.5), n = 8-25; the interval
+  accurate, a middling and a noisy judge (the judge's label drawn from
+  ``exp(-|i - j| / τ)`` around the human one, ``τ`` 0.5, 0.8 or 1.5), n = 8-25; the interval
   :func:`calibration.pairs.analysis.analyse` prints; target: the population's weighted
   kappa (of the joint cell probabilities).
 - ``kappa_ceiling``: two classes at a true kappa of 0.84, pass rates 0.5 and 0.3 on both
@@ -48,6 +48,11 @@ from calibration.agreement.small_sample import (
 )
 from calibration.estimates.prediction_powered import prediction_powered_summary
 
+try:
+    from calibration.inference.intervals import dirichlet_tables
+except ImportError:  # the code before the posterior joined the weighted kappa interval
+    dirichlet_tables = None  # type: ignore[assignment]
+
 SCALE = ("1", "2", "3", "4", "5")
 HUMAN_RATES = {
     "even": (0.10, 0.20, 0.40, 0.20, 0.10),
@@ -55,7 +60,7 @@ HUMAN_RATES = {
     "ceiling": (0.02, 0.03, 0.05, 0.20, 0.70),
     "steep_ceiling": (0.0, 0.0, 0.05, 0.10, 0.85),
 }
-JUDGES = {"accurate": 0.5, "noisy": 1.5}
+JUDGES = {"accurate": 0.5, "middling": 0.8, "noisy": 1.5}
 
 
 @dataclass
@@ -159,12 +164,22 @@ def kappa_interval(
     )
     chance = cohen_chance(matrix, w)
     disagreement = None if np.array_equal(w, 1 - np.eye(len(w))) else w
+    posterior = None
+    if disagreement is not None and dirichlet_tables is not None:
+        drawn = _kappas(dirichlet_tables(matrix, n_draws=n_bootstrap, seed=seed), w)
+        drawn = drawn[np.isfinite(drawn)]
+        if len(drawn) >= n_bootstrap / 2:
+            posterior = tuple(float(v) for v in np.quantile(drawn, [0.025, 0.975]))
     try:
         large = fce_kappa_interval(matrix, disagreement)
     except TypeError:  # the code before issue 34 (two classes only), to measure it too
         large = fce_kappa_interval(matrix)
+    if posterior is None:  # the code before the posterior joined, to measure it too
+        return kappa_type_interval(
+            boot, matrix, chance, disagreement=disagreement, large_sample=large
+        ).ci
     return kappa_type_interval(
-        boot, matrix, chance, disagreement=disagreement, large_sample=large
+        boot, matrix, chance, disagreement=disagreement, large_sample=large, posterior=posterior
     ).ci
 
 
@@ -317,7 +332,7 @@ def tables(reps: int, n_bootstrap: int, seed: int = 0) -> tuple[str, list[str]]:
             bad.append(f"{setting} n={n}: coverage {tally.coverage:.3f} < {bar}")
 
     wk: list[str] = []
-    for human in ("even", "skewed"):
+    for human in ("even", "skewed", "ceiling"):
         for judge in JUDGES:
             for weights in ("linear", "quadratic"):
                 for n in (8, 12, 18, 25):

@@ -75,6 +75,10 @@ BOOTSTRAP_OR_EXACT = (
     "percentile bootstrap over cases, widened to hold the exact (Clopper-Pearson) "
     "interval of the observed agreement mapped through (A - E)/(1 - E)"
 )
+WEIGHTED = (
+    BOOTSTRAP_OR_LARGE_SAMPLE + ", and the percentile interval of kappa under a Dirichlet "
+    "posterior of the table's cells (prior weight 1/4 spread over them)"
+)
 EXACT_AGREEMENT = (
     "exact (Clopper-Pearson) interval of the observed agreement mapped through "
     "(A - E)/(1 - E) at the observed chance agreement"
@@ -163,6 +167,7 @@ def kappa_type_interval(
     disagreement: ArrayLike | None = None,
     confidence: float = 0.95,
     large_sample: Sequence[float] | None = None,
+    posterior: Sequence[float] | None = None,
 ) -> Interval:
     """The interval of a kappa-type coefficient: the hull of its percentile bootstrap, its
     large-sample interval (``large_sample``: :func:`fce_kappa_interval` for kappa and
@@ -172,7 +177,9 @@ def kappa_type_interval(
     (:func:`is_degenerate`: every resample gave one value, or most were undefined), the
     exact agreement interval alone, with the reason. With unequal weights (more than two
     classes) the Student interval of the mean weighted agreement
-    (:func:`agreement_mean_interval`) takes the exact one's place in the hull.
+    (:func:`agreement_mean_interval`) takes the exact one's place in the hull, and the
+    ``posterior`` interval of weighted kappa
+    (:func:`calibration.inference.intervals.posterior_table_ci`) joins it.
 
     Each alone falls short at small n (seeded simulations,
     ``benchmarks/small_n_intervals.md``): the percentile bootstrap covered 93.1% at 50
@@ -191,17 +198,19 @@ def kappa_type_interval(
         # With unequal weights the exact bound counts every inexact case at the largest
         # distance: far wider than the evidence (-1 from 8 cases on a 1-5 scale); the
         # Student interval of the mean weighted agreement stands in for it.
+        unweighted = _unweighted(disagreement)
         agreement = (
             (exact if np.asarray(matrix).sum() < EXACT_BELOW else None)
-            if _unweighted(disagreement)
+            if unweighted
             else agreement_mean_interval(matrix, chance, disagreement, confidence=confidence)
         )
-        others = [c for c in (large_sample, agreement) if not is_degenerate(c)]
+        weighted = None if unweighted else posterior
+        others = [c for c in (large_sample, agreement, weighted) if not is_degenerate(c)]
         if not others:
             return Interval(boot, BOOTSTRAP)
         widened = hull(boot, *others)
         assert widened is not None
-        return Interval(widened, BOOTSTRAP_OR_LARGE_SAMPLE)
+        return Interval(widened, BOOTSTRAP_OR_LARGE_SAMPLE if weighted is None else WEIGHTED)
     why = (
         "the bootstrap was undefined (most resamples had one class)"
         if bootstrap is None or not all(math.isfinite(b) for b in bootstrap)

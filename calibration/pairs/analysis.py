@@ -35,6 +35,7 @@ from calibration.estimates.binary import binary_rates
 from calibration.inference.intervals import (
     DEFAULT_RESAMPLES,
     bootstrap_table_ci,
+    posterior_table_ci,
     wilson_interval,
 )
 from calibration.io.classes import choose_positive, order_labels
@@ -83,6 +84,16 @@ def _matrix_ci(
     return bootstrap_table_ci(matrix, of_matrix, n_resamples=opts.n_bootstrap, seed=opts.seed)
 
 
+def _posterior_ci(
+    matrix: np.ndarray, opts: AnalysisOptions, of_matrix: Callable[..., float]
+) -> tuple[float, float] | None:
+    """The Dirichlet posterior interval of a statistic of the confusion matrix, as many
+    draws as bootstrap resamples and on the same seed; ``None`` with intervals off."""
+    if opts.n_bootstrap == 0:
+        return None
+    return posterior_table_ci(matrix, of_matrix, n_draws=opts.n_bootstrap, seed=opts.seed)
+
+
 def _coefficient_ci(
     out: dict[str, Any],
     name: str,
@@ -91,6 +102,7 @@ def _coefficient_ci(
     chance: float,
     disagreement: np.ndarray | None = None,
     large_sample: tuple[float, float] | None = None,
+    posterior: tuple[float, float] | None = None,
 ) -> None:
     """Set ``NAME_ci95`` (and its ``_method`` and ``_reason``): the bootstrap interval, or,
     where it is degenerate, the exact agreement interval (:mod:`calibration.agreement.small_sample`)."""
@@ -98,7 +110,12 @@ def _coefficient_ci(
         out[f"{name}_ci95"] = None
         return
     interval = kappa_type_interval(
-        boot, matrix, chance, disagreement=disagreement, large_sample=large_sample
+        boot,
+        matrix,
+        chance,
+        disagreement=disagreement,
+        large_sample=large_sample,
+        posterior=posterior,
     )
     out[f"{name}_ci95"] = interval.ci
     out[f"{name}_ci95_method"] = interval.method
@@ -198,6 +215,7 @@ def _categorical(
                 cohen_chance(matrix, w),
                 w,
                 fce_kappa_interval(matrix, w),
+                _posterior_ci(matrix, opts, weigh),
             )
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label
