@@ -292,11 +292,17 @@ def _config(
 ) -> JudgeConfig:
     key = api_key_from(env)
     base_url = request.base_url or (None if manifest else env.get("OPENAI_BASE_URL"))
+    retries: dict[str, Any] = {}
+    if request.max_retries is not None:
+        if not 0 <= request.max_retries <= 20:
+            raise UsageError(f"--max-retries takes 0 to 20, not {request.max_retries}")
+        retries["max_retries"] = request.max_retries
     if manifest is None:
-        return JudgeConfig(base_url=base_url, api_key=key)
+        return JudgeConfig.model_validate({"base_url": base_url, "api_key": key, **retries})
     cache_dir = request.cache_dir or default_cache_dir(env)
     config = manifest.config(api_key=key, base_url=base_url, cache_dir=cache_dir)
-    return config.model_copy(update={"use_cache": config.use_cache and not request.no_cache})
+    update = {"use_cache": config.use_cache and not request.no_cache, **retries}
+    return config.model_copy(update=update)
 
 
 async def _fetch(

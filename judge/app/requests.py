@@ -186,6 +186,7 @@ class BatchRequest:
     no_cache: bool
     rubrics_dir: tuple[Path, ...]
     parquet: Path | None = None  # fetch: the records also as a Parquet table
+    max_retries: int | None = None  # None: the run's, else the default
 
 
 # The request types of the jobs that live in their own modules (probe, rubrics, label,

@@ -40,6 +40,13 @@ def add_batch_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--base-url", help="endpoint (default: the run's, or $OPENAI_BASE_URL)")
     p.add_argument("--no-wait", action="store_true", help="fetch: do not wait for running batches")
     p.add_argument("--poll-interval", type=float, default=None, help="first poll interval (s)")
+    p.add_argument(
+        "--max-retries",
+        type=int,
+        default=None,
+        help="retries per request after a 408/409/429/5xx, a timeout or a dropped connection "
+        "(default: the run's, else 5)",
+    )
     p.add_argument("--summary", type=Path, help="fetch: also write the summary as JSON here")
     add_parquet_option(p)
     p.add_argument("--cache-dir", type=Path, default=None, help="(~/.cache/llm-judge)")

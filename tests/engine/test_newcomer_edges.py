@@ -344,8 +344,8 @@ def test_batch_status_names_the_endpoint_it_cannot_reach(
 ) -> None:
     with FakeOpenAIServer() as server:
         url = server.base_url
-    env = {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "k", "JUDGE_MAX_RETRIES": "0"}
-    code, _, err = run(capsys, "batch", "status", "batch_x", env=env)
+    env = {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "k"}
+    code, _, err = run(capsys, "batch", "status", "batch_x", "--max-retries", "0", env=env)
     assert code == 1
     assert f"could not reach the Batch API at {url.rstrip('/')}" in err
 
