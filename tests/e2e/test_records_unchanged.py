@@ -206,6 +206,7 @@ def test_a_batch_file_round_trip(run_dir: Path, capsys: pytest.CaptureFixture[st
     check("batch_round_trip", "\n".join(parts) + "\n" + snapshot(run_dir, 0, "", "", {}))
 
 
+@pytest.mark.slow  # a Ray cluster: seconds to start (.ci/slow runs it)
 def test_a_ray_run(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

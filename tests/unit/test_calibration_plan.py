@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibration import bootstrap_ci, calibrate, cohen_kappa
+from calibration import calibrate, cohen_kappa
+from calibration.agreement.metrics import kappa_from_confusion
 from calibration.decisions.plan import plan_sample_size, predicted_width, simulate_interval_width
+from calibration.inference.intervals import bootstrap_table_ci
 from judge.cli import main
 from tests.calibration_sets import examples, faithbench, grade_examples_offline
 
@@ -14,7 +16,11 @@ from tests.calibration_sets import examples, faithbench, grade_examples_offline
 def test_plan_on_faithbench_marginals_is_within_15_percent_of_the_bootstrap():
     fb = faithbench()
     kappa = cohen_kappa(fb.human, fb.judge)
-    lo, hi = bootstrap_ci(fb.human, fb.judge, cohen_kappa, n_resamples=2000, seed=0)
+    # The case bootstrap drawn through the confusion matrix: the same distribution as
+    # resampling the 750 cases, in milliseconds (calibration.inference.intervals).
+    h, j = np.asarray(fb.human, dtype=int), np.asarray(fb.judge, dtype=int)
+    matrix = np.bincount(2 * h + j, minlength=4).reshape(2, 2)
+    lo, hi = bootstrap_table_ci(matrix, kappa_from_confusion, n_resamples=2000, seed=0)
     boot = hi - lo
     planned = predicted_width(
         len(fb.ids), kappa, human_rate=fb.human.mean(), judge_rate=fb.judge.mean()
@@ -69,7 +75,8 @@ def test_bootstrap_width_needs_no_shared_rate_assumption():
     rng = np.random.default_rng(0)
     human = rng.integers(0, 2, 400)
     judge = np.where(rng.random(400) < 0.8, human, 1 - human)
-    lo, hi = bootstrap_ci(human, judge, cohen_kappa, n_resamples=1000, seed=1)
+    matrix = np.bincount(2 * human + judge, minlength=4).reshape(2, 2)
+    lo, hi = bootstrap_table_ci(matrix, kappa_from_confusion, n_resamples=1000, seed=1)
     planned = predicted_width(
         400, cohen_kappa(human, judge), human_rate=human.mean(), judge_rate=judge.mean()
     )
