@@ -49,6 +49,7 @@ from typing import Any
 
 from benchmarks.cases import case, write_cases
 from benchmarks.server import ServerProcess
+from judge.app.runs import settle_heap
 from judge.config import JudgeConfig
 from judge.engine.files import grade_file
 from judge.engine.grader import Grader
@@ -159,6 +160,7 @@ async def project_run(config: JudgeConfig, source: Path, output: Path) -> int:
     backend = LLMJudge(config)
     try:
         grader = Grader(backend, load_rubric("faithfulness"), concurrency=config.max_in_flight)
+        settle_heap()  # as `judge grade` does before its first request (once a process)
         summary = await grade_file(grader, source, output, overwrite=True, use_cache=False)
         return int(summary["status"].get("ok", 0) + summary["status"].get("abstained", 0))
     finally:

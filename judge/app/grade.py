@@ -41,6 +41,7 @@ from judge.app.runs import (
     prices_from_args,
     run_conditions,
     selection_from_args,
+    settle_heap,
 )
 from judge.config import JudgeConfig
 from judge.engine.files import grade_file
@@ -126,6 +127,7 @@ async def _grade(
     labels: HumanLabels | None = None,
 ) -> dict[str, Any]:
     async with open_grader(config, rubric) as grader:
+        settle_heap()
         summary = await grade_file(
             grader,
             input_path,

@@ -25,7 +25,13 @@ from judge.app.edge import edge, note
 from judge.app.judges import judge_config, rubric_library
 from judge.app.outputs import Output, check_outputs, require_inputs
 from judge.app.parquet import parquet_outputs, write_parquet_option
-from judge.app.runs import GradeResult, finish_pass, prices_from_args, selection_from_args
+from judge.app.runs import (
+    GradeResult,
+    finish_pass,
+    prices_from_args,
+    selection_from_args,
+    settle_heap,
+)
 from judge.config import JudgeConfig
 from judge.engine.diagnosis import SIGNALS, SignalSource, diagnose, diagnose_files, signal_sources
 from judge.engine.files import Target, grade_files
@@ -120,6 +126,7 @@ async def _grade_pass(
     prices = prices_from_args(args, config)
     async with open_graders(config, list(rubrics)) as graders:
         targets = [Target(g, files[g.rubric.id]) for g in graders]
+        settle_heap()
         done = await grade_files(
             targets,
             input_path,
