@@ -20,6 +20,8 @@ from judge.rubric import load_rubric
 from judge.testing import ChatRequest, FakeOpenAIServer, FaultPlan
 from tests.helpers import REPO, TRIAL_CONTEXT, write_jsonl
 
+pytestmark = pytest.mark.slow  # Batch API runs against the loopback test server (.ci/slow runs it)
+
 MODEL = "judge-test-2024-01-01"
 CASES = REPO / "examples" / "cases.jsonl"
 PAIRS = REPO / "examples" / "pairs.jsonl"

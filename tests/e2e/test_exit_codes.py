@@ -19,6 +19,9 @@ from judge.rubric import load_rubric
 from judge.testing import ChatRequest, FakeOpenAIServer, Reply, default_verdict
 from tests.helpers import REPO, case, read_jsonl, write_jsonl
 
+# every command's exit code, many of them in a subprocess (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 EXAMPLES = REPO / "examples"
 MODEL = "judge-test-2024-01-01"
 

@@ -23,6 +23,8 @@ from judge.testing import FakeOpenAIServer, Reply
 from tests.helpers import REPO, read_jsonl
 from tests.rag_support import recorded_kinds, with_metadata, write_rubrics
 
+pytestmark = pytest.mark.slow  # several rubrics over one input, end to end (.ci/slow runs it)
+
 __all__ = ["recorded_kinds"]  # the fixture, used by name
 
 MODEL = "judge-test-2024-01-01"

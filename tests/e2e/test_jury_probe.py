@@ -20,6 +20,8 @@ from judge.testing.jurors import plant_panel, planted_truth, write_cases
 from judge.testing.server import ChatRequest
 from tests.helpers import REPO
 
+pytestmark = pytest.mark.slow  # jury probes against juror servers (.ci/slow runs it)
+
 N = 10
 RUBRICS = REPO / "examples" / "rubrics"
 

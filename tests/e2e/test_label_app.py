@@ -22,6 +22,9 @@ from judge.rubric import load_rubric
 from tests.helpers import REPO
 from tests.label_support import CASES, MARKER, PAIRS, SCORE, ThreadServer, secret_records
 
+# the label app over HTTP, a durable store committing each answer (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 TOKEN = "t0ken-for-tests"
 
 

@@ -19,6 +19,8 @@ from judge.rubric import load_rubric
 from judge.schemas import Case
 from judge.testing import ChatRequest, FakeOpenAIServer
 
+pytestmark = pytest.mark.slow  # probes against the loopback test server (.ci/slow runs it)
+
 GOOD = " (correct)"
 
 

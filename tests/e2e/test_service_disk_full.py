@@ -24,6 +24,8 @@ from judge.service.config import ServiceConfig
 from tests.helpers import case
 from tests.test_service_support import InProcessService, wait_for_job
 
+pytestmark = pytest.mark.slow  # judge serve jobs on a full disk (.ci/slow runs it)
+
 CASES = 12
 
 

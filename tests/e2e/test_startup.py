@@ -12,6 +12,9 @@ import pytest
 
 from tests.helpers import REPO
 
+# fresh interpreters, to audit what each command imports (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 # Libraries that cost hundreds of milliseconds to import, and the project's heavy parts.
 HEAVY = (
     "calibration",

@@ -17,6 +17,9 @@ from judge.rubric import RubricLibrary
 from judge.testing import FakeOpenAIServer
 from tests.helpers import REPO, read_jsonl
 
+# every user rubric kind through grade, probe and calibrate (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 KINDS = {"tone": "scale", "policy": "labels", "quality": "criteria"}
 MODEL = "judge-test-2024-01-01"
 

@@ -16,6 +16,8 @@ from judge.rubric import load_rubric
 from judge.schemas import Case
 from judge.testing import FAULTS, FakeOpenAIServer, FaultPlan, Reply
 
+pytestmark = pytest.mark.slow  # the test server as its own process (.ci/slow runs it)
+
 CONTEXT = "The free trial lasts 14 days from the day you sign up. You can cancel any time."
 
 
