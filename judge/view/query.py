@@ -233,17 +233,20 @@ class Engine:
 
 
 def _t_interval(mean: float | None, sd: float | None, n: int) -> list[float] | None:
-    """Student t 95% interval; from LARGE_N values on, the normal quantile (it differs from
-    t's by under 0.1%), which spares the first page scipy's import (seconds on a busy
-    machine)."""
+    """Student t 95% interval, clipped to the score's scale (0..1 for every rubric: two
+    scores 0 and 1 give t's [-3.9, 4.6]); from LARGE_N values on, the normal quantile (it
+    differs from t's by under 0.1%), which spares the first page scipy's import (seconds
+    on a busy machine)."""
     if mean is None or n < 2 or sd is None:
         return None
     if n >= LARGE_N:
         half = NormalDist().inv_cdf(0.975) * sd / math.sqrt(n)
-        return [mean - half, mean + half]
-    from calibration.inference.means import mean_interval_from_moments
+        low, high = mean - half, mean + half
+    else:
+        from calibration.inference.means import mean_interval_from_moments
 
-    return list(mean_interval_from_moments(mean, sd, n))
+        low, high = mean_interval_from_moments(mean, sd, n)
+    return [max(0.0, low), min(1.0, high)]
 
 
 def _where(

@@ -335,3 +335,13 @@ def test_bad_paths_exit_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFi
         assert main(["view", str(path)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and str(path) in err[0], err
+
+
+def test_the_mean_scores_interval_stays_on_the_scores_scale() -> None:
+    # Two scores, 0 and 1: Student's t reads [-3.9, 4.6], far off a 0..1 scale.
+    from judge.view.query import _t_interval
+
+    low, high = _t_interval(0.5, 0.5**0.5, 2)
+    assert (low, high) == (0.0, 1.0)
+    low, high = _t_interval(0.9, 0.05, 40)  # well inside: untouched
+    assert 0.88 < low < 0.9 < high < 0.92
