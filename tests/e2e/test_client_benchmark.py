@@ -17,6 +17,9 @@ from benchmarks.server import ServerProcess
 from judge.engine.parse import parse_verdict
 from judge.rubric import load_rubric
 
+# the client benchmark's rows, each against its own server (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 MINIMAL = "benchmarks.minimal_server"
 
 

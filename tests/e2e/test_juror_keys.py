@@ -25,6 +25,9 @@ from judge.testing import FakeOpenAIServer
 from tests.helpers import case, write_jsonl
 from tests.test_service_support import InProcessService
 
+# a jury end to end against juror servers (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 OPENAI_KEY = "sk-openai-key-0123456789"
 OTHER_KEY = "sk-other-provider-abcdef"
 JUROR_KEY = "sk-juror-own-9876543210"

@@ -20,6 +20,9 @@ from judge.testing import FakeOpenAIServer
 from judge.testing.jurors import POLICY_LABELS, plant_panel, planted_truth, write_cases
 from tests.helpers import REPO, read_jsonl
 
+# a jury end to end against juror servers (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 RUBRICS = REPO / "examples" / "rubrics"
 N = 90
 NAMES = ["a", "b", "c"]

@@ -9,11 +9,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from judge.cli import main
 from judge.testing.server import ChatRequest
 from tests.helpers import read_jsonl
+
+# a jury end to end against juror servers (.ci/slow runs it)
+pytestmark = pytest.mark.slow
 
 N = 12
 

@@ -23,6 +23,9 @@ from tests.e2e.test_jury import LABELS, RUBRICS, start_jurors, write_jury
 from tests.helpers import read_jsonl
 from tests.test_service_support import InProcessService, wait_for_job
 
+# a jury served by judge serve, juror servers behind it (.ci/slow runs it)
+pytestmark = pytest.mark.slow
+
 N = 20
 NAMES = ["a", "b", "c"]
 ENV = {"JUROR_KEY": "sk-test"}

@@ -6,8 +6,13 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
+
 from judge.cli import main
 from tests.label_support import CASES, LabelServer, answer
+
+# judge label as a real process, killed mid-run (.ci/slow runs it)
+pytestmark = pytest.mark.slow
 
 
 def _export(db: Path, out: Path) -> list[dict[str, str]]:
