@@ -190,13 +190,8 @@ def weighted_kappa_coverage(
     joint = ordinal_joint(human, judge)
     values = np.arange(1, 6)
     w = _weight_matrix(5, weights, values)  # type: ignore[arg-type]
-    tally = Coverage(float(_kappas(joint[None], w)[0]))
-    for rep, matrix in enumerate(_table_reps(joint, n, reps, seed)):
-        if not np.isfinite(_kappas(matrix[None].astype(float), w)[0]):
-            tally.add(None, "kappa undefined: the labels do not vary")
-            continue
-        tally.add(kappa_interval(matrix, w, n_bootstrap=n_bootstrap, seed=seed + rep))
-    return tally
+    target = float(_kappas(joint[None], w)[0])
+    return _kappa_coverage(joint, w, target, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def ceiling_kappa_coverage(
@@ -205,7 +200,22 @@ def ceiling_kappa_coverage(
     """Two-class kappa near its ceiling: the printed interval against the true kappa."""
     joint = cell_probabilities(kappa, rate, rate)
     w = 1 - np.eye(2)
-    tally = Coverage(kappa)
+    return _kappa_coverage(joint, w, kappa, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
+
+
+def _kappa_coverage(
+    joint: np.ndarray,
+    w: np.ndarray,
+    target: float,
+    n: int,
+    *,
+    reps: int,
+    n_bootstrap: int,
+    seed: int,
+) -> Coverage:
+    """The printed (weighted) kappa interval of ``reps`` samples of ``n`` cases drawn from
+    ``joint``, against ``target``; a sample whose kappa is undefined counts as such."""
+    tally = Coverage(target)
     for rep, matrix in enumerate(_table_reps(joint, n, reps, seed)):
         if not np.isfinite(_kappas(matrix[None].astype(float), w)[0]):
             tally.add(None, "kappa undefined: the labels do not vary")

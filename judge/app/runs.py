@@ -8,6 +8,7 @@ more than `--max-error-rate` did, with one line naming the commonest cause; exit
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,9 +39,7 @@ EXIT_OK, EXIT_FATAL, EXIT_GATE = 0, 1, 3  # DESIGN.md "Exit codes" (judge.cli._c
 __all__ = ["selection_from_args"]  # re-exported: grade and batch import it from here
 
 
-_SETTLED: list[bool] = []  # settle_heap has run in this process
-
-
+@functools.cache  # once a process
 def settle_heap() -> None:
     """Once a process, just before a run's first request: collect what start-up left
     behind, then move every object still alive (modules, rubrics, the client, the input's
@@ -48,9 +47,6 @@ def settle_heap() -> None:
     only what the run itself makes: at C = 512 a full collection walked the start-up heap
     every few hundred replies (benchmarks/CLIENT.md). Only the command line calls it (a
     run is the process's last work); a server's or a notebook's heap is left alone."""
-    if _SETTLED:
-        return
-    _SETTLED.append(True)
     gc.collect()
     gc.freeze()
 
