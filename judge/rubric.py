@@ -46,6 +46,7 @@ DEFAULT_RUBRICS_DIR = packaged_rubrics_dir()
 CASE_FIELDS = (
     *("question", "contexts", "answer", "answer_a", "answer_b", "reference"),
     *("retrieved_ids", "relevant_ids", "relevance"),
+    *("messages", "messages_a", "messages_b", "expected_tool_calls", "tools", "goal"),
 )
 COMMON_KEYS = ("id", "version", "kind", "title", "output_schema", "inputs", "system", "examples")
 _VERSION_FILE = re.compile(r"^v(\d+)\.yaml$")

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from judge.transcript import MAX_CALLS, MAX_MESSAGES, ExpectedCall, Message, check_sequence
+
 # The shapes of names, one definition each (rubric files, the CLI and the service agree).
 RUBRIC_ID = r"^[a-z][a-z0-9_-]{0,63}$"
 RUBRIC_REF = r"^[a-z][a-z0-9_-]{0,63}(@v?[0-9]{1,6})?$"
@@ -45,7 +47,8 @@ def fold_aliases(data: dict[Any, Any]) -> dict[Any, Any]:
 
 
 class Case(BaseModel):
-    """One thing to grade: a RAG answer, or a pair of answers for pairwise rubrics."""
+    """One thing to grade: a RAG answer, a pair of answers for pairwise rubrics, or a
+    conversation (`messages`, with the agent's tool calls and results)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
@@ -62,6 +65,15 @@ class Case(BaseModel):
     retrieved_ids: list[str] | None = Field(default=None, max_length=MAX_IDS)
     relevant_ids: list[str] | None = Field(default=None, max_length=MAX_IDS)
     relevance: dict[str, float] | None = Field(default=None, max_length=MAX_IDS)
+    # A conversation (judge.transcript): OpenAI chat messages, the calls the agent was
+    # expected to make, the tools it had (OpenAI function schemas) and what the user wanted.
+    messages: list[Message] | None = Field(default=None, max_length=MAX_MESSAGES)
+    # Two conversations compared (a pairwise kind over transcripts; A is shown first).
+    messages_a: list[Message] | None = Field(default=None, max_length=MAX_MESSAGES)
+    messages_b: list[Message] | None = Field(default=None, max_length=MAX_MESSAGES)
+    expected_tool_calls: list[ExpectedCall] | None = Field(default=None, max_length=MAX_CALLS)
+    tools: list[dict[str, Any]] | None = Field(default=None, max_length=MAX_CALLS)
+    goal: str | None = None
     slices: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -101,6 +113,16 @@ class Case(BaseModel):
                 raise ValueError(
                     f"relevant_ids lists {zero[:3]} but relevance grades them 0: say it once"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _conversation(self) -> Case:
+        """The messages in an order a conversation can have (a tool result after its call)."""
+        for name in ("messages", "messages_a", "messages_b"):
+            messages = getattr(self, name)
+            problem = None if messages is None else check_sequence(messages)
+            if problem:
+                raise ValueError(f"{name}: {problem}")
         return self
 
     @model_validator(mode="before")

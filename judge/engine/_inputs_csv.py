@@ -1,6 +1,7 @@
 """CSV answer sets: a row's text cells as case values, with list cells read safely (JSON
 arrays, Python list literals as pandas writes them, or `a|b|c` for slices and ids;
-`metadata` and `relevance` cells hold a JSON object). The rows themselves come from
+`metadata` and `relevance` cells hold a JSON object; a conversation's `messages`,
+`expected_tool_calls` and `tools` cells hold JSON arrays). The rows themselves come from
 `calibration.io.rows`; used by `judge.engine.inputs`."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ _ID_FIELDS = ("retrieved_ids", "relevant_ids")
 _LIST_FIELDS = ("contexts", "slices", *_ID_FIELDS)
 _SPLIT_FIELDS = ("slices", *_ID_FIELDS)  # `a|b|c` is a list of names
 _OBJECT_FIELDS = ("metadata", "relevance")
+# a conversation's cells hold JSON (an array of messages, of calls, of tool schemas)
+_JSON_FIELDS = ("messages", "messages_a", "messages_b", "expected_tool_calls", "tools")
 
 
 def case_cells(row: dict[str, str]) -> dict[str, Any]:
@@ -27,6 +30,9 @@ def case_cells(row: dict[str, str]) -> dict[str, Any]:
             if name in _ID_FIELDS and not value.strip():
                 continue  # the case does not say; `[]` is "retrieved nothing"
             out[key] = _cell_list(value, split=name in _SPLIT_FIELDS)
+        elif name in _JSON_FIELDS:
+            if value.strip():
+                out[key] = _cell_object(value)
         elif name in _OBJECT_FIELDS:
             if name == "relevance" and not value.strip():
                 continue

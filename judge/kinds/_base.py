@@ -27,7 +27,17 @@ if TYPE_CHECKING:
 CASE_CONTENT = (
     *("question", "contexts", "answer", "answer_a", "answer_b", "reference"),
     *("retrieved_ids", "relevant_ids", "relevance"),
+    *("messages", "messages_a", "messages_b", "expected_tool_calls", "tools", "goal"),
 )
+
+
+def case_value(case: Case, name: str) -> Any:
+    """A case field as JSON data: messages and expected calls (models) dumped, with the
+    fields a message does not set left out, so the judge and the cache see plain JSON."""
+    value = getattr(case, name)
+    if isinstance(value, list) and value and isinstance(value[0], BaseModel):
+        return [item.model_dump(mode="json", exclude_none=True) for item in value]
+    return value
 
 
 class VerdictModel(BaseModel):
@@ -235,11 +245,11 @@ class Kind:
 
     def payload(self, rubric: Rubric, case: Case) -> dict[str, Any]:
         """The case as the JSON the judge reads: the rubric's inputs, nothing else."""
-        return {name: getattr(case, name) for name in rubric.inputs}
+        return {name: case_value(case, name) for name in rubric.inputs}
 
     def cache_content(self, rubric: Rubric, case: Case) -> dict[str, Any]:
         """The case content in the cache key: exactly what the judge is shown."""
-        return {name: getattr(case, name) for name in CASE_CONTENT if name in rubric.inputs}
+        return {name: case_value(case, name) for name in CASE_CONTENT if name in rubric.inputs}
 
     def required_inputs(self, rubric: Rubric) -> list[str]:
         """The inputs every case must carry (a CSV must have their columns)."""
