@@ -34,6 +34,7 @@ from judge.label.queue import Queues
 from judge.label.store import Event, LabelStore, StoredItem
 from judge.rubric import Rubric
 from judge.web import BodyLimit, RequestGuard
+from judge.web.assets import SHARED_STATIC, shared_asset
 from judge.web.session import CSP, SECURITY_HEADERS, SecurityHeaders, TokenFirst
 
 __all__ = ["CSP", "SECURITY_HEADERS", "LabelSession", "create_label_app"]
@@ -93,6 +94,8 @@ def create_label_app(session: LabelSession) -> FastAPI:
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str) -> Response:
+        if name in SHARED_STATIC:  # the transcript, drawn as the viewer draws it
+            return Response(shared_asset(name), media_type=SHARED_STATIC[name])
         if name not in _STATIC:
             raise LabelError(404, "no such file")
         return Response(_asset(name), media_type=_STATIC[name])
@@ -180,6 +183,12 @@ def _item_view(session: LabelSession, annotator: str, item: StoredItem) -> dict[
     }
     if view.get("reference"):
         out["reference"] = view["reference"]
+    for name in ("messages", "expected_tool_calls", "goal"):  # a conversation's transcript
+        if view.get(name):
+            out[name] = view[name]
+    if view.get("messages_a") or view.get("messages_b"):  # two, in this annotator's order
+        pair = [view.get("messages_a") or [], view.get("messages_b") or []]
+        out["conversations"] = pair if order in (None, "ab") else pair[::-1]
     return out
 
 

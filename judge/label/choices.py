@@ -20,6 +20,8 @@ from judge.rubric import Rubric
 from judge.schemas import Case
 
 Order = Literal["ab", "ba"]
+# a conversation case's parts the page shows when the rubric reads them
+CONVERSATION_VIEW = ("messages", "messages_a", "messages_b", "expected_tool_calls", "goal")
 
 
 @dataclass(frozen=True)
@@ -55,23 +57,29 @@ _PAIRWISE_SHOWN = [
 
 _TABLE = {"faithfulness": _FAITHFULNESS, "relevance": _RELEVANCE, "pairwise": _PAIRWISE_SHOWN}
 LABELLED_KINDS = tuple(_TABLE)
+MAX_CHOICES = 9  # one digit key each
 
 
 def label_choices(rubric: Rubric) -> list[Choice]:
     """The labels a human may give for `rubric`, each with a digit key (1, 2, ...);
     UsageError for a kind the labelling page has no label set for."""
-    table = _TABLE.get(rubric.kind)
-    if table is None:
+    table = _PAIRWISE_SHOWN if is_pairwise(rubric) else _TABLE.get(rubric.kind)
+    if table is None:  # a kind that names its labels (labels, trajectory, task_completion)
+        table = [(c.name, c.description) for c in rubric.behaviour.choices(rubric)] or None
+    if table is None or len(table) > MAX_CHOICES:
         raise UsageError(
             f"judge label has no label set for rubric {rubric.ref} (kind {rubric.kind}); it "
-            f"labels the kinds {', '.join(LABELLED_KINDS)}. Label other kinds in a CSV "
-            "(id,label) that `judge calibrate` reads"
+            f"labels the kinds {', '.join(LABELLED_KINDS)} and kinds that name up to "
+            f"{MAX_CHOICES} labels. Label other kinds in a CSV (id,label) that "
+            "`judge calibrate` reads"
         )
     return [Choice(name, text, str(i)) for i, (name, text) in enumerate(table, 1)]
 
 
 def is_pairwise(rubric: Rubric) -> bool:
-    return {"answer_a", "answer_b"} <= set(rubric.inputs)
+    """Two answers (or two conversations) shown in an order drawn per annotator."""
+    inputs = set(rubric.inputs)
+    return {"answer_a", "answer_b"} <= inputs or {"messages_a", "messages_b"} <= inputs
 
 
 def shown_order(seed: int, annotator: str, case_id: str) -> Order:
@@ -97,6 +105,10 @@ def case_view(rubric: Rubric, case: Case) -> dict[str, Any]:
     for name in ("contexts", "reference", "answer", "answer_a", "answer_b"):
         if name in wanted and getattr(case, name):
             view[name] = getattr(case, name)
+    shown = [n for n in CONVERSATION_VIEW if n in wanted and getattr(case, n)]
+    if shown:  # a conversation: the transcript as the judge reads it (plain JSON)
+        payload = rubric.payload(case)
+        view.update({name: payload[name] for name in shown if name in payload})
     return view
 
 

@@ -3,7 +3,7 @@ wheel) and the JSON API they use, which scripts may use too.
 
     GET  /api/runs                                  every run, with its overview
     GET  /api/runs/{run}/records?status=&slice=&label=&q=&min_score=&max_score=
-         &jurors=&min_spread=&human=&human_label=&ids=&sort=&order=&offset=&limit=
+         &jurors=&min_spread=&human=&human_label=&ids=&tool=&missing=&sort=&order=&offset=&limit=
                                                     {"total", "records", "facets"}
     GET  /api/runs/{run}/records/{case_id}          {"record", "case", "human", "run"}
     GET  /api/runs/{run}/confusion                  people (rows) x judge (columns)
@@ -33,6 +33,7 @@ from judge.errors import JudgeError
 from judge.view.query import RecordQuery
 from judge.view.viewer import NotFound, Viewer
 from judge.web import BodyLimit, RequestGuard
+from judge.web.assets import SHARED_STATIC, shared_asset
 from judge.web.session import SecurityHeaders, TokenFirst
 
 STATIC = {
@@ -84,6 +85,8 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
 
     @app.get("/static/{name}", include_in_schema=False)
     def static(name: str) -> Response:
+        if name in SHARED_STATIC:  # the transcript, drawn as the label app draws it
+            return Response(shared_asset(name), media_type=SHARED_STATIC[name])
         if name not in STATIC:
             raise ViewError(404, "not_found", "no such file")
         return Response(asset(name), media_type=STATIC[name])
@@ -106,6 +109,8 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         human: str | None = None,
         human_label: str | None = None,
         ids: str | None = None,
+        tool: str | None = None,
+        missing: str | None = None,
         sort: str = "input",
         order: str = "asc",
         offset: int = Query(0, ge=0),
@@ -123,6 +128,8 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
             human=human or None,
             human_label=human_label or None,
             ids=tuple(i for i in (ids or "").split(",") if i),
+            tool=tool or None,
+            missing=missing or None,
             sort=sort,
             order=order,
             offset=offset,

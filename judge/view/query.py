@@ -6,7 +6,9 @@ Filters (all optional, combined with AND): `status` (one or several, comma-separ
 error), `min_score`/`max_score`, `jurors` (`unanimous` or `split`: a panel whose votes
 were not all the same choice), `min_spread` (jurors' score range), `human` (`agree`,
 `disagree`, `unlabelled`: the record's label against the people's label of `--labels`),
-`human_label` (the people's label, e.g. a confusion-matrix cell) and `ids` (a list).
+`human_label` (the people's label, e.g. a confusion-matrix cell), `ids` (a list), and for
+conversations `tool` (the agent called this tool: the case's assistant `tool_calls`) and
+`missing` (the record's verdict lists a missing call of this name: the `trajectory` kind).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ SPLIT = ("majority", "plurality", "no_majority")
 MAX_LIMIT = 500
 LARGE_N = 1000
 FACET_VALUES = 50  # values listed per facet, most frequent first
+MAX_NAME = 256  # a tool name, as judge.transcript allows it
+# JSON paths DuckDB reads as one flat list (a wildcard inside a wildcard flattens)
+CALLED_TOOLS = "$.messages[*].tool_calls[*].function.name"
+MISSING_CALLS = "$.verdict.missing[*].name"
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,8 @@ class RecordQuery:
     human: str | None = None
     human_label: str | None = None
     ids: tuple[str, ...] = ()
+    tool: str | None = None
+    missing: str | None = None
     sort: str = "input"
     order: str = "asc"
     offset: int = 0
@@ -66,6 +74,10 @@ class RecordQuery:
             out.append("jurors must be unanimous or split")
         if self.human not in (None, "agree", "disagree", "unlabelled"):
             out.append("human must be agree, disagree or unlabelled")
+        for name in ("tool", "missing"):
+            value = getattr(self, name)
+            if value is not None and len(value) > MAX_NAME:
+                out.append(f"{name} is a tool name of at most {MAX_NAME} characters")
         if self.offset < 0 or not 0 <= self.limit <= MAX_LIMIT:
             out.append(f"offset must be 0 or more and limit 0..{MAX_LIMIT}")
         return out
@@ -288,6 +300,18 @@ def _where(
         add("h.label = ?", query.human_label)
     if query.ids:
         add("r.id = ANY(?::VARCHAR[])", list(query.ids))
+    if query.missing:
+        add(
+            f"list_contains(COALESCE(json_extract_string(r.raw, '{MISSING_CALLS}'), []), ?)",
+            query.missing,
+        )
+    if query.tool:
+        # the calls are in the case, not the record: the ids of the cases that made one
+        called = (
+            f"SELECT cid FROM {alias}.cases WHERE "
+            f"list_contains(COALESCE(json_extract_string(case_raw, '{CALLED_TOOLS}'), []), ?)"
+        )
+        add(f"r.id IN ({called})", query.tool)
     return " AND ".join(clauses), params
 
 

@@ -7,7 +7,7 @@ hidden ones skipped. Every records file is one run (one rubric); the runs of one
 form a group (a pass), whose two-by-two the RAG page shows. JSON files beside them are
 recognised by their keys: a grade summary, a probe's result, `judge compare --json`,
 `judge calibrate`'s calibration.json. A cases file beside the records (a JSONL whose
-first line is a case: an id and a question or an answer) is joined to them, so a case
+first line is a case: an id and a question, an answer or messages) is joined to them, so a case
 page shows its question, contexts and answer; `--cases FILE` names one for every run.
 
 **Run ids** are `STEM-HASH`: the records file's name without its suffix, and the first 8
@@ -32,7 +32,9 @@ from judge.errors import UsageError
 
 MAX_DEPTH = 4
 RECORD_KEYS = frozenset({"id", "rubric", "status", "rubric_sha256"})
-CASE_TEXT_KEYS = frozenset({"question", "answer", "user_input", "response", "answer_a"})
+CASE_TEXT_KEYS = frozenset(
+    {"question", "answer", "user_input", "response", "answer_a", "messages", "messages_a"}
+)
 JSON_LIMIT = 64 << 20  # recognised outputs are read whole: not past this size
 
 

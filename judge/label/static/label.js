@@ -89,6 +89,7 @@
       return box;
     });
     $("answers").replaceChildren(...answers);
+    renderConversation(item);
     const buttons = choices.map((choice) => {
       const button = el("button", "choice");
       button.type = "button";
@@ -102,6 +103,26 @@
     $("choices").replaceChildren(...buttons);
     $("note").value = previous ? previous.note : "";
     window.scrollTo(0, 0);
+  }
+
+  // a conversation: its transcript (transcript.js, drawn as the viewer draws it), the
+  // expected calls beside the agent's when the rubric reads them; no verdict (blind)
+  function renderConversation(item) {
+    const box = $("conversation");
+    const parts = [];
+    if (item.goal) parts.push(el("h2", "", "Goal"), el("p", "text", item.goal));
+    if (item.messages) {
+      const options = { expected: item.expected_tool_calls || null };
+      parts.push(el("h2", "", "Conversation"), window.judgeTranscript.render(item.messages, options));
+    }
+    (item.conversations || []).forEach((messages, i) => {
+      parts.push(el("h2", "", i === 0 ? "First conversation" : "Second conversation"), window.judgeTranscript.render(messages, {}));
+    });
+    box.replaceChildren(...parts);
+    box.hidden = parts.length === 0;
+    const conversation = parts.length > 0;
+    $("question").parentElement.hidden = conversation && !item.question;
+    $("answers").hidden = conversation && item.answers.every((a) => !a);
   }
 
   async function act(work) {

@@ -1,6 +1,6 @@
 // judge view: every page is built from the JSON API with DOM nodes and text (never HTML
 // from data), so nothing a case or a judge wrote can run here. Routes live in the hash:
-// #/ runs, #/run/ID?filters records, #/case/RUN/ID, #/compare/BASE/CANDIDATE,
+// #/ runs, #/run/ID?filters records, #/case/RUN/ID (a conversation as its transcript), #/compare/BASE/CANDIDATE,
 // #/pair/BASE/CANDIDATE/ID, #/confusion/RUN, #/rag/RUN, #/output/ID.
 "use strict";
 (function () {
@@ -110,7 +110,7 @@
   }
 
   // ---- records ------------------------------------------------------------------------------
-  const FILTERS = ["status", "slice", "label", "q", "min_score", "max_score", "jurors", "min_spread", "human", "human_label", "ids", "sort", "order", "offset"];
+  const FILTERS = ["status", "slice", "label", "q", "min_score", "max_score", "jurors", "min_spread", "human", "human_label", "ids", "tool", "missing", "sort", "order", "offset"];
 
   async function pageRecords(runId, query) {
     const run = await runById(runId);
@@ -139,9 +139,13 @@
     const text = el("input", { type: "search", id: "q", value: query.get("q") || "", placeholder: "id, question, answer, claims, rationale" });
     const min = el("input", { type: "number", step: "any", id: "min_score", value: query.get("min_score") || "", size: 5 });
     const max = el("input", { type: "number", step: "any", id: "max_score", value: query.get("max_score") || "", size: 5 });
+    const tool = el("input", { type: "text", id: "tool", value: query.get("tool") || "", size: 12, placeholder: "tool name" });
+    const missing = el("input", { type: "text", id: "missing", value: query.get("missing") || "", size: 12, placeholder: "tool name" });
     const apply = el("button", { class: "action", id: "apply" }, "Apply");
-    const form = el("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); go({ q: text.value, min_score: min.value, max_score: max.value }); } },
-      el("label", {}, "search", text), el("label", {}, "min score", min), el("label", {}, "max score", max), apply,
+    const form = el("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); go({ q: text.value, min_score: min.value, max_score: max.value, tool: tool.value.trim(), missing: missing.value.trim() }); } },
+      el("label", {}, "search", text), el("label", {}, "min score", min), el("label", {}, "max score", max),
+      el("label", { title: "conversations whose agent called this tool" }, "called tool", tool),
+      el("label", { title: "conversations whose trajectory verdict lists this call as missing" }, "missing call", missing), apply,
       el("button", { type: "button", onclick: () => { location.hash = `#/run/${enc(runId)}`; } }, "Clear"));
     const selected = new Set();
     const labelThese = el("button", { class: "action", id: "label-these", disabled: true }, "Label these");
@@ -221,17 +225,48 @@
     }
     return el("div", { class: "card text", id: "answer" }, marked(answer, spans, (s) => ({ class: `claim ${s[2]}`, title: s[2] }), "span"));
   }
+  // a conversation case: its goal, the transcript (transcript.js, shared with judge label),
+  // the calls the verdict found missing (each a link to the run's records missing it), and
+  // each turn's verdict where the kind judges turn by turn
+  function conversationParts(c, r, runId) {
+    const verdict = r.verdict || {};
+    const claims = verdict.claims || [];
+    const toolLink = (name) => `#/run/${enc(runId)}?tool=${enc(name)}`;
+    const options = { verdict, evidence: claims.map((k) => k.evidence), toolLink,
+      expected: Array.isArray(c.expected_tool_calls) ? c.expected_tool_calls : null };
+    const parts = [];
+    if (c.goal) parts.push(el("h2", {}, "Goal"), el("div", { class: "card text", id: "goal" }, c.goal));
+    if (c.messages) parts.push(el("h2", {}, "Transcript"), el("div", { id: "transcript" }, window.judgeTranscript.render(c.messages, options)));
+    if (c.messages_a || c.messages_b) {
+      parts.push(el("h2", {}, "Conversations A and B"), el("div", { class: "pair" },
+        el("section", { id: "transcript-a" }, el("h3", {}, "A"), window.judgeTranscript.render(c.messages_a || [], { toolLink })),
+        el("section", { id: "transcript-b" }, el("h3", {}, "B"), window.judgeTranscript.render(c.messages_b || [], { toolLink }))));
+    }
+    if (Array.isArray(verdict.missing) && verdict.missing.length) {
+      parts.push(el("h2", {}, "Missing calls"), el("ul", { id: "missing" }, verdict.missing.map((m) =>
+        el("li", {}, el("a", { href: `#/run/${enc(runId)}?missing=${enc(m.name)}` }, m.name), " ", el("code", {}, JSON.stringify(m.arguments === undefined ? {} : m.arguments))))));
+    }
+    if (Array.isArray(verdict.turns) && verdict.turns.length) {
+      parts.push(el("h2", {}, "Turns"), el("table", { id: "turns" },
+        el("thead", {}, el("tr", {}, el("th", {}, "turn"), el("th", {}, "verdict"), el("th", {}, "reason"))),
+        el("tbody", {}, verdict.turns.map((t) => el("tr", {}, el("td", { class: "num" }, t.turn), el("td", { class: `verdict-${t.verdict}` }, t.verdict), el("td", { class: "muted" }, t.reason || ""))))));
+    }
+    return parts;
+  }
   function caseView(detail, runId) {
     const r = detail.record, c = detail.case || {};
     const claims = (r.verdict && r.verdict.claims) || [];
     const contexts = c.contexts || c.retrieved_contexts || [];
     const answer = c.answer || c.response || "";
-    const parts = [
-      el("p", {}, el("span", { class: `status-${r.status}` }, r.status), ` · score ${fmt(r.score)} · label ${r.label || "–"}`),
+    const head = el("p", {}, el("span", { class: `status-${r.status}` }, r.status), ` · score ${fmt(r.score)} · label ${r.label || "–"}`);
+    const conversation = c.messages || c.messages_a || c.messages_b;
+    const parts = conversation ? [head, ...conversationParts(c, r, runId)] : [
+      head,
       el("h2", {}, "Question"), el("div", { class: "card text", id: "question" }, c.question || c.user_input || (detail.case ? "" : "(no cases file: start the viewer with --cases FILE)")),
       el("h2", {}, "Contexts (evidence highlighted)"), contextsWithEvidence(contexts, claims),
       el("h2", {}, "Answer (claims marked by verdict)"), answer ? answerWithClaims(answer, claims) : el("p", { class: "muted" }, "no answer in the case"),
     ];
+    if (conversation && c.contexts && c.contexts.length) parts.push(el("h2", {}, "Contexts (evidence highlighted)"), contextsWithEvidence(contexts, claims));
     if (c.answer_a || c.answer_b) parts.push(el("h2", {}, "Answers A and B"), el("div", { class: "pair" }, el("div", { class: "card text" }, c.answer_a || ""), el("div", { class: "card text" }, c.answer_b || "")));
     if (claims.length) {
       parts.push(el("h2", {}, "Claims"), el("table", { id: "claims" },
