@@ -56,6 +56,15 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
         metavar="ATTRIBUTE",
         help="a span (or resource) attribute whose value becomes a slice; repeatable",
     )
+    p.add_argument(
+        "--as",
+        dest="shape",
+        choices=["auto", "conversations", "answers"],
+        default="auto",
+        help="what a trace becomes: one conversation case (messages, tool calls, results) or "
+        "question/answer cases; auto: the rubric's inputs decide, else a trace with a tool or "
+        "agent span is a conversation (auto)",
+    )
 
 
 def moment(text: str) -> datetime:
