@@ -56,16 +56,18 @@ STEPS = (
 T0 = 1_796_000_000_000_000_000  # Unix ns; each span starts a second after the one before
 
 
-def trace_openinference(provider: TracerProvider, *, ids: bool = True) -> tuple[str, str]:
+def trace_openinference(
+    provider: TracerProvider, *, ids: bool = True, t0: int = T0
+) -> tuple[str, str]:
     """The run in OpenInference's conventions: an AGENT root, an LLM span a turn (flattened
     messages, the tool calls in the output), a TOOL span a call. (trace id, root span id)"""
     tracer = provider.get_tracer("agent-app")
     history = [("system", SYSTEM, None), ("user", QUESTION, None)]
-    with tracer.start_as_current_span("agent", start_time=T0) as root:
+    with tracer.start_as_current_span("agent", start_time=t0) as root:
         root.set_attribute("openinference.span.kind", "AGENT")
         root.set_attribute("input.value", QUESTION)
         for turn, step in enumerate([*STEPS, None]):
-            with tracer.start_as_current_span("llm", start_time=T0 + (2 * turn + 1) * 10**9) as llm:
+            with tracer.start_as_current_span("llm", start_time=t0 + (2 * turn + 1) * 10**9) as llm:
                 llm.set_attribute("openinference.span.kind", "LLM")
                 _flat(llm, "llm.input_messages", history, ids=ids)
                 for n, schema in enumerate(TOOL_SCHEMAS):
@@ -83,7 +85,7 @@ def trace_openinference(provider: TracerProvider, *, ids: bool = True) -> tuple[
                 llm.set_attribute(f"{call}.function.arguments", json.dumps(step.arguments))
             history += [("assistant", None, step), ("tool", step.result, step)]
             with tracer.start_as_current_span(
-                step.name, start_time=T0 + (2 * turn + 2) * 10**9
+                step.name, start_time=t0 + (2 * turn + 2) * 10**9
             ) as tool:
                 tool.set_attribute("openinference.span.kind", "TOOL")
                 tool.set_attribute("tool.name", step.name)
@@ -112,16 +114,16 @@ def _flat(span: object, path: str, history: list, *, ids: bool) -> None:
             span.set_attribute(f"{base}.tool_call_id", step.call_id)  # type: ignore[attr-defined]
 
 
-def trace_genai(provider: TracerProvider, *, ids: bool = True) -> tuple[str, str]:
+def trace_genai(provider: TracerProvider, *, ids: bool = True, t0: int = T0) -> tuple[str, str]:
     """The run in the GenAI conventions: an invoke_agent root, a chat span a turn (JSON
     messages in parts, system instructions apart), an execute_tool span a call."""
     tracer = provider.get_tracer("agent-app")
     history: list[dict] = [{"role": "user", "parts": [{"type": "text", "content": QUESTION}]}]
-    with tracer.start_as_current_span("invoke_agent travel", start_time=T0) as root:
+    with tracer.start_as_current_span("invoke_agent travel", start_time=t0) as root:
         root.set_attribute("gen_ai.operation.name", "invoke_agent")
         root.set_attribute("gen_ai.agent.name", "travel")
         for turn, step in enumerate([*STEPS, None]):
-            start = T0 + (2 * turn + 1) * 10**9
+            start = t0 + (2 * turn + 1) * 10**9
             with tracer.start_as_current_span("chat gpt-4o", start_time=start) as chat:
                 chat.set_attribute("gen_ai.operation.name", "chat")
                 chat.set_attribute(
@@ -144,7 +146,7 @@ def trace_genai(provider: TracerProvider, *, ids: bool = True) -> tuple[str, str
             if ids:
                 response["id"] = step.call_id
             history += [reply, {"role": "tool", "parts": [response]}]
-            start = T0 + (2 * turn + 2) * 10**9
+            start = t0 + (2 * turn + 2) * 10**9
             with tracer.start_as_current_span(
                 f"execute_tool {step.name}", start_time=start
             ) as tool:

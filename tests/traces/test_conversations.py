@@ -189,3 +189,13 @@ def test_phoenix_pull_gives_the_same_case(tmp_path, convention) -> None:
     (from_otlp,) = [c.model_dump(mode="json", exclude_defaults=True) for c in pull_otlp(path).cases]
     assert from_phoenix == from_otlp
     assert _calls_and_answers(from_phoenix["messages"]) == EXPECTED
+
+
+def test_the_shipped_example_gives_two_conversations_and_one_answer(tmp_path) -> None:
+    """examples/traces/agent.otlp.jsonl, which the guide pulls and grades."""
+    extraction = pull_otlp(Path(__file__).parents[2] / "examples" / "traces" / "agent.otlp.jsonl")
+    shapes = [("messages" if c.messages else "answer") for c in extraction.cases]
+    assert shapes == ["messages", "messages", "answer"] and not extraction.missing
+    for case in extraction.cases[:2]:
+        dumped = [m.model_dump(exclude_none=True) for m in case.messages or []]
+        assert _calls_and_answers(dumped) == EXPECTED
