@@ -109,8 +109,8 @@ def _add_conversations(
             children.setdefault(str(span.parent_id), []).append(span)
     for root in _tops(spans):
         steps = _steps(root, children, mapping)
-        if not steps:
-            continue  # no model or tool call under it: nothing was said
+        if not steps and mapping.kind_of(root) not in mapping.root_kinds:
+            continue  # not a request, and no model or tool call under it: nothing was said
         case, lacking = conversation_case(root, steps, mapping, required)
         if case is None:
             out.missing.append(Missing(root.trace_id, root.span_id, lacking))

@@ -187,3 +187,22 @@ def test_openai_shaped_json_messages_are_read_too() -> None:
         ("assistant", "Found it."),
     ]
     assert messages[1]["tool_calls"][0]["id"] == messages[2]["tool_call_id"] == "c1"
+
+
+def test_an_agent_span_alone_is_its_input_and_output() -> None:
+    """No model or tool span recorded: the agent span's own input and output are the
+    conversation; a span of no known kind alone is no request at all."""
+    spans = [
+        _span(
+            "a" * 16,
+            None,
+            0,
+            **{"openinference.span.kind": "AGENT"},
+            **{"input.value": "Hi", "output.value": "Hello"},
+        ),
+        Span("cd" * 16, "b" * 16, None, "setup", start_ns=1, attributes={"input.value": "x"}),
+    ]
+    assert _messages(spans, shape="conversations") == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello"},
+    ]
