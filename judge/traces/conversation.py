@@ -14,8 +14,9 @@ watch`):
 
 How a conversation is read from the spans under the trace's topmost span (the walk keeps a
 visited set and a depth bound, so a parent cycle or a repeated span id cannot loop):
-- the model calls (LLM spans) and the tool calls (TOOL spans), by start time; the walk does
-  not go below either (a model call's wrapper, a tool's own work are not the agent's turns);
+- the model calls (LLM spans) and the tool calls (TOOL spans), by start time; the walk takes
+  nothing below a tool span (its own work) and no model call below a model call (a
+  framework's span wrapping the SDK's is one call);
 - the first model call's input messages open the transcript (after `gen_ai.system_instructions`
   as a system message when the input has none); each later model call adds only the user
   messages past those already there, and the tool results it carries for calls no tool span
@@ -141,21 +142,32 @@ def _order(span: Span) -> tuple[int, str]:
 
 
 def _steps(root: Span, children: dict[str, list[Span]], mapping: TraceMapping) -> list[Span]:
-    """The model and tool calls at or under `root`, by start time."""
-    calls = (*mapping.llm_kinds, *mapping.tool_kinds)
-    found, seen, todo = [], {root.span_id}, [(root, 0)]
+    """The model and tool calls at or under `root`, by start time (a model call before a
+    tool call that started at the same time: the tool answers it). Below a tool span nothing
+    is taken (the tool's own work); below a model call only tool spans (a framework's model
+    span wrapping the SDK's is one model call, not two)."""
+    found, seen = [], {root.span_id}
+    todo: list[tuple[Span, int, bool]] = [(root, 0, False)]
     while todo:
-        span, depth = todo.pop()
-        if mapping.kind_of(span) in calls:
+        span, depth, in_model = todo.pop()
+        kind = mapping.kind_of(span)
+        if kind in mapping.tool_kinds:
             found.append(span)
             continue
+        if kind in mapping.llm_kinds and not in_model:
+            found.append(span)
+            in_model = True
         if depth >= MAX_DEPTH:
             continue
         for child in children.get(span.span_id, []):
             if child.span_id not in seen:
                 seen.add(child.span_id)
-                todo.append((child, depth + 1))
-    return sorted(found, key=_order)
+                todo.append((child, depth + 1, in_model))
+    return sorted(found, key=lambda s: (s.start_ns, _kind_rank(s, mapping), s.span_id))
+
+
+def _kind_rank(span: Span, mapping: TraceMapping) -> int:
+    return 1 if mapping.kind_of(span) in mapping.tool_kinds else 0
 
 
 def conversation_case(

@@ -206,3 +206,24 @@ def test_an_agent_span_alone_is_its_input_and_output() -> None:
         {"role": "user", "content": "Hi"},
         {"role": "assistant", "content": "Hello"},
     ]
+
+
+def test_a_wrapped_model_call_is_one_call_and_a_tool_under_it_counts() -> None:
+    """A framework's LLM span around the SDK's LLM span (the same messages twice) is one
+    model call; a tool span that started with the call is still its answer, after it."""
+    root, outer, inner = "a" * 16, "b" * 16, "c" * 16
+    call = {"type": "tool_call", "id": "t1", "name": "clock", "arguments": {}}
+    ask = [_text("user", "Time?")]
+    spans = [
+        _span(root, None, 0, **{"gen_ai.operation.name": "invoke_agent"}),
+        _llm(outer, root, 1, ask, {"role": "assistant", "parts": [call]}),
+        _llm(inner, outer, 1, ask, {"role": "assistant", "parts": [call]}),
+        _tool("1" * 16, inner, 1, "clock", "12:00", **{"gen_ai.tool.call.id": "t1"}),
+        _llm("e" * 16, root, 2, ask, _text("assistant", "Noon.")),
+    ]
+    assert [(m["role"], m.get("content")) for m in _messages(spans)] == [
+        ("user", "Time?"),
+        ("assistant", None),
+        ("tool", "12:00"),
+        ("assistant", "Noon."),
+    ]
