@@ -199,3 +199,17 @@ def test_the_shipped_example_gives_two_conversations_and_one_answer(tmp_path) ->
     for case in extraction.cases[:2]:
         dumped = [m.model_dump(exclude_none=True) for m in case.messages or []]
         assert _calls_and_answers(dumped) == EXPECTED
+
+
+def test_watch_on_phoenix_grades_one_conversation(tmp_path, rubrics, server_factory) -> None:
+    server = server_factory()
+    provider, exporter = rag_provider("agent-app")
+    _, root = trace_genai(provider)
+    folder = tmp_path / "watch"
+    with FakePhoenix("agents", exporter.get_finished_spans()) as phoenix:
+        argv = ["watch", "--phoenix", phoenix.url, "--project", "agents", "--once"]
+        argv += ["--settle-seconds", "0", "--rubric", "agent-goal", "-o", str(folder)]
+        env = {"OPENAI_API_KEY": "test-key", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+        assert main([*argv, *_judge_args(server, rubrics)], env=env) == 0
+    (record,) = _lines(folder / "agent-goal.jsonl")
+    assert (record["id"], record["status"]) == (root, "ok")
