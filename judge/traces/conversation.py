@@ -78,8 +78,8 @@ def cases_of_traces(
             plain.extend(trace)
     if plain:
         answers = cases_from_spans(plain, mapping, required=needed or ("question", "answer"))
-        out.cases.extend(answers.cases)
-        out.starts.update(answers.starts)
+        for case in answers.cases:
+            _add(out, case, answers.starts[case.id])
         out.missing.extend(answers.missing)
     out.cases.sort(key=lambda c: (out.starts[c.id], c.id))
     return out
@@ -116,8 +116,15 @@ def _add_conversations(
         if case is None:
             out.missing.append(Missing(root.trace_id, root.span_id, lacking))
         else:
-            out.cases.append(case)
-            out.starts[case.id] = root.start_ns
+            _add(out, case, root.start_ns)
+
+
+def _add(out: Extraction, case: Case, start: int) -> None:
+    """A case, unless one with its id is already there (a span id written in two traces:
+    the first is kept, so the cases file never repeats an id)."""
+    if case.id not in out.starts:
+        out.cases.append(case)
+        out.starts[case.id] = start
 
 
 def _unique(trace: list[Span]) -> dict[str, Span]:

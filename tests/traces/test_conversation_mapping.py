@@ -227,3 +227,17 @@ def test_a_wrapped_model_call_is_one_call_and_a_tool_under_it_counts() -> None:
         ("tool", "12:00"),
         ("assistant", "Noon."),
     ]
+
+
+def test_a_root_span_id_in_two_traces_gives_one_case() -> None:
+    root = "a" * 16
+    spans = [
+        _span(root, None, 0, **{"gen_ai.operation.name": "invoke_agent", "input.value": "Q1"}),
+        _llm("b" * 16, root, 1, [_text("user", "Q1")], _text("assistant", "A1")),
+    ]
+    again = [
+        Span("ef" * 16, s.span_id, s.parent_id, s.name, s.start_ns + 5, s.attributes) for s in spans
+    ]
+    extraction = cases_of_traces([*spans, *again])
+    assert [c.id for c in extraction.cases] == [root]
+    assert extraction.cases[0].metadata["trace_id"] == TRACE
