@@ -36,6 +36,7 @@ class TracesRequest:
     slice_attr: tuple[str, ...]
     output: Path | None
     rubrics_dir: tuple[Path, ...]
+    shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
         rubric = load_rubric(request.rubric, rubric_library(request, env))
         required = get_kind(rubric.kind).required_inputs(rubric)
     if request.otlp is not None:
-        extraction = pull_otlp(request.otlp, mapping, required=required)
+        extraction = pull_otlp(request.otlp, mapping, required=required, shape=request.shape)
         source = str(request.otlp)
     else:
         with phoenix_client(request, env) as client:
@@ -96,6 +97,7 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
                 since=request.since,
                 until=request.until,
                 required=required,
+                shape=request.shape,
             )
         source = f"{request.phoenix} project {request.project}"
     write_cases(extraction, request.output)

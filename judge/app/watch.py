@@ -62,6 +62,7 @@ class WatchRequest:
     metrics_port: int | None
     rubrics_dir: tuple[Path, ...]
     judge: JudgeChoice
+    shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def _source(
     if (request.otlp is None) == (request.phoenix is None):
         raise UsageError("judge watch needs one of --otlp FILE or --phoenix URL")
     if request.otlp is not None:
-        return OtlpFileSource(request.otlp, mapping, required)
+        return OtlpFileSource(request.otlp, mapping, required, shape=request.shape)
     client = stack.enter_context(phoenix_client(request, env))
     return PhoenixSource(
         client,
@@ -128,6 +129,7 @@ def _source(
         required,
         start=request.since,
         settle=request.settle_seconds,
+        shape=request.shape,
     )
 
 

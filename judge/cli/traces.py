@@ -28,8 +28,9 @@ def add_traces(sub: argparse._SubParsersAction) -> None:
         "traces",
         help="traces in (OTLP JSON, Phoenix) as cases; verdicts out as Phoenix annotations",
         description="pull: one case per answered request of the traces (question, contexts and "
-        "answer from the spans; the id is the span id). push: each graded record as a span "
-        "annotation on its span in Phoenix.",
+        "answer from the spans; the id is the span id), or one conversation case per agent "
+        "trace (messages, tool calls and results; see --as). push: each graded record as a "
+        "span annotation on its span in Phoenix.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -55,6 +56,15 @@ def add_source_options(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="ATTRIBUTE",
         help="a span (or resource) attribute whose value becomes a slice; repeatable",
+    )
+    p.add_argument(
+        "--as",
+        dest="shape",
+        choices=["auto", "conversations", "answers"],
+        default="auto",
+        help="what a trace becomes: one conversation case (messages, tool calls, results) or "
+        "question/answer cases; auto: the rubric's inputs decide, else a trace with a tool or "
+        "agent span is a conversation (auto)",
     )
 
 

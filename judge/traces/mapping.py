@@ -56,6 +56,22 @@ class TraceMapping:
     )
     response_id: tuple[str, ...] = ("gen_ai.response.id", "llm.response.id")
     slices: tuple[str, ...] = ()  # attributes (span's, then resource's) whose values are slices
+    # agent traces as conversation cases (judge.traces.conversation, the guide's last section)
+    agent_kinds: tuple[str, ...] = ("AGENT", "invoke_agent")
+    llm_kinds: tuple[str, ...] = ("LLM", "chat", "text_completion", "generate_content")
+    tool_kinds: tuple[str, ...] = ("TOOL", "execute_tool")
+    input_messages: tuple[str, ...] = ("llm.input_messages", "gen_ai.input.messages")
+    output_messages: tuple[str, ...] = ("llm.output_messages", "gen_ai.output.messages")
+    system: tuple[str, ...] = ("gen_ai.system_instructions",)
+    tool_definitions: tuple[str, ...] = ("llm.tools", "gen_ai.tool.definitions")
+    tool_name: tuple[str, ...] = ("tool.name", "gen_ai.tool.name")
+    tool_call_id: tuple[str, ...] = ("tool_call.id", "gen_ai.tool.call.id")
+    tool_arguments: tuple[str, ...] = (
+        "gen_ai.tool.call.arguments",
+        "input.value",
+        "tool.parameters",
+    )
+    tool_result: tuple[str, ...] = ("gen_ai.tool.call.result", "output.value")
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str) -> TraceMapping:

@@ -14,7 +14,8 @@ from judge.engine.inputs import iter_cases
 from judge.engine.records import scan_records
 from judge.errors import InputError
 from judge.schemas import GradedRecord
-from judge.traces.mapping import Extraction, TraceMapping, cases_from_spans
+from judge.traces.conversation import cases_of_traces
+from judge.traces.mapping import Extraction, TraceMapping
 from judge.traces.otel import EvaluationExporter, ExportCounts
 from judge.traces.phoenix import PhoenixClient
 from judge.traces.spans import Span, read_otlp_file
@@ -36,10 +37,15 @@ def otlp_spans(path: Path) -> Iterator[Span]:
 
 
 def pull_otlp(
-    path: Path, mapping: TraceMapping | None = None, *, required: Iterable[str] = ()
+    path: Path,
+    mapping: TraceMapping | None = None,
+    *,
+    required: Iterable[str] = (),
+    shape: str = "auto",
 ) -> Extraction:
-    """The cases of every answered request in an OTLP JSON file."""
-    return cases_from_spans(otlp_spans(path), mapping, required=_needed(required))
+    """The cases of every answered request in an OTLP JSON file (agent traces as
+    conversations, as `shape` says: judge.traces.conversation)."""
+    return cases_of_traces(otlp_spans(path), mapping, required=required, shape=shape)
 
 
 def pull_phoenix(
@@ -50,15 +56,12 @@ def pull_phoenix(
     since: datetime | None = None,
     until: datetime | None = None,
     required: Iterable[str] = (),
+    shape: str = "auto",
 ) -> Extraction:
-    """The cases of every answered request Phoenix holds for `project` in [since, until)."""
+    """The cases of every answered request Phoenix holds for `project` in [since, until)
+    (agent traces as conversations, as `shape` says)."""
     spans = client.spans(project, since=since, until=until)
-    return cases_from_spans(spans, mapping, required=_needed(required))
-
-
-def _needed(required: Iterable[str]) -> tuple[str, ...]:
-    """The fields a case must have: the rubric's inputs, or a question and an answer."""
-    return tuple(required) or ("question", "answer")
+    return cases_of_traces(spans, mapping, required=required, shape=shape)
 
 
 def write_cases(extraction: Extraction, output: Path) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from judge.schemas import Case
-from judge.traces.mapping import Extraction, Missing, TraceMapping, cases_from_spans
+from judge.traces.conversation import cases_of_traces
+from judge.traces.mapping import Extraction, Missing, TraceMapping
 from judge.traces.phoenix import PhoenixClient
 from judge.traces.spans import Span, read_otlp_file
 
@@ -50,6 +51,7 @@ class OtlpFileSource:
     path: Path
     mapping: TraceMapping
     required: tuple[str, ...]
+    shape: str = "auto"  # agent traces as conversations (judge.traces.conversation)
 
     @property
     def name(self) -> str:
@@ -63,7 +65,9 @@ class OtlpFileSource:
                 pending.extend(spans)
                 offset = end
         complete, waiting = _split_complete(pending)
-        extraction = cases_from_spans(complete, self.mapping, required=self.required)
+        extraction = cases_of_traces(
+            complete, self.mapping, required=self.required, shape=self.shape
+        )
         return _poll_of(extraction, {"offset": offset, "pending": [s.to_json() for s in waiting]})
 
 
@@ -91,6 +95,7 @@ class PhoenixSource:
     required: tuple[str, ...]
     start: datetime | None = None
     settle: float = 30.0
+    shape: str = "auto"  # agent traces as conversations (judge.traces.conversation)
 
     @property
     def name(self) -> str:
@@ -102,7 +107,7 @@ class PhoenixSource:
         if since is not None and since >= horizon:
             return Poll(position=dict(position))
         spans = list(self.client.spans(self.project, since=since))
-        extraction = cases_from_spans(spans, self.mapping, required=self.required)
+        extraction = cases_of_traces(spans, self.mapping, required=self.required, shape=self.shape)
         limit = int(horizon.timestamp() * 1e9)
         settled = Extraction(
             cases=[c for c in extraction.cases if extraction.starts[c.id] < limit],
