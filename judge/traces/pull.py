@@ -52,8 +52,11 @@ def pull_phoenix(
     required: Iterable[str] = (),
 ) -> Extraction:
     """The cases of every answered request Phoenix holds for `project` in [since, until)."""
-    spans = client.spans(project, since=since, until=until)
-    return cases_from_spans(spans, mapping, required=_needed(required))
+    bad: list[str] = []
+    spans = client.spans(project, since=since, until=until, bad=bad.append)
+    extraction = cases_from_spans(spans, mapping, required=_needed(required))
+    extraction.broken[:0] = bad
+    return extraction
 
 
 def _needed(required: Iterable[str]) -> tuple[str, ...]:
