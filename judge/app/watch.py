@@ -180,13 +180,12 @@ def _slice_rates(items: tuple[str, ...]) -> dict[str, float]:
 
 
 def _serve_metrics(port: int, say: Say) -> GradingMetrics:
-    from prometheus_client import start_http_server
-
     from judge.engine.metrics import GradingMetrics
+    from judge.traces.metrics_http import serve_metrics
 
     metrics = GradingMetrics()
     try:
-        start_http_server(port, addr="127.0.0.1", registry=metrics.registry)
+        serve_metrics(metrics.registry, port)  # Host-checked as judge/web's servers are
     except OSError as exc:
         raise UsageError(f"--metrics-port {port}: {exc.strerror or exc}") from None
     say(f"watch: metrics at http://127.0.0.1:{port}/metrics")
