@@ -68,6 +68,9 @@ class WatchState:
     spend: Spend = field(default_factory=Spend)
     windows: dict[str, dict[str, int]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    # a first-form checkpoint's every id (read once on start, never saved again): which
+    # records it had counted, however old
+    first_form: set[str] = field(default_factory=set)
 
     @classmethod
     def load(cls, path: Path) -> WatchState:
@@ -89,6 +92,7 @@ class WatchState:
             spend=Spend(**form.spend.model_dump()),
             windows=form.windows,
             counts=form.counts,
+            first_form=set(form.decided or ()),
         )
         for case_id in ids[-RECENT:]:
             state.remember(case_id)

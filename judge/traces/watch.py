@@ -104,12 +104,14 @@ class _Run:
         now = self.options.clock()
         for offset, data in _scan(self.records):
             case_id = data["id"]
-            missed = case_id not in state.recent if size is None else offset >= size
+            counted = state.first_form or state.recent
+            missed = case_id not in counted if size is None else offset >= size
             if missed and case_id not in self.graded:
                 try:
                     record = GradedRecord.model_validate(data)
-                except ValidationError:
+                except ValidationError:  # kept as graded: never a second line for its id
                     bad += 1
+                    self.graded.add(case_id)
                     continue
                 state.spend.roll(now)
                 self._account(record, now)

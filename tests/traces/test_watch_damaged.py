@@ -167,6 +167,24 @@ def test_the_checkpoint_stays_small_with_the_same_once_only(tmp_path, monkeypatc
     assert json.loads(checkpoint.read_text())["spend"]["day_cases"] == len(graded)
 
 
+def test_a_first_form_checkpoint_is_read_without_counting_twice(tmp_path) -> None:
+    """A checkpoint written before the bounded form (`decided`: every id, no records
+    length): read, its spend not counted again, then saved in the bounded form."""
+    path, folder = tmp_path / "otel.jsonl", tmp_path / "w"
+    _write(path, range(6))
+    assert _watch(path, folder) == 0
+    checkpoint = folder / "checkpoint.json"
+    state = json.loads(checkpoint.read_text())
+    first = {k: state[k] for k in ("position", "spend", "windows", "counts")}
+    first["decided"] = {root_id(n): "graded" for n in range(6)}
+    checkpoint.write_text(json.dumps(first))
+    _write(path, range(6, 8))
+    assert _watch(path, folder) == 0
+    state = json.loads(checkpoint.read_text())
+    assert state["spend"]["day_cases"] == 8 and "decided" not in state
+    assert _ids(folder) == [root_id(n) for n in range(8)]
+
+
 # ---- item 15: damaged state ------------------------------------------------------------
 
 
