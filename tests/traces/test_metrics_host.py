@@ -22,7 +22,7 @@ def _get(port: int, host: str) -> tuple[int, bytes]:
         connection.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def port() -> int:
     server = serve_metrics(GradingMetrics().registry, 0)
     yield server.server_address[1]

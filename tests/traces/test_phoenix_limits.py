@@ -91,7 +91,7 @@ def test_a_dripping_body_has_a_deadline() -> None:
     def route(method, path, query, body) -> Answer:
         return Answer(body=itertools.repeat(b" "), pause=0.02)
 
-    limits = Limits(answer_seconds=0.5)
+    limits = Limits(answer_seconds=0.2)
     with (
         FakePhoenix(route) as fake,
         PhoenixClient(fake.url, limits=limits) as client,
