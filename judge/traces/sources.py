@@ -90,7 +90,8 @@ class OtlpFileSource:
         complete, waiting = _split_complete(pending)
         waiting = _bounded(waiting, self.max_pending, skipped)
         extraction = cases_from_spans(complete, self.mapping, required=self.required)
-        saved = {"offset": offset, "file": identity, "pending": [s.to_json() for s in waiting]}
+        known = identity or position.get("file")  # kept while the file is away
+        saved = {"offset": offset, "file": known, "pending": [s.to_json() for s in waiting]}
         return _poll_of(extraction, saved, skipped)
 
     def _start(
@@ -101,9 +102,9 @@ class OtlpFileSource:
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             raise BadPosition(f"the offset {offset!r} is not a byte offset")
         identity = self._identity(offset)
-        if identity is None:
-            return offset, None
         saved = position.get("file")
+        if identity is None:  # not there now (between a rotation's move and create)
+            return offset, None
         if offset and (
             identity["size"] < offset or (isinstance(saved, dict) and _other_file(saved, identity))
         ):

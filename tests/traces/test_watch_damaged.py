@@ -97,6 +97,33 @@ def test_a_rotated_file_is_followed(tmp_path) -> None:
     assert _ids(folder)[6:] == [root_id(n) for n in range(200, 209)]
 
 
+def test_a_file_away_for_a_poll_then_back_longer_is_read_from_its_start(tmp_path) -> None:
+    path, folder = tmp_path / "otel.jsonl", tmp_path / "w"
+    _write(path, range(3))
+    assert _watch(path, folder) == 0
+    path.rename(tmp_path / "otel.jsonl.1")
+    assert _watch(path, folder) == 0  # between the move and the create
+    _write(path, range(400, 410), tag="v")
+    assert _watch(path, folder) == 0
+    assert _ids(folder)[3:] == [root_id(n) for n in range(400, 410)]
+
+
+def test_a_looping_trace_in_the_file_is_skipped(tmp_path, capsys) -> None:
+    """A root, and two spans under it whose parents point at each other: said, and the
+    watch goes on to the next request."""
+    path, folder = tmp_path / "otel.jsonl", tmp_path / "w"
+    data = json.loads(rag_line(0))
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    loop = [dict(spans[1], spanId="e1" * 8, parentSpanId="e2" * 8)]
+    loop.append(dict(spans[1], spanId="e2" * 8, parentSpanId="e1" * 8))
+    spans.extend(loop)
+    path.write_text(json.dumps(data) + "\n")
+    _write(path, range(1, 3))
+    assert _watch(path, folder) == 0
+    assert _ids(folder) == [root_id(1), root_id(2)]
+    assert "parent links loop" in capsys.readouterr().err
+
+
 def test_a_truncated_file_is_read_from_its_start(tmp_path, capsys) -> None:
     path, folder = tmp_path / "otel.jsonl", tmp_path / "w"
     _write(path, range(5))
