@@ -158,19 +158,22 @@ class PhoenixClient:
         return written
 
     def annotations(self, project: str, span_ids: list[str]) -> list[dict[str, Any]]:
-        """The span annotations Phoenix holds for these spans."""
+        """The span annotations Phoenix holds for these spans (within a pull's limits)."""
         out: list[dict[str, Any]] = []
+        path = f"/v1/projects/{_name(project)}/span_annotations"
+        pull = _Pull(self.limits, f"Phoenix {self.shown} project {project} annotations")
         for start in range(0, len(span_ids), SPAN_IDS_PER_READ):
             params: dict[str, Any] = {
                 "span_ids": span_ids[start : start + SPAN_IDS_PER_READ],
                 "limit": 10_000,
             }
             while True:
-                page = self._get(f"/v1/projects/{_name(project)}/span_annotations", params)
-                out.extend(page.get("data", []))
+                page = self._get(path, params, pull)
+                data = page.get("data", [])
+                out.extend(data if isinstance(data, list) else [])
                 if not page.get("next_cursor"):
                     break
-                params["cursor"] = page["next_cursor"]
+                params["cursor"] = pull.next_cursor(page["next_cursor"])
         return out
 
     def _post_annotations(self, batch: list[dict[str, Any]]) -> int:
@@ -258,13 +261,17 @@ class _Pull:
             raise PhoenixAnswerError(
                 self.where, f"refused: over {self.limits.pull_bytes} bytes in one pull"
             )
+
+    def next_cursor(self, cursor: Any) -> str:
+        """The next page's cursor; past the page cap, or one seen before (a loop): refused."""
         if self.pages >= self.limits.pull_pages:
             raise PhoenixAnswerError(
                 self.where, f"refused: over {self.limits.pull_pages} pages in one pull"
             )
-
-    def next_cursor(self, cursor: Any) -> str:
-        """The next page's cursor; one seen before would loop: refused."""
+        if time.monotonic() > self.deadline:
+            raise PhoenixError(
+                f"{self.where}: refused: over {self.limits.pull_seconds:g} s in one pull"
+            )
         text = str(cursor)
         if text in self.cursors:
             raise PhoenixAnswerError(
