@@ -33,6 +33,7 @@ __all__ = ["LOCK", "RECENT", "WatchState", "folder_lock"]
 
 RECENT = 10_000  # ids decided lately: a span exported twice within this many is read once
 LOCK = ".watch.lock"
+_HELD: set[Path] = set()  # folders this process holds (the job's, then the loop's, lock)
 
 
 class _SpendForm(BaseModel):
@@ -130,11 +131,16 @@ def _damaged(path: Path, why: str) -> InputError:
 def folder_lock(folder: Path) -> Iterator[None]:
     """Hold DIR/.watch.lock (an exclusive `flock`) while the block runs: a second watch of
     the same folder is a UsageError at once, naming the first one's process. The kernel
-    lets go of the lock when its process ends, however it ends (kill -9 included)."""
+    lets go of the lock when its process ends, however it ends (kill -9 included). Taken
+    again by the process that holds it (the job, then its loop), it is already held."""
     import fcntl
 
-    path = folder / LOCK
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    key = folder.resolve()
+    if key in _HELD:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -145,6 +151,10 @@ def folder_lock(folder: Path) -> Iterator[None]:
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
     finally:
         os.close(fd)

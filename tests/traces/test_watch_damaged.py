@@ -162,8 +162,10 @@ def test_a_second_watcher_on_the_folder_is_refused(tmp_path, capsys) -> None:
         assert _watch(path, folder) == 2
     finally:
         os.close(holder)
-    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
     assert "another judge watch" in line and "one watch a folder" in line
+    assert captured.out == ""
     assert _ids(folder) == []
     assert _watch(path, folder) == 0 and len(_ids(folder)) == 3  # the lock let go
 
