@@ -216,7 +216,12 @@ class PhoenixSource:
 
 
 def _moment(text: Any) -> datetime | None:
-    if not isinstance(text, str):
+    if text is None:
         return None
-    value = datetime.fromisoformat(text)
+    try:
+        value = datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise BadPosition(f"since {text!r} is not an ISO 8601 time")
     return value if value.tzinfo else value.replace(tzinfo=UTC)

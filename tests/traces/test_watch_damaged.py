@@ -242,6 +242,19 @@ def test_a_bad_checkpoint_offset_is_one_line(offset, tmp_path, capsys) -> None:
     assert "checkpoint.json" in line and "not a watch checkpoint" in line
 
 
+@pytest.mark.parametrize("since", ["last tuesday", 1733390000, ["2026-12-01"]])
+def test_a_bad_phoenix_position_is_one_line(since, tmp_path, capsys) -> None:
+    folder = tmp_path / "w"
+    folder.mkdir()
+    state = {"position": {"since": since}, "spend": {}, "windows": {}, "counts": {}}
+    (folder / "checkpoint.json").write_text(json.dumps(state))
+    argv = ["watch", "--phoenix", "http://127.0.0.1:9", "--project", "p"]
+    argv += ["--rubric", "faithfulness", "-o", str(folder), "--once"]
+    assert main(argv) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert "not a watch checkpoint (since" in line
+
+
 @pytest.mark.parametrize(
     "spend", [{"hour_usd": "lots"}, {"day_cases": [1]}, "none"], ids=["text", "list", "str"]
 )
