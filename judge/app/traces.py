@@ -19,6 +19,7 @@ from judge.rubric import load_rubric
 from judge.traces.mapping import TraceMapping
 from judge.traces.phoenix import PhoenixClient
 from judge.traces.pull import pull_otlp, pull_phoenix, push_phoenix, read_records, write_cases
+from judge.traces.urls import shown_url
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,14 @@ class TracesRequest:
 
 @dataclass(frozen=True)
 class Pulled:
-    """The cases written, where from, and the answered requests skipped (why, each)."""
+    """The cases written, where from, the answered requests skipped (why, each), and the
+    traces or spans skipped whole (a parent cycle, a span without its ids)."""
 
     cases: int
     source: str
     output: Path
     missing: list[str]
+    broken: list[str]
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,10 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
                 required=required,
                 shape=request.shape,
             )
-        source = f"{request.phoenix} project {request.project}"
+        source = f"{shown_url(str(request.phoenix))} project {request.project}"
     write_cases(extraction, request.output)
     missing = [str(m) for m in extraction.missing]
-    return Pulled(len(extraction.cases), source, request.output, missing)
+    return Pulled(len(extraction.cases), source, request.output, missing, extraction.broken)
 
 
 def push_traces(request: TracesRequest, env: Mapping[str, str]) -> Pushed:
@@ -112,4 +115,5 @@ def push_traces(request: TracesRequest, env: Mapping[str, str]) -> Pushed:
     records = read_records(request.records)
     with phoenix_client(request, env) as client:
         written = push_phoenix(client, records)
-    return Pushed(written, len(records) - written, f"{request.phoenix} project {request.project}")
+    target = f"{shown_url(request.phoenix)} project {request.project}"
+    return Pushed(written, len(records) - written, target)

@@ -19,6 +19,7 @@ from judge.engine.pricing import prices_for
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.rubric import load_rubric
+from judge.traces.checkpoint import folder_lock
 from judge.traces.otel import EvaluationExporter
 from judge.traces.sampling import Budget, Sampling
 from judge.traces.sources import OtlpFileSource, PhoenixSource, TraceSource
@@ -78,11 +79,12 @@ class Watched:
 def run_watch_job(
     request: WatchRequest, env: Mapping[str, str], mapping: TraceMapping, *, say: Say
 ) -> Watched:
-    rubric = load_rubric(request.rubric, rubric_library(request, env))
-    config = judge_config(request.judge, env, say=say)
-    required = tuple(get_kind(rubric.kind).required_inputs(rubric))
-    options = _options(request, prices_for(config, override=_prices(request)), say)
     with ExitStack() as stack:
+        rubric = load_rubric(request.rubric, rubric_library(request, env))
+        stack.enter_context(folder_lock(request.output))  # a second watch: its first line
+        config = judge_config(request.judge, env, say=say)
+        required = tuple(get_kind(rubric.kind).required_inputs(rubric))
+        options = _options(request, prices_for(config, override=_prices(request)), say)
         source = _source(request, env, mapping, required, stack)
         if request.push:
             if not isinstance(source, PhoenixSource):
@@ -182,14 +184,13 @@ def _slice_rates(items: tuple[str, ...]) -> dict[str, float]:
 
 
 def _serve_metrics(port: int, say: Say) -> GradingMetrics:
-    from prometheus_client import start_http_server
-
     from judge.engine.metrics import GradingMetrics
+    from judge.traces.metrics_http import serve_metrics
 
     metrics = GradingMetrics()
     try:
-        start_http_server(port, addr="127.0.0.1", registry=metrics.registry)
+        server = serve_metrics(metrics.registry, port)  # Host-checked as judge/web's are
     except OSError as exc:
         raise UsageError(f"--metrics-port {port}: {exc.strerror or exc}") from None
-    say(f"watch: metrics at http://127.0.0.1:{port}/metrics")
+    say(f"watch: metrics at http://127.0.0.1:{server.server_address[1]}/metrics")
     return metrics

@@ -86,6 +86,7 @@ def run_traces(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return 0
     pulled = pull_traces(request, env, mapping)
     print(f"traces: {pulled.cases} cases from {pulled.source} -> {pulled.output}")
+    _print_skipped(pulled.broken, "traces or spans skipped, unreadable")
     if pulled.missing:
         print(
             f"traces: {len(pulled.missing)} answered requests skipped, lacking a field "
@@ -97,3 +98,13 @@ def run_traces(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         if len(pulled.missing) > MISSING_SHOWN:
             print(f"  ... and {len(pulled.missing) - MISSING_SHOWN} more", file=sys.stderr)
     return 0
+
+
+def _print_skipped(lines: list[str], what: str) -> None:
+    if not lines:
+        return
+    print(f"traces: {len(lines)} {what}:", file=sys.stderr)
+    for line in lines[:MISSING_SHOWN]:
+        print(f"  {line}", file=sys.stderr)
+    if len(lines) > MISSING_SHOWN:
+        print(f"  ... and {len(lines) - MISSING_SHOWN} more", file=sys.stderr)

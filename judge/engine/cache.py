@@ -26,6 +26,7 @@ under another secret or by a version before entries were signed) is a miss, coun
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -98,6 +99,19 @@ class DataDisk(diskcache.Disk):
         return bytes(value)
 
 
+# diskcache's SQLite files; SQLite gives a WAL and its index the database file's mode
+_DB_FILES = ("cache.db", "cache.db-wal", "cache.db-shm")
+
+
+def _private(directory: Path, created: list[str]) -> None:
+    """The database files this cache just created made 0600, as its folder is 0700 (they
+    hold case text; SQLite created them through the umask, 0644 on most machines). Files
+    that were there before are the folder owner's business, left as they are."""
+    for name in created:
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(directory / name, 0o600)
+
+
 class UnauthenticEntry(Exception):
     """An entry in our format whose MAC does not check under this cache's secret."""
 
@@ -165,6 +179,7 @@ class VerdictCache:
             os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
         self.directory = directory
         self._warned = False
+        new = [name for name in _DB_FILES if not (directory / name).exists()]
         try:
             self._store = diskcache.Cache(str(directory), disk=DataDisk)
         except (OSError, sqlite3.Error, diskcache.Timeout, ValueError, KeyError) as exc:
@@ -172,6 +187,7 @@ class VerdictCache:
                 f"cannot use the cache folder {directory}: {exc} (move it aside, or pass "
                 "--no-cache)"
             ) from None
+        _private(directory, new)
 
     def _init_trust(self, secret: bytes | None) -> None:
         self._secret = secret  # None: read when first needed (`load_cache_secret`)

@@ -81,6 +81,7 @@ def cases_of_traces(
         for case in answers.cases:
             _add(out, case, answers.starts[case.id])
         out.missing.extend(answers.missing)
+        out.broken.extend(answers.broken)  # traces skipped whole (a parent loop), named
     out.cases.sort(key=lambda c: (out.starts[c.id], c.id))
     return out
 

@@ -9,11 +9,11 @@ A trace that lacks a field the rubric needs is not a case: it is counted and nam
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from judge.engine.records import loads_bounded
 from judge.errors import UsageError
 from judge.schemas import Case
 from judge.traces.spans import Span
@@ -110,11 +110,13 @@ class Missing:
 
 @dataclass
 class Extraction:
-    """The cases found, with their root spans' start times, and the requests skipped."""
+    """The cases found, with their root spans' start times, the requests skipped, and the
+    traces skipped whole (`broken`: one line each, e.g. a parent cycle)."""
 
     cases: list[Case] = field(default_factory=list)
     starts: dict[str, int] = field(default_factory=dict)  # case id -> start, Unix ns
     missing: list[Missing] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
 
 
 def cases_from_spans(
@@ -125,16 +127,27 @@ def cases_from_spans(
 ) -> Extraction:
     """One case per answered request: per trace, each topmost span of a root kind (a span
     with no ancestor of those kinds). Ids are span ids; `metadata` keeps the trace and span
-    ids (and `response_id` when a span records `gen_ai.response.id`)."""
+    ids (and `response_id` when a span records `gen_ai.response.id`).
+
+    A span id seen again (a batch exported or pulled twice) is read once, its first copy:
+    one case per span id. A trace whose parent links loop is skipped whole and named in
+    `broken`: its spans have no top to read a request from."""
     mapping = mapping or TraceMapping()
     needed = tuple(required)
-    by_trace: dict[str, list[Span]] = {}
+    by_trace: dict[str, dict[str, Span]] = {}
+    seen: set[str] = set()
     for span in spans:
-        by_trace.setdefault(span.trace_id, []).append(span)
+        if span.span_id not in seen:
+            seen.add(span.span_id)
+            by_trace.setdefault(span.trace_id, {})[span.span_id] = span
     out = Extraction()
-    for trace in by_trace.values():
-        trace.sort(key=lambda s: (s.start_ns, s.span_id))
-        for root in _roots(trace, mapping):
+    for trace_id, ids in by_trace.items():
+        looped = _looped_span(ids)
+        if looped is not None:
+            out.broken.append(f"trace {trace_id}: span {looped}'s parent links loop")
+            continue
+        trace = sorted(ids.values(), key=lambda s: (s.start_ns, s.span_id))
+        for root in _roots(trace, ids, mapping):
             case, lacking = _case(root, trace, mapping, needed)
             if lacking:
                 out.missing.append(Missing(root.trace_id, root.span_id, lacking))
@@ -147,8 +160,24 @@ def cases_from_spans(
     return out
 
 
-def _roots(trace: list[Span], mapping: TraceMapping) -> list[Span]:
-    ids = {s.span_id: s for s in trace}
+def _looped_span(ids: Mapping[str, Span]) -> str | None:
+    """A span whose chain of parents comes back to a span already on it (its own parent,
+    or a longer cycle), else None. Each span is walked once: linear in the trace."""
+    done: set[str] = set()
+    for start in ids:
+        path: set[str] = set()
+        current: str | None = start
+        while current is not None and current in ids and current not in done:
+            if current in path:
+                return current
+            path.add(current)
+            current = ids[current].parent_id
+        done |= path
+    return None
+
+
+def _roots(trace: list[Span], ids: Mapping[str, Span], mapping: TraceMapping) -> list[Span]:
+    """The topmost spans of a root kind (the trace's parent links do not loop)."""
     roots = []
     for span in trace:
         if mapping.kind_of(span) not in mapping.root_kinds:
@@ -165,11 +194,13 @@ def _descendants(root: Span, trace: list[Span]) -> list[Span]:
     children: dict[str, list[Span]] = {}
     for span in trace:
         children.setdefault(span.parent_id or "", []).append(span)
-    out, todo = [], [root.span_id]
+    out, todo, seen = [], [root.span_id], {root.span_id}
     while todo:
         for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child.span_id)
+            if child.span_id not in seen:  # a span once: never loops, whatever the links say
+                seen.add(child.span_id)
+                out.append(child)
+                todo.append(child.span_id)
     return sorted(out, key=lambda s: (s.start_ns, s.span_id))
 
 
@@ -279,8 +310,8 @@ def _message_json(value: str) -> list[tuple[str, str]] | None:
     """GenAI JSON messages: `[{"role", "parts": [{"type": "text", "content"}]}]` (or a
     plain `content`)."""
     try:
-        data = json.loads(value)
-    except json.JSONDecodeError:
+        data = loads_bounded(value)  # an attribute is the app's text: bounded like any input
+    except ValueError:  # not JSON, too deep, a number past the digit limit
         return None
     if not isinstance(data, list):
         return None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.errors import UsageError
 from judge.schemas import GradedRecord
+from judge.traces.urls import shown_url
 
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs import LogRecordProcessor, ReadableLogRecord
@@ -54,7 +55,7 @@ def logs_endpoint(url: str) -> str:
     """The OTLP/HTTP logs URL for a collector's base URL (`http://host:4318` ->
     `http://host:4318/v1/logs`); a URL already ending in /v1/logs is kept."""
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--otel-endpoint must be an http(s) URL, got {url!r}")
+        raise UsageError(f"--otel-endpoint must be an http(s) URL, got {shown_url(url)!r}")
     url = url.rstrip("/")
     return url if url.endswith("/v1/logs") else f"{url}/v1/logs"
 
@@ -98,7 +99,8 @@ class ExportCounts:
     retries: int = 0
 
     def line(self, endpoint: str) -> str:
-        text = f"otel: {self.exported} gen_ai.evaluation.result events sent to {endpoint}"
+        sent_to = shown_url(endpoint)
+        text = f"otel: {self.exported} gen_ai.evaluation.result events sent to {sent_to}"
         if self.retries:
             text += f" ({self.retries} batches sent again)"
         if self.failed:

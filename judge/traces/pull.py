@@ -60,8 +60,11 @@ def pull_phoenix(
 ) -> Extraction:
     """The cases of every answered request Phoenix holds for `project` in [since, until)
     (agent traces as conversations, as `shape` says)."""
-    spans = client.spans(project, since=since, until=until)
-    return cases_of_traces(spans, mapping, required=required, shape=shape)
+    bad: list[str] = []
+    spans = client.spans(project, since=since, until=until, bad=bad.append)
+    extraction = cases_of_traces(spans, mapping, required=required, shape=shape)
+    extraction.broken[:0] = bad
+    return extraction
 
 
 def write_cases(extraction: Extraction, output: Path) -> None:

@@ -69,7 +69,9 @@ class Budget:
 
 @dataclass
 class Spend:
-    """What was spent in the current UTC hour and day (reset when they turn)."""
+    """What was spent in the current UTC hour and day (reset when they turn). Windows only
+    move forward: a clock stepped back (NTP, a VM restored) finds the window it left
+    still spent, never a fresh one."""
 
     hour: str = ""
     day: str = ""
@@ -80,9 +82,10 @@ class Spend:
 
     def roll(self, now: datetime) -> None:
         hour, day = now.strftime("%Y-%m-%dT%H"), now.strftime("%Y-%m-%d")
-        if hour != self.hour:
+        # ISO stamps of one width order as the times do: a later window only
+        if hour > self.hour:
             self.hour, self.hour_usd, self.hour_cases = hour, 0.0, 0
-        if day != self.day:
+        if day > self.day:
             self.day, self.day_usd, self.day_cases = day, 0.0, 0
 
     def add(self, usd: float) -> None:

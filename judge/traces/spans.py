@@ -4,22 +4,28 @@ OTLP JSON is the OpenTelemetry Collector's file-exporter form: one
 `{"resourceSpans": [...]}` object a line, each span's attributes a list of
 `{"key", "value": {"stringValue" | "intValue" | ...}}`. Ids are hex in that form (the OTLP
 JSON encoding); protobuf's own JSON mapping writes them in base64, and both are read.
-A line that is not such an object is an `InputError` naming the file and line.
+A line that is not such an object (not UTF-8, not JSON, nested too deep, a number past
+Python's digit limit, a span without its ids) is an `InputError` naming the file and line;
+a reader that must go on (`judge watch`) passes `bad=` and the line is skipped instead. A
+line longer than `MAX_LINE` is refused the same way, read in bounded pieces.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from judge.engine.records import loads_bounded
 from judge.errors import InputError
 
-__all__ = ["Span", "flatten_value", "read_otlp_file", "spans_of_line"]
+__all__ = ["MAX_LINE", "Span", "flatten_value", "read_otlp_file", "spans_of_line"]
+
+MAX_LINE = 64 * 1024 * 1024  # a Collector line is one export batch: far under this
+CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -51,48 +57,107 @@ class Span:
     def from_json(cls, data: dict[str, Any]) -> Span:
         return cls(**data)
 
+    @classmethod
+    def checked(cls, data: Any) -> Span:
+        """`from_json` for data from a file (a checkpoint): a TypeError or ValueError saying
+        what is wrong, never a Span of the wrong types."""
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        span = cls(**data)
+        texts = (span.trace_id, span.span_id, span.name)
+        if not all(isinstance(t, str) for t in texts) or not isinstance(span.parent_id, str | None):
+            raise TypeError("an id or the name is not text")
+        if not isinstance(span.start_ns, int) or isinstance(span.start_ns, bool):
+            raise TypeError("start_ns is not an integer")
+        if not isinstance(span.attributes, dict) or not isinstance(span.resource, dict):
+            raise TypeError("attributes or resource is not an object")
+        return span
 
-def read_otlp_file(path: Path, *, start: int = 0) -> Iterator[tuple[int, list[Span]]]:
+
+def read_otlp_file(
+    path: Path,
+    *,
+    start: int = 0,
+    bad: Callable[[InputError], None] | None = None,
+    max_line: int = MAX_LINE,
+) -> Iterator[tuple[int, list[Span]]]:
     """The spans of each whole line of an OTLP JSON file from byte offset `start`, with the
     offset just past that line. A last line without its newline is still being written:
-    it is left for the next read."""
+    it is left for the next read. A bad line raises its InputError, or with `bad` is handed
+    to it and skipped (its spans an empty list)."""
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
     with handle:
+        number = _line_number(handle, start)
         handle.seek(start)
         offset = start
-        number = _line_number(path, start)
-        for raw in handle:
-            if not raw.endswith(b"\n"):
-                return  # a torn tail: the writer has not finished it
-            offset += len(raw)
+        while True:
+            raw, size = _next_line(handle, max_line)
+            if size == 0 or (raw is not None and not raw.endswith(b"\n")):
+                return  # the end, or a torn tail: the writer has not finished it
+            offset += size
             number += 1
-            if raw.strip():
-                yield offset, spans_of_line(raw, str(path), number)
+            try:
+                if raw is None:
+                    raise InputError(str(path), [(number, None, f"over {max_line} bytes")])
+                spans = spans_of_line(raw, str(path), number) if raw.strip() else []
+            except InputError as exc:
+                if bad is None:
+                    raise
+                bad(exc)
+                spans = []
+            yield offset, spans
 
 
-def _line_number(path: Path, offset: int) -> int:
-    if offset == 0:
-        return 0
-    with path.open("rb") as handle:
-        return handle.read(offset).count(b"\n")
+def _next_line(handle: BinaryIO, max_line: int) -> tuple[bytes | None, int]:
+    """(the next line, its size in bytes); the line None when it is over `max_line` (then
+    read through to its newline in pieces, never held). A size of 0 is the end; a line
+    over the limit whose newline has not come yet counts as not there (size 0)."""
+    raw = handle.readline(max_line + 1)
+    if len(raw) <= max_line or raw.endswith(b"\n"):
+        return raw, len(raw)
+    size = len(raw)
+    while True:
+        piece = handle.readline(CHUNK)
+        size += len(piece)
+        if not piece:
+            return None, 0  # still being written: read again from its start next time
+        if piece.endswith(b"\n"):
+            return None, size
+
+
+def _line_number(handle: BinaryIO, offset: int) -> int:
+    """The newlines before `offset`, counted in pieces."""
+    count, left = 0, offset
+    while left > 0:
+        piece = handle.read(min(CHUNK, left))
+        if not piece:
+            break
+        count += piece.count(b"\n")
+        left -= len(piece)
+    return count
 
 
 def spans_of_line(raw: bytes | str, path: str, line: int | None = None) -> list[Span]:
     """The spans of one OTLP JSON object (`{"resourceSpans": [...]}`), the line `line` of
     `path` (both named in the InputError a bad line raises)."""
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, [(line, None, f"not JSON ({exc.msg})")]) from None
+        data = loads_bounded(raw)
+    except ValueError as exc:  # not UTF-8, not JSON, too deep, too many digits
+        raise InputError(path, [(line, None, f"not JSON ({_first_line(exc)})")]) from None
     if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
         raise InputError(path, [(line, None, "not OTLP JSON (no resourceSpans list)")])
     try:
         return list(_spans(data["resourceSpans"]))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(path, [(line, None, f"not OTLP JSON ({_reason(exc)})")]) from None
+
+
+def _first_line(exc: Exception) -> str:
+    text = getattr(exc, "msg", None) or str(exc)
+    return str(text).splitlines()[0][:200] if text else type(exc).__name__
 
 
 def _reason(exc: Exception) -> str:

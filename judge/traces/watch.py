@@ -2,24 +2,30 @@
 budget, write records and window summaries, push verdicts out; resumable.
 
 The crash-safety invariant: the records file (DIR/RUBRIC.jsonl, whole flushed lines) is
-the truth about what was graded; the checkpoint (DIR/checkpoint.json, replaced atomically)
-says what was decided and where the source was read up to. The checkpoint is saved after
-every graded record and when a poll's requests are all decided; the source position moves
-only then. Killed anywhere, a restart reads the source again from the saved position: a
-request already in the records file is not graded again (its spend is counted from its
-record if the checkpoint missed it), a sampled one without a record is graded, and the
-sampling decision is a hash (judge.traces.sampling), so it is the same decision.
+the truth, and the log, of what was graded; the checkpoint (DIR/checkpoint.json, replaced
+atomically, judge.traces.checkpoint) says where the source was read up to, what was spent
+and how long the records file was then. It is saved when a poll's requests are all
+decided; the source position moves only then. Killed anywhere, a restart reads the source
+again from the saved position: a request already in the records file is not graded again
+(the spend of records past the saved length is counted on start), a sampled one without a
+record is graded, and the sampling decision is a hash (judge.traces.sampling), so it is
+the same decision. One watch a folder: DIR/.watch.lock is held while it runs.
+
+Nothing a source or a file holds ends a watch: a bad line, a looping trace, a damaged
+record is skipped, counted and said; Phoenix down is said, and the next poll tries again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from judge.engine.atomic import replace_text
 from judge.engine.grader import Grader
@@ -28,15 +34,17 @@ from judge.engine.records import RecordWriter, scan_records
 from judge.errors import InputError
 from judge.kinds import get_kind
 from judge.schemas import Case, GradedRecord
+from judge.traces.checkpoint import WatchState, folder_lock
 from judge.traces.otel import EvaluationExporter
 from judge.traces.phoenix import PhoenixClient, PhoenixError
-from judge.traces.sampling import Budget, Sampling, Spend, window_rows
-from judge.traces.sources import TraceSource
+from judge.traces.sampling import Budget, Sampling, window_rows
+from judge.traces.sources import BadPosition, Poll, TraceSource
 
 __all__ = ["WatchOptions", "WatchState", "watch"]
 
 CHECKPOINT = "checkpoint.json"
 WINDOWS = "windows.jsonl"
+SAID_A_POLL = 5  # skipped lines said one by one a poll; past that, a count
 
 
 @dataclass
@@ -57,59 +65,20 @@ class WatchOptions:
     say: Callable[[str], None] = print
 
 
-@dataclass
-class WatchState:
-    """The checkpoint: source position, decisions, spend, window tallies, counts."""
-
-    position: dict[str, Any] = field(default_factory=dict)
-    decided: dict[str, str] = field(default_factory=dict)  # case id -> graded|not_sampled|...
-    spend: Spend = field(default_factory=Spend)
-    windows: dict[str, dict[str, int]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, path: Path) -> WatchState:
-        if not path.exists():
-            return cls()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(
-                position=data["position"],
-                decided=data["decided"],
-                spend=Spend(**data["spend"]),
-                windows=data["windows"],
-                counts=data["counts"],
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(str(path), [(None, None, f"not a watch checkpoint ({exc})")]) from None
-
-    def save(self, path: Path) -> None:
-        data = {
-            "position": self.position,
-            "decided": self.decided,
-            "spend": self.spend.__dict__,
-            "windows": self.windows,
-            "counts": self.counts,
-        }
-        replace_text(path, json.dumps(data, sort_keys=True))
-
-    def count(self, what: str) -> None:
-        self.counts[what] = self.counts.get(what, 0) + 1
-
-
 async def watch(
     source: TraceSource, grader: Grader, folder: Path, options: WatchOptions
 ) -> WatchState:
     """Run the watch until `once`/`max_polls` says stop (or forever); the final state."""
     folder.mkdir(parents=True, exist_ok=True)
-    run = _Run(source, grader, folder, options)
-    polls = 0
-    while True:
-        await run.poll_once()
-        polls += 1
-        if options.once or (options.max_polls is not None and polls >= options.max_polls):
-            return run.state
-        await asyncio.sleep(options.poll_seconds)
+    with folder_lock(folder):
+        run = _Run(source, grader, folder, options)
+        polls = 0
+        while True:
+            await run.poll_once()
+            polls += 1
+            if options.once or (options.max_polls is not None and polls >= options.max_polls):
+                return run.state
+            await asyncio.sleep(options.poll_seconds)
 
 
 class _Run:
@@ -124,14 +93,43 @@ class _Run:
         kind = get_kind(grader.rubric.kind)
         self.threshold = kind.threshold(grader.rubric)
         self.said_budget = ""
-        self.graded = _graded_records(self.records)  # before this run: read once
+        self.graded: set[str] = set()  # every id the records file holds
+        self._recover()
+
+    def _recover(self) -> None:
+        """Read the records file once: its ids, and the spend of the records a killed run
+        wrote after its last checkpoint (past `records_size`; with no size saved, those
+        the checkpoint does not name). A line that is not a record is skipped and said."""
+        state, size, bad = self.state, self.state.records_size, 0
+        now = self.options.clock()
+        for offset, data in _scan(self.records):
+            case_id = data["id"]
+            counted = state.first_form or state.recent
+            missed = case_id not in counted if size is None else offset >= size
+            if missed and case_id not in self.graded:
+                try:
+                    record = GradedRecord.model_validate(data)
+                except ValidationError:  # kept as graded: never a second line for its id
+                    bad += 1
+                    self.graded.add(case_id)
+                    continue
+                state.spend.roll(now)
+                self._account(record, now)
+                state.remember(case_id)
+            self.graded.add(case_id)
+        if bad:
+            self.state.count("bad_record", bad)
+            self.options.say(f"watch: {self.records}: {bad} lines that are not records skipped")
 
     async def poll_once(self) -> None:
         now = self.options.clock()
-        found = self.source.poll(self.state.position, now)
+        found = self._poll(now)
+        if found is None:
+            return
+        self._say_skipped(found.skipped)
         for missing in found.missing:
-            if self.state.decided.get(missing.span_id) is None:
-                self.state.decided[missing.span_id] = "missing"
+            if missing.span_id not in self.state.recent:
+                self.state.remember(missing.span_id)
                 self.state.count("missing")
                 self.options.say(f"watch: skipped {missing}")
         metrics = self.options.metrics
@@ -143,6 +141,7 @@ class _Run:
         if metrics is not None:
             metrics.queue.set(0)
         self.state.position = found.position
+        self.state.records_size = _size(self.records)
         self.state.save(self.checkpoint)
         replace_text(
             self.windows_path,
@@ -151,32 +150,49 @@ class _Run:
         if self.options.exporter is not None:
             self.options.exporter.flush()
 
+    def _poll(self, now: datetime) -> Poll | None:
+        """The source's news; None when Phoenix failed this time (said, tried again)."""
+        try:
+            return self.source.poll(self.state.position, now)
+        except PhoenixError as exc:
+            self.state.count("poll_failed")
+            self.options.say(f"watch: {exc}; trying again at the next poll")
+            return None
+        except BadPosition as exc:
+            raise InputError(
+                str(self.checkpoint),
+                [(None, None, f"not a watch checkpoint ({exc}); move it aside to start over")],
+            ) from None
+
+    def _say_skipped(self, skipped: list[str]) -> None:
+        if not skipped:
+            return
+        self.state.count("skipped", len(skipped))
+        for line in skipped[:SAID_A_POLL]:
+            self.options.say(f"watch: {line}")
+        if len(skipped) > SAID_A_POLL:
+            self.options.say(f"watch: ... and {len(skipped) - SAID_A_POLL} more skipped")
+
     async def _decide(self, case: Case, writer: RecordWriter) -> None:
         state, options = self.state, self.options
-        if case.id in state.decided:
-            return
+        if case.id in state.recent or case.id in self.graded:
+            return  # decided already: before a kill, or a span exported twice
         now = options.clock()
         state.spend.roll(now)
-        if case.id in self.graded:  # graded before a kill, the checkpoint not yet saved
-            self._account(self.graded[case.id], now)
-            state.decided[case.id] = "graded"
-            return
+        state.remember(case.id)
         if not options.sampling.sampled(case):
-            state.decided[case.id] = "not_sampled"
             state.count("not_sampled")
             return
         spent = options.budget.spent(state.spend)
         if spent is not None:
-            state.decided[case.id] = "over_budget"
             state.count("over_budget")
             self._say_budget(spent, now)
             return
         record = await self.grader.grade_case(case)
         writer.write(record)
-        writer.flush()
+        writer.flush()  # the records file is the log: graded is final once this returns
+        self.graded.add(case.id)
         self._account(record, now)
-        state.decided[case.id] = "graded"
-        state.save(self.checkpoint)
         self._send(record, case)
 
     def _account(self, record: GradedRecord, now: datetime) -> None:
@@ -217,10 +233,15 @@ class _Run:
             self.options.say(line)
 
 
-def _graded_records(path: Path) -> dict[str, GradedRecord]:
-    if not path.exists():
-        return {}
-    return {data["id"]: GradedRecord.model_validate(data) for _, data in scan_records(path)}
+def _scan(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    return scan_records(path) if path.exists() else iter(())
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _window_start(now: datetime, seconds: int) -> str:

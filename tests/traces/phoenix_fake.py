@@ -1,74 +1,79 @@
-"""Test support: Phoenix's span route on loopback (`GET /v1/projects/{name}/spans`), serving
-spans made with the OpenTelemetry SDK in the REST form Phoenix answers with (checked
-against arize-phoenix 20.26, as judge.traces.phoenix is): `context` ids, `parent_id`,
-ISO start times, and `openinference.span.kind` moved out of the attributes into
-`span_kind`. Pages of `page` spans with `next_cursor`, as Phoenix pages them."""
+"""A stand-in for Phoenix on loopback that answers as told: pages of spans, a cursor that
+never ends or comes back, a body that drips, HTML, redirects. Only what a hostile or broken
+server does; the real Phoenix is tests/traces/test_phoenix.py's."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
-from datetime import UTC, datetime
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
-
-from opentelemetry.sdk.trace import ReadableSpan
+from urllib.parse import parse_qs, urlsplit
 
 
-def phoenix_span(span: ReadableSpan) -> dict[str, Any]:
-    """One SDK span as Phoenix's REST API returns it."""
-    attributes = dict(span.attributes or {})
-    kind = attributes.pop("openinference.span.kind", "UNKNOWN")
-    start = datetime.fromtimestamp((span.start_time or 0) / 1e9, UTC)
-    parent = span.parent
-    return {
-        "name": span.name,
-        "context": {
-            "trace_id": f"{span.context.trace_id:032x}",
-            "span_id": f"{span.context.span_id:016x}",
-        },
-        "parent_id": f"{parent.span_id:016x}" if parent is not None else None,
-        "span_kind": kind,
-        "start_time": start.isoformat(),
-        "attributes": attributes,
-    }
+@dataclass
+class Answer:
+    status: int = 200
+    body: bytes | Iterable[bytes] = b""
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
+    pause: float = 0.0  # between pieces of an iterable body
+
+
+def json_answer(data: Any, status: int = 200) -> Answer:
+    return Answer(status, json.dumps(data).encode())
+
+
+Route = Callable[[str, str, dict[str, list[str]], bytes], Answer]
 
 
 class FakePhoenix:
-    """Serves `spans` for project `project`, oldest first, `page` a request."""
+    """`route(method, path, query, body) -> Answer` answers every request; `requests`
+    counts them."""
 
-    def __init__(self, project: str, spans: Sequence[ReadableSpan], page: int = 2) -> None:
-        items = sorted((phoenix_span(s) for s in spans), key=lambda s: s["start_time"])
+    def __init__(self, route: Route) -> None:
+        self.route = route
+        self.requests = 0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                url = urlparse(self.path)
-                if url.path != f"/v1/projects/{project}/spans":
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                start = int(parse_qs(url.query).get("cursor", ["0"])[0])
+            protocol_version = "HTTP/1.1"
+
+            def _answer(self) -> None:
                 fake.requests += 1
-                body = {
-                    "data": items[start : start + page],
-                    "next_cursor": str(start + page) if start + page < len(items) else None,
-                }
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                size = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(size) if size else b""
+                parts = urlsplit(self.path)
+                answer = fake.route(self.command, parts.path, parse_qs(parts.query), body)
+                self.send_response(answer.status)
+                for key, value in answer.headers.items():
+                    self.send_header(key, value)
+                if isinstance(answer.body, bytes):
+                    self.send_header("Content-Length", str(len(answer.body)))
+                    self.end_headers()
+                    self.wfile.write(answer.body)
+                    return
+                self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    for piece in answer.body:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.flush()
+                        time.sleep(answer.pause)
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client gave up: what the test wants
+                    self.close_connection = True
+
+            do_GET = do_POST = _answer
 
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.requests = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(  # a short poll: shutdown() waits one out
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
@@ -83,3 +88,16 @@ class FakePhoenix:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def phoenix_span(span_id: str, trace_id: str, **extra: Any) -> dict[str, Any]:
+    """One span in Phoenix's REST form: a CHAIN root with a question and an answer."""
+    return {
+        "name": "rag",
+        "context": {"trace_id": trace_id, "span_id": span_id},
+        "parent_id": None,
+        "span_kind": "CHAIN",
+        "start_time": "2026-12-01T10:00:00+00:00",
+        "attributes": {"input.value": f"question {span_id}?", "output.value": "an answer"},
+        **extra,
+    }

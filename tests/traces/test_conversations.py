@@ -24,7 +24,7 @@ from tests.traces.agent_support import (
     trace_openinference,
 )
 from tests.traces.otlp_support import REQUESTS, rag_provider, trace_request, write_otlp
-from tests.traces.phoenix_fake import FakePhoenix
+from tests.traces.phoenix_agent_fake import FakePhoenix
 
 CONVENTIONS = {"openinference": trace_openinference, "genai": trace_genai}
 RUBRIC = """id: agent-goal

@@ -1,0 +1,160 @@
+"""The watch's checkpoint (DIR/checkpoint.json) and its one-watch-per-folder lock.
+
+The checkpoint is small whatever the traffic: the source's position, the spend and the
+window tallies, the counts, the last `RECENT` ids decided, and `records_size`, the
+records file's length when it was saved. It is rewritten once a poll, not once a record:
+the records file is the append-only log of what was graded, and the records past
+`records_size` are what a killed run graded after its last save (`judge.traces.watch`
+counts their spend on restart). A checkpoint of the first form (`decided`, every id ever
+seen) is read too: its last ids become the recent ones.
+
+A checkpoint that is not one (not JSON, a field of the wrong type) is an InputError naming
+it: one line, exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from judge.engine.atomic import replace_text
+from judge.engine.records import loads_bounded
+from judge.errors import InputError, UsageError
+from judge.traces.sampling import Spend
+
+__all__ = ["LOCK", "RECENT", "WatchState", "folder_lock"]
+
+RECENT = 10_000  # ids decided lately: a span exported twice within this many is read once
+LOCK = ".watch.lock"
+_HELD: set[Path] = set()  # folders this process holds (the job's, then the loop's, lock)
+
+
+class _SpendForm(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    hour: str = ""
+    day: str = ""
+    hour_usd: float = 0.0
+    day_usd: float = 0.0
+    hour_cases: int = 0
+    day_cases: int = 0
+
+
+class _Form(BaseModel):
+    """The checkpoint's fields and their types (both forms)."""
+
+    model_config = ConfigDict(strict=True)
+    position: dict[str, Any]
+    spend: _SpendForm
+    windows: dict[str, dict[str, int]]
+    counts: dict[str, int]
+    recent: list[str] | None = None
+    records_size: int | None = None
+    decided: dict[str, str] | None = None  # the first form
+
+
+@dataclass
+class WatchState:
+    """The checkpoint: source position, recent decisions, spend, window tallies, counts."""
+
+    position: dict[str, Any] = field(default_factory=dict)
+    recent: dict[str, None] = field(default_factory=dict)  # an ordered set, oldest first
+    records_size: int | None = None  # None: unknown (a new or first-form checkpoint)
+    spend: Spend = field(default_factory=Spend)
+    windows: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    # a first-form checkpoint's every id (read once on start, never saved again): which
+    # records it had counted, however old
+    first_form: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, path: Path) -> WatchState:
+        if not path.exists():
+            return cls()
+        try:
+            form = _Form.model_validate(loads_bounded(path.read_bytes()))
+        except ValidationError as exc:
+            where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "the top"
+            raise _damaged(path, f"{where}: {exc.errors()[0]['msg']}") from None
+        except (ValueError, OSError) as exc:
+            raise _damaged(path, str(exc).splitlines()[0][:200]) from None
+        if form.records_size is not None and form.records_size < 0:
+            raise _damaged(path, "records_size is negative")
+        ids = form.recent if form.recent is not None else list(form.decided or {})
+        state = cls(
+            position=form.position,
+            records_size=form.records_size,
+            spend=Spend(**form.spend.model_dump()),
+            windows=form.windows,
+            counts=form.counts,
+            first_form=set(form.decided or ()),
+        )
+        for case_id in ids[-RECENT:]:
+            state.remember(case_id)
+        return state
+
+    def save(self, path: Path) -> None:
+        data = {
+            "version": 2,
+            "position": self.position,
+            "recent": list(self.recent),
+            "records_size": self.records_size,
+            "spend": self.spend.__dict__,
+            "windows": self.windows,
+            "counts": self.counts,
+        }
+        replace_text(path, json.dumps(data, sort_keys=True))
+
+    def remember(self, case_id: str) -> None:
+        """`case_id` decided: kept among the last RECENT."""
+        self.recent[case_id] = None
+        if len(self.recent) > RECENT:
+            del self.recent[next(iter(self.recent))]
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] = self.counts.get(what, 0) + n
+
+
+def _damaged(path: Path, why: str) -> InputError:
+    return InputError(
+        str(path), [(None, None, f"not a watch checkpoint ({why}); move it aside to start over")]
+    )
+
+
+@contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold DIR/.watch.lock (an exclusive `flock`) while the block runs: a second watch of
+    the same folder is a UsageError at once, naming the first one's process. The kernel
+    lets go of the lock when its process ends, however it ends (kill -9 included). Taken
+    again by the process that holds it (the job, then its loop), it is already held."""
+    import fcntl
+
+    key = folder.resolve()
+    if key in _HELD:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise UsageError(
+                f"another judge watch (pid {holder}) is running on {folder}: one watch a folder"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD.add(key)
+        try:
+            yield
+        finally:
+            _HELD.discard(key)
+    finally:
+        os.close(fd)
