@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection
 from importlib import resources
 from typing import Any
 
+import duckdb
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
@@ -171,6 +172,9 @@ def _guarded(work: Callable[[], Any]) -> Any:
         raise ViewError(404, "not_found", str(exc)) from None
     except JudgeError as exc:
         raise ViewError(422, "invalid_request", str(exc)) from None
+    except duckdb.Error as exc:  # out of memory, an index changed under a query: one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ViewError(503, "unavailable", f"the query could not run: {first}") from None
 
 
 def _json(data: Any) -> Response:

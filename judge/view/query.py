@@ -11,6 +11,7 @@ were not all the same choice), `min_spread` (jurors' score range), `human` (`agr
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections.abc import Iterable, Sequence
@@ -96,6 +97,9 @@ class Engine:
         self._db = duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "threads": threads})
         self._lock = threading.Lock()
         self._attached: dict[str, str] = {}  # index path -> alias
+        # aliases are never reused: one from a count of those attached now would, after a
+        # detach, name a schema another run still holds
+        self._aliases = itertools.count()
         self.humans = humans or HumanLabels()
         self._db.execute("CREATE TABLE human (id VARCHAR PRIMARY KEY, label VARCHAR)")
         rows = self.humans.consensus()
@@ -110,7 +114,7 @@ class Engine:
         key = str(index)
         with self._lock:
             if key not in self._attached:
-                name = f"run{len(self._attached)}"
+                name = f"run{next(self._aliases)}"
                 self._db.execute(
                     f"ATTACH '{key.replace(chr(39), chr(39) * 2)}' AS {name} (READ_ONLY)"
                 )

@@ -1,5 +1,9 @@
 """The viewer's state: the catalog of runs, each run's index (built on first use, rebuilt
-when its files change), the query engine, and the answers the API gives."""
+when its files change), the query engine, and the answers the API gives.
+
+One run's file that cannot be read (moved away, a damaged Parquet, a line DuckDB refuses)
+is that run's problem only: the runs list names it with its error (one line), its own
+pages answer that error (422), and every other run is served as before."""
 
 from __future__ import annotations
 
@@ -9,16 +13,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from judge.errors import JudgeError, UsageError
 from judge.rubric import Rubric, RubricLibrary
 from judge.view.index import Source, ensure_index
 from judge.view.people import queue_for_labelling
 from judge.view.query import Engine, RecordQuery
-from judge.view.runs import Catalog, ViewRun
+from judge.view.runs import Catalog, ViewRun, regular
 
 
 class NotFound(LookupError):
     pass
+
+
+class RunUnreadable(JudgeError):
+    """A run's files cannot be read or indexed now (one line: what, and why)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 @dataclass
@@ -43,7 +57,15 @@ class Viewer:
 
     def index(self, run: ViewRun) -> tuple[str, Path]:
         """(stamp, index file) of a run, rebuilt first if its files changed."""
+        try:
+            return self._index(run)
+        except (OSError, ValueError, duckdb.Error) as exc:
+            raise RunUnreadable(f"{run.path.name} cannot be read: {_first_line(exc)}") from None
+
+    def _index(self, run: ViewRun) -> tuple[str, Path]:
         source = Source(run.path, run.cases)
+        if not regular(run.path):  # replaced by a FIFO or a device since it was found
+            raise ValueError("not a regular file")
         stamp = source.stamp()
         with self._lock:
             known = self._indexes.get(run.id)
@@ -51,6 +73,7 @@ class Viewer:
                 return known
             if known is not None:
                 self.engine.detach(known[1])
+                del self._indexes[run.id]
             path = ensure_index(self.index_dir, source)
             self._indexes[run.id] = (stamp, path)
             return stamp, path
@@ -59,13 +82,22 @@ class Viewer:
 
     def runs(self) -> list[dict[str, Any]]:
         self.catalog.refresh()
-        return [self.describe(run) for run in self.catalog.runs.values()]
+        out = []
+        for run in list(self.catalog.runs.values()):
+            try:
+                out.append(self.describe(run))
+            except RunUnreadable as exc:
+                out.append(_unreadable(run, str(exc)))
+        return out
 
     def describe(self, run: ViewRun) -> dict[str, Any]:
         stamp, path = self.index(run)
         overview = self._overviews.get((run.id, stamp))
         if overview is None:
-            overview = self.engine.overview(path)
+            try:
+                overview = self.engine.overview(path)
+            except duckdb.Error as exc:
+                raise RunUnreadable(f"{run.path.name}: {_first_line(exc)}") from None
             self._overviews[(run.id, stamp)] = overview
         first = json.loads(overview["first"]) if overview["first"] else {}
         judge = first.get("judge") or {}
@@ -192,6 +224,31 @@ class Viewer:
             )
         ref = f"{described['rubric']}@{described['rubric_version']}"
         return queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+
+
+def _unreadable(run: ViewRun, error: str) -> dict[str, Any]:
+    """A run the list names with its error, in the shape of the others (nothing counted)."""
+    return {
+        "id": run.id,
+        "path": str(run.path),
+        "group": run.group,
+        "error": error,
+        "rubric": None,
+        "rubric_version": None,
+        "rubric_sha256": None,
+        "judge": {"model": None, "system_fingerprint": None, "judge_id": None},
+        "jury": False,
+        "date": None,
+        "n": 0,
+        "status_counts": {},
+        "headline": {"metric": "mean score", "value": None, "ci95": None, "n": 0},
+        "histogram": None,
+        "tokens": {"prompt": 0, "completion": 0},
+        "cost_usd": None,
+        "cases": None,
+        "outputs": [],
+        "has_labels": False,
+    }
 
 
 def _by_ref(viewer: Viewer, runs: list[ViewRun]) -> dict[str, str]:
