@@ -3,8 +3,8 @@ wheel) and the JSON API they use, which scripts may use too.
 
     GET  /api/runs                                  every run, with its overview
     GET  /api/runs/{run}/records?status=&slice=&label=&q=&min_score=&max_score=
-         &jurors=&min_spread=&human=&human_label=&ids=&sort=&order=&offset=&limit=
-                                                    {"total", "records", "facets"}
+         &jurors=&min_spread=&human=&human_label=&judged=&ids=&sort=&order=&offset=&limit=
+                                                    {"total", "records", "facets", "answers"}
     GET  /api/runs/{run}/records/{case_id}          {"record", "case", "human", "run"}
     GET  /api/runs/{run}/confusion                  people (rows) x judge (columns)
     GET  /api/runs/{run}/rag                        the two-by-two of the run's pass
@@ -26,13 +26,14 @@ from importlib import resources
 from typing import Any
 
 import duckdb
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from judge.errors import JudgeError
 from judge.view.query import RecordQuery
 from judge.view.viewer import NotFound, Viewer
+from judge.view.words import SearchRefused
 from judge.web import BodyLimit, RequestGuard
 from judge.web.session import SecurityHeaders, TokenFirst
 
@@ -106,11 +107,12 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         min_spread: float | None = None,
         human: str | None = None,
         human_label: str | None = None,
+        judged: str | None = None,
         ids: str | None = None,
         sort: str = "input",
         order: str = "asc",
-        offset: int = Query(0, ge=0),
-        limit: int = Query(50, ge=0),
+        offset: int = 0,
+        limit: int = 50,
     ) -> Response:
         query = RecordQuery(
             status=tuple(s for s in (status or "").split(",") if s),
@@ -123,6 +125,7 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
             min_spread=min_spread,
             human=human or None,
             human_label=human_label or None,
+            judged=judged or None,
             ids=tuple(i for i in (ids or "").split(",") if i),
             sort=sort,
             order=order,
@@ -131,12 +134,12 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         )
         problems = query.problems()
         if problems:
-            raise ViewError(422, "invalid_request", "; ".join(problems))
+            raise ViewError(400, "bad_request", "; ".join(problems))
         found = _guarded(lambda: viewer.records(run_id, query))
         rows = ",".join(found["records"])
         text = (
             f'{{"total":{found["total"]},"records":[{rows}],'
-            f'"facets":{json.dumps(found["facets"])}}}'
+            f'"facets":{json.dumps(found["facets"])},"answers":{json.dumps(found["answers"])}}}'
         )
         return Response(text, media_type="application/json")
 
@@ -170,6 +173,8 @@ def _guarded(work: Callable[[], Any]) -> Any:
         return work()
     except NotFound as exc:
         raise ViewError(404, "not_found", str(exc)) from None
+    except SearchRefused as exc:
+        raise ViewError(400, "bad_request", str(exc)) from None
     except JudgeError as exc:
         raise ViewError(422, "invalid_request", str(exc)) from None
     except duckdb.Error as exc:  # out of memory, an index changed under a query: one line

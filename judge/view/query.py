@@ -6,7 +6,14 @@ Filters (all optional, combined with AND): `status` (one or several, comma-separ
 error), `min_score`/`max_score`, `jurors` (`unanimous` or `split`: a panel whose votes
 were not all the same choice), `min_spread` (jurors' score range), `human` (`agree`,
 `disagree`, `unlabelled`: the record's label against the people's label of `--labels`),
-`human_label` (the people's label, e.g. a confusion-matrix cell) and `ids` (a list).
+`human_label` (the people's label, e.g. a confusion-matrix cell), `judged` (the judge's
+label, or its status where it gave none: the confusion matrix's columns) and `ids` (a
+list). `label=null` is the records with no label (abstained, errors), as the label facet
+counts them under `null`.
+
+A request the engine will not run is refused in one line (400): an offset past
+MAX_OFFSET (DuckDB's offsets are 64-bit), a search longer than MAX_SEARCH characters or of
+more than words.MAX_PIECES distinct words (each word is a lookup of its own).
 """
 
 from __future__ import annotations
@@ -35,8 +42,13 @@ SORTS = {
 }
 SPLIT = ("majority", "plurality", "no_majority")
 MAX_LIMIT = 500
+MAX_OFFSET = 1 << 53  # past any run, and inside both JSON's exact integers and BIGINT
+MAX_SEARCH = 1000  # characters of a free-text search
+NULL = "null"  # the facets' name for "no value"
 LARGE_N = 1000
 FACET_VALUES = 50  # values listed per facet, most frequent first
+ANSWER_CHARS = 400  # of each answer, in the records table (the case page shows it whole)
+BINS = 10  # the score histogram's bins over 0..1
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,7 @@ class RecordQuery:
     min_spread: float | None = None
     human: str | None = None
     human_label: str | None = None
+    judged: str | None = None
     ids: tuple[str, ...] = ()
     sort: str = "input"
     order: str = "asc"
@@ -67,8 +80,10 @@ class RecordQuery:
             out.append("jurors must be unanimous or split")
         if self.human not in (None, "agree", "disagree", "unlabelled"):
             out.append("human must be agree, disagree or unlabelled")
-        if self.offset < 0 or not 0 <= self.limit <= MAX_LIMIT:
-            out.append(f"offset must be 0 or more and limit 0..{MAX_LIMIT}")
+        if not 0 <= self.offset <= MAX_OFFSET or not 0 <= self.limit <= MAX_LIMIT:
+            out.append(f"offset must be 0..{MAX_OFFSET} and limit 0..{MAX_LIMIT}")
+        if self.q is not None and len(self.q) > MAX_SEARCH:
+            out.append(f"a search is at most {MAX_SEARCH} characters, got {len(self.q)}")
         return out
 
 
@@ -153,11 +168,12 @@ class Engine:
             ).fetchall()
             positions = [row[0] for row in top]
             page = _by_position(cursor, alias, positions)
+            answers = _answers(cursor, alias, positions)
             facets = _facets(cursor, base, params)
         finally:
             cursor.close()
         total = sum(facets["status"].values())
-        return {"total": total, "records": page, "facets": facets}
+        return {"total": total, "records": page, "facets": facets, "answers": answers}
 
     def record(self, index: Path, case_id: str) -> tuple[str, str | None] | None:
         """(record, case) as JSON text, or None for an id the run does not have."""
@@ -194,6 +210,11 @@ class Engine:
             ).fetchone()
             # the first position, then its record: a top-1 carrying `raw` reads every
             # record's text (seconds at a million, on a cold start)
+            bins = cursor.execute(
+                f"SELECT greatest(0, least({BINS - 1}, floor(score * {BINS})))::INTEGER, "
+                f"count(*) FROM {alias}.records WHERE status = 'ok' AND score IS NOT NULL "
+                "GROUP BY ALL"
+            ).fetchall()
             low = cursor.execute(f"SELECT min(pos) FROM {alias}.records").fetchone()
             first = cursor.execute(
                 f"SELECT raw FROM {alias}.records WHERE pos = ANY(?::BIGINT[])",
@@ -212,6 +233,7 @@ class Engine:
                 "completion": (tokens or (0, 0))[1] or 0,
             },
             "first": first[0] if first else None,
+            "histogram": _histogram(bins),
         }
 
     def scores(self, index: Path) -> str:
@@ -234,6 +256,14 @@ class Engine:
         for human, judged, count in rows:
             matrix[labels.index(str(human))][labels.index(str(judged))] = int(count)
         return {"labels": labels, "matrix": matrix, "n": sum(c for _, _, c in rows)}
+
+
+def _histogram(bins: list[tuple[int, int]]) -> dict[str, list[Any]]:
+    """Counts of the ok records' scores in BINS equal bins over 0..1 (the last holds 1)."""
+    counts = [0] * BINS
+    for at, count in bins:
+        counts[int(at)] += int(count)
+    return {"edges": [round(i / BINS, 10) for i in range(BINS + 1)], "counts": counts}
 
 
 def _t_interval(mean: float | None, sd: float | None, n: int) -> list[float] | None:
@@ -267,7 +297,9 @@ def _where(
         add(f"r.status IN ({_marks(query.status)})", *query.status)
     if query.slice:
         add("list_contains(r.slices, ?)", query.slice)
-    if query.label:
+    if query.label == NULL:
+        add("r.label IS NULL")
+    elif query.label:
         add("r.label = ?", query.label)
     if query.q:
         search = search_clause(cursor, alias, query.q.lower())
@@ -290,6 +322,8 @@ def _where(
         add("h.label IS NULL")
     if query.human_label:
         add("h.label = ?", query.human_label)
+    if query.judged:
+        add("COALESCE(r.label, r.status) = ?", query.judged)
     if query.ids:
         add("r.id = ANY(?::VARCHAR[])", list(query.ids))
     return " AND ".join(clauses), params
@@ -307,6 +341,21 @@ def _by_position(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[
         ).fetchall()
     )
     return [found[p] for p in positions]
+
+
+def _answers(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[int]) -> dict[str, str]:
+    """The answer of each record's case (its first ANSWER_CHARS characters), by id, for the
+    records table; ids with no case, or a case with no answer, are left out."""
+    if not positions:
+        return {}
+    rows = cursor.execute(
+        f"""SELECT c.cid, left(COALESCE(c.case_raw->>'$.answer', c.case_raw->>'$.response',
+            c.case_raw->>'$.answer_a'), {ANSWER_CHARS})
+        FROM {alias}.cases c WHERE c.cid IN
+            (SELECT id FROM {alias}.records WHERE pos = ANY(?::BIGINT[]))""",
+        [positions],
+    ).fetchall()
+    return {str(cid): str(text) for cid, text in rows if cid is not None and text is not None}
 
 
 def _marks(values: Sequence[Any]) -> str:

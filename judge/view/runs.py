@@ -26,6 +26,7 @@ import json
 import mmap
 import os
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,12 +80,37 @@ class Catalog:
         """Look for runs again (the paths' runs are found once; a service's jobs come and go)."""
 
 
+class WatchedCatalog(Catalog):
+    """The runs under the paths `judge view` was given, looked for again when the runs are
+    listed or an unknown run is asked for: a run graded into a watched folder since the
+    start appears without a restart. Runs already found keep their id, and stay listed
+    (with their error) if their file goes; only folders holding a new records file are
+    read again (their outputs and cases file), so a refresh costs a walk and first lines."""
+
+    def __init__(self, paths: Sequence[Path], cases: Path | None) -> None:
+        super().__init__()
+        self.paths = list(paths)
+        self.cases = cases
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        with self._lock:
+            for path in self.paths:
+                if path.exists():
+                    _discover_one(path, self, self.cases, new_only=True)
+
+    def run(self, run_id: str) -> ViewRun | None:
+        if run_id not in self.runs:
+            self.refresh()
+        return self.runs.get(run_id)
+
+
 def discover(paths: Sequence[Path], cases: Path | None = None) -> Catalog:
     """The catalog of `paths`; UsageError (one line) for a path that is not there or
     holds no run."""
     if cases is not None and not cases.is_file():
         raise UsageError(f"--cases {cases}: no such file")
-    catalog = Catalog()
+    catalog = WatchedCatalog(paths, cases)
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
@@ -98,12 +124,17 @@ def discover(paths: Sequence[Path], cases: Path | None = None) -> Catalog:
     return catalog
 
 
-def _discover_one(path: Path, catalog: Catalog, cases: Path | None) -> int:
+def _discover_one(
+    path: Path, catalog: Catalog, cases: Path | None, *, new_only: bool = False
+) -> int:
     base = path.resolve().parent
     folders = [(path.parent, [path])] if path.is_file() else list(_folders(path))
+    known = {run.path for run in catalog.runs.values()}
     found = 0
     for folder, files in folders:
-        runs = [f for f in files if _is_records(f)]
+        runs = [f for f in files if f not in known and _is_records(f)]
+        if new_only and not runs:
+            continue
         beside = cases or _cases_file(folder, files, runs)
         group = _relative(folder.resolve(), base) or folder.name
         outputs = [o for f in files if (o := _output(f, base)) is not None]

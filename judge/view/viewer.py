@@ -124,6 +124,7 @@ class Viewer:
                 "n": overview["scored"],
                 "interval": "Student t, over the ok records' scores",
             },
+            "histogram": overview["histogram"],
             "tokens": overview["tokens"],
             "cost_usd": _cost(run),
             "cases": str(run.cases) if run.cases else None,
@@ -159,6 +160,7 @@ class Viewer:
 
     def compare(self, base_id: str, candidate_id: str) -> dict[str, Any]:
         base, candidate = self.run(base_id), self.run(candidate_id)
+        _refuse_other_rubrics(self.describe(base), self.describe(candidate))
         base_stamp, base_index = self.index(base)
         cand_stamp, cand_index = self.index(candidate)
         key = (base_stamp, cand_stamp)
@@ -170,7 +172,13 @@ class Viewer:
             moved = moved_cases(self.engine, base_index, cand_index)
             cached = {"metrics": figures, "notes": notes, **moved}
             self._compared[key] = cached
-        return {"base": base_id, "candidate": candidate_id, **cached}
+        return {
+            "base": base_id,
+            "candidate": candidate_id,
+            "base_path": str(base.path),
+            "candidate_path": str(candidate.path),
+            **cached,
+        }
 
     def rag(self, run_id: str) -> dict[str, Any]:
         """The two-by-two of the run's group: a recognised summary's, else computed from the
@@ -224,6 +232,17 @@ class Viewer:
             )
         ref = f"{described['rubric']}@{described['rubric_version']}"
         return queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+
+
+def _refuse_other_rubrics(base: dict[str, Any], candidate: dict[str, Any]) -> None:
+    """UsageError for runs of different rubrics: `judge compare` finds no metric both have,
+    and a case's scores under two rubrics are not a regression or an improvement."""
+    if base["rubric"] != candidate["rubric"]:
+        raise UsageError(
+            f"the base {base['path']} grades {base['rubric']} and the candidate "
+            f"{candidate['path']} grades {candidate['rubric']}: runs of different rubrics are "
+            "not compared (judge compare: no metric both runs have)"
+        )
 
 
 def _unreadable(run: ViewRun, error: str) -> dict[str, Any]:
