@@ -245,9 +245,10 @@ def test_records_with_no_label_are_reached_from_the_facet_and_the_confusion_cell
     page.get_by_role("link", name=re.compile("faithfulness@1")).click()
     page.locator('.facets [data-facet="label"] button[data-value="null"]').click()
     expect(page.locator("#records tbody tr")).to_have_count(len(unlabelled))
-    assert page.locator("#records tbody tr").evaluate_all(
-        "rows => rows.map(r => r.dataset.id)"
-    ) == unlabelled
+    assert (
+        page.locator("#records tbody tr").evaluate_all("rows => rows.map(r => r.dataset.id)")
+        == unlabelled
+    )
     expect(page.locator(".facets")).to_be_visible()  # the sidebar stays
     shoot(page, "label-null")
     page.goto(abstained_server.url)
