@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -29,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from judge.view.facets import SPLIT, facets
 from judge.view.index import MEMORY_LIMIT
 from judge.view.words import search_clause
 
@@ -40,13 +41,11 @@ SORTS = {
     "label": "r.label",
     "spread": "r.spread",
 }
-SPLIT = ("majority", "plurality", "no_majority")
 MAX_LIMIT = 500
 MAX_OFFSET = 1 << 53  # past any run, and inside both JSON's exact integers and BIGINT
 MAX_SEARCH = 1000  # characters of a free-text search
 NULL = "null"  # the facets' name for "no value"
 LARGE_N = 1000
-FACET_VALUES = 50  # values listed per facet, most frequent first
 ANSWER_CHARS = 400  # of each answer, in the records table (the case page shows it whole)
 BINS = 10  # the score histogram's bins over 0..1
 
@@ -169,11 +168,11 @@ class Engine:
             positions = [row[0] for row in top]
             page = _by_position(cursor, alias, positions)
             answers = _answers(cursor, alias, positions)
-            facets = _facets(cursor, base, params)
+            found = facets(cursor, base, params)
         finally:
             cursor.close()
-        total = sum(facets["status"].values())
-        return {"total": total, "records": page, "facets": facets, "answers": answers}
+        total = sum(found["status"].values())
+        return {"total": total, "records": page, "facets": found, "answers": answers}
 
     def record(self, index: Path, case_id: str) -> tuple[str, str | None] | None:
         """(record, case) as JSON text, or None for an id the run does not have."""
@@ -360,49 +359,3 @@ def _answers(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[int]
 
 def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
-
-
-def _facets(cursor: duckdb.DuckDBPyConnection, base: str, params: list[Any]) -> dict[str, Any]:
-    """Counts of each facet's values over the filtered records, most frequent first."""
-    human = (
-        "CASE WHEN h.label IS NULL THEN 'unlabelled' "
-        "WHEN h.label = COALESCE(r.label, r.status) THEN 'agree' ELSE 'disagree' END"
-    )
-    jurors = (
-        "CASE WHEN r.outcome IS NULL THEN NULL WHEN r.outcome = 'unanimous' THEN 'unanimous' "
-        "WHEN r.outcome IN ('majority', 'plurality', 'no_majority') THEN 'split' ELSE r.outcome END"
-    )
-    rows = cursor.execute(
-        f"""SELECT GROUPING(status, label, jurors, human, human_label) AS g, status, label,
-            jurors, human, human_label, count(*)
-        FROM (SELECT r.status, r.label, {jurors} AS jurors, {human} AS human,
-            h.label AS human_label {base})
-        GROUP BY GROUPING SETS ((status), (label), (jurors), (human), (human_label))""",
-        params,
-    ).fetchall()
-    names = ["status", "label", "jurors", "human", "human_label"]
-    grouped: list[tuple[str, Any, int]] = []
-    for row in rows:
-        grouped_at = f"{row[0]:05b}".index("0")  # GROUPING's bit is 0 for the grouped column
-        name, value = names[grouped_at], row[1 + grouped_at]
-        if name in ("jurors", "human_label") and value is None:
-            continue
-        grouped.append((name, value, int(row[-1])))
-    slices = cursor.execute(
-        f"SELECT s, count(*) FROM (SELECT unnest(r.slices) AS s {base}) GROUP BY s", params
-    ).fetchall()
-    grouped += [("slice", value, int(count)) for value, count in slices]
-    rows = grouped
-    return _grouped(rows)
-
-
-def _grouped(rows: Iterable[tuple[str, Any, int]]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {
-        name: {} for name in ("status", "label", "slice", "jurors", "human", "human_label")
-    }
-    for facet, value, count in rows:
-        out[facet]["null" if value is None else str(value)] = int(count)
-    return {
-        name: dict(sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:FACET_VALUES])
-        for name, values in out.items()
-    }
