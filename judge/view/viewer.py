@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ class Viewer:
     index_dir: Path
     library: RubricLibrary
     label_dir: Path | None = None
+    # "label these" opens the set's page where the caller can serve one (judge.app.view):
+    # (cases file, store, rubric ref) -> the page's URL
+    open_labelling: Callable[[Path, Path, str], str] | None = None
     _indexes: dict[str, tuple[str, Path]] = field(default_factory=dict)
     _overviews: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _compared: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -231,7 +235,10 @@ class Viewer:
                 "start the viewer with --cases FILE"
             )
         ref = f"{described['rubric']}@{described['rubric_version']}"
-        return queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+        queued = queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+        if self.open_labelling is not None:
+            queued["url"] = self.open_labelling(Path(queued["cases"]), Path(queued["db"]), ref)
+        return queued
 
 
 def _refuse_other_rubrics(base: dict[str, Any], candidate: dict[str, Any]) -> None:

@@ -169,8 +169,14 @@ def test_label_these_puts_the_selected_cases_in_a_label_set(
     chosen = [rows.nth(i).get_attribute("data-id") for i in range(min(2, rows.count()))]
     for case_id in chosen:
         page.locator(f'#records input[data-id="{case_id}"]').check()
-    page.locator("#label-these").click()
+    with page.expect_popup() as opened:  # the set's labelling page, served by the viewer
+        page.locator("#label-these").click()
+    labelling = opened.value
+    expect(labelling.locator("#rubric")).to_contain_text("faithfulness")
+    shoot(labelling, "label-these-page")
+    labelling.close()
     expect(page.locator("#label-result")).to_contain_text(f"{len(chosen)} cases queued")
+    expect(page.locator("#label-open")).to_be_visible()  # for a browser that blocks it
     shoot(page, "label-these")
     command = page.locator("#label-result code").inner_text().split()
     assert command[:2] == ["judge", "label"]

@@ -101,7 +101,10 @@ def test_label_these_never_writes_through_a_planted_symlink(
 ) -> None:
     root = tmp_path / "runs"
     run_file(root / "faithfulness.jsonl", 4)
-    cases = [{"id": f"case-{i:03d}", "question": "q?", "answer": "a."} for i in range(4)]
+    cases = [
+        {"id": f"case-{i:03d}", "question": "q?", "contexts": ["c."], "answer": "a."}
+        for i in range(4)
+    ]
     write_jsonl(root / "cases.jsonl", cases)
     label_dir = tmp_path / "sets"
     label_dir.mkdir()
@@ -116,12 +119,10 @@ def test_label_these_never_writes_through_a_planted_symlink(
             victim if number == 1 else outside / "new-file"
         )
     response = client.post("/api/label", json={"run": run, "ids": ["case-001"]}, headers=AUTH)
-    if response.status_code == 200:
-        written = Path(response.json()["cases"])
-        assert not written.is_symlink() and written.parent == label_dir
-        assert stat.S_IMODE(written.stat().st_mode) == 0o600
-    else:
-        one_line_error(response)
+    assert response.status_code == 200, response.text  # a set of a free number
+    written = Path(response.json()["cases"])
+    assert not written.is_symlink() and written.parent == label_dir
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert victim.read_text() == "keep me\n"
     assert sorted(p.name for p in outside.iterdir()) == ["victim"]
 
@@ -258,3 +259,34 @@ def test_a_new_run_in_a_watched_folder_appears_without_a_restart(
     after = {r["path"]: r for r in client.get("/api/runs", headers=AUTH).json()}
     assert after[str(root / "second" / "relevance.jsonl")]["n"] == 6
     assert {r["id"] for r in before} <= {r["id"] for r in after.values()}
+
+
+def test_label_these_serves_the_sets_labelling_page(tmp_path: Path) -> None:
+    """The viewer's `open_labelling` (judge.app.view_label): the set's page is served, with
+    its own token, until the viewer closes."""
+    import httpx
+
+    from judge.app.view_label import LabelPages
+
+    root = tmp_path / "runs"
+    run_file(root / "faithfulness.jsonl", 3)
+    cases = [
+        {"id": f"case-{i:03d}", "question": "q?", "contexts": ["c."], "answer": "a."}
+        for i in range(3)
+    ]
+    write_jsonl(root / "cases.jsonl", cases)
+    pages = LabelPages("127.0.0.1", RubricLibrary())
+    viewer = open_viewer(
+        [root], index_dir=tmp_path / "idx", label_dir=tmp_path / "sets", open_labelling=pages.open
+    )
+    try:
+        client = serve(viewer)
+        run = listed(client)["faithfulness.jsonl"]["id"]
+        response = client.post("/api/label", json={"run": run, "ids": ["case-002"]}, headers=AUTH)
+        assert response.status_code == 200, response.text
+        url = response.json()["url"]
+        assert bounded(lambda: httpx.get(url, timeout=30)).status_code == 200
+        assert bounded(lambda: httpx.get(url.split("?")[0], timeout=30)).status_code == 401
+    finally:
+        pages.close()
+        viewer.engine.close()

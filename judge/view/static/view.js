@@ -182,6 +182,12 @@
           body: JSON.stringify({ run: runId, ids: [...selected] }),
         });
         labelled.replaceChildren(`${result.count} cases queued for labelling: `, el("code", {}, result.command));
+        // `judge view` serves the set's page itself: open it (the link stays, for a
+        // browser that blocks the new tab)
+        if (result.url) {
+          labelled.append(" · ", el("a", { id: "label-open", href: result.url, target: "_blank", rel: "noopener" }, "open the labelling page"));
+          window.open(result.url, "_blank", "noopener");
+        }
       } catch (e) { fail(e); }
     });
     const sortBy = (key) => el("button", { onclick: () => go({ sort: key, order: query.get("sort") === key && query.get("order") !== "desc" ? "desc" : "asc" }) }, key);
