@@ -23,6 +23,8 @@ from judge.view.people import queue_for_labelling
 from judge.view.query import Engine, RecordQuery
 from judge.view.runs import Catalog, ViewRun, regular
 
+MAX_COMPARED = 16  # comparisons kept worked out, the oldest dropped first
+
 
 class NotFound(LookupError):
     pass
@@ -68,8 +70,9 @@ class Viewer:
 
     def _index(self, run: ViewRun) -> tuple[str, Path]:
         source = Source(run.path, run.cases)
-        if not regular(run.path):  # replaced by a FIFO or a device since it was found
-            raise ValueError("not a regular file")
+        for path in (run.path, run.cases):  # replaced by a FIFO or a device since found?
+            if path is not None and not regular(path):
+                raise ValueError(f"{path.name} is not a regular file")
         stamp = source.stamp()
         with self._lock:
             known = self._indexes.get(run.id)
@@ -78,6 +81,11 @@ class Viewer:
             if known is not None:
                 self.engine.detach(known[1])
                 del self._indexes[run.id]
+                # what was worked out from the old file goes with it: a run that grows
+                # while served must not grow these too
+                for key in [k for k in self._overviews if k[0] == run.id]:
+                    del self._overviews[key]
+                self._compared = {k: v for k, v in self._compared.items() if known[0] not in k}
             path = ensure_index(self.index_dir, source)
             self._indexes[run.id] = (stamp, path)
             return stamp, path
@@ -175,6 +183,8 @@ class Viewer:
             figures, notes = metrics(base.path, candidate.path, self.library)
             moved = moved_cases(self.engine, base_index, cand_index)
             cached = {"metrics": figures, "notes": notes, **moved}
+            while len(self._compared) >= MAX_COMPARED:  # each holds lists of case ids
+                del self._compared[next(iter(self._compared))]
             self._compared[key] = cached
         return {
             "base": base_id,
