@@ -301,3 +301,21 @@ def test_records_show_answers_and_reasoning_and_runs_their_histogram(
     assert cases[case_id]["answer"][:40] in first.locator("td.answer").inner_text()
     assert first.locator("td.reasoning").inner_text().strip()
     shoot(page, "records-answers")
+
+
+def test_a_run_graded_while_served_appears_on_the_runs_page(
+    page: Any, server: ViewServer, runs: Runs
+) -> None:
+    """Last in this file: it adds a run to the served folder."""
+    page.goto(server.url)
+    rows = page.locator("#runs tbody tr")
+    expect(rows.first).to_be_visible()
+    before = rows.count()
+    late = runs.root / "late" / "faithfulness.jsonl"
+    late.parent.mkdir()
+    late.write_bytes(runs.base.read_bytes())
+    row_of(page, runs.base).get_by_role("link", name=re.compile("faithfulness@1")).click()
+    expect(page.locator("#records")).to_be_visible()
+    page.locator("#home").click()  # back to the runs page: no reload, no restart
+    expect(rows).to_have_count(before + 1)
+    expect(row_of(page, late)).to_contain_text("faithfulness@1")

@@ -94,6 +94,7 @@
   // ---- runs ---------------------------------------------------------------------------------
   async function pageRuns() {
     trail();
+    runsCache = null; // runs graded into a watched folder since: the server looks again
     const list = await runs();
     const picked = [];
     const compare = el("button", { class: "action", id: "compare", disabled: true }, "Compare the two picked");
