@@ -5,8 +5,8 @@ folder (a multi-rubric pass: RUBRIC.jsonl each; a jury run: RUBRIC.jsonl and
 jurors/NAME.jsonl) or a folder of many runs; folders are searched to MAX_DEPTH levels,
 hidden ones skipped. Only regular files are read (a link is followed to one): a device
 (a link to /dev/zero), a FIFO or a socket is passed over, whatever its name, since reading
-it never ends or never starts. Every records file is one run (one rubric); the runs of one folder
-form a group (a pass), whose two-by-two the RAG page shows. JSON files beside them are
+it never ends or never starts. Every records file is one run (one rubric); the runs of
+one folder form a group (a pass), whose two-by-two the RAG page shows. JSON files beside them are
 recognised by their keys: a grade summary, a probe's result, `judge compare --json`,
 `judge calibrate`'s calibration.json. A cases file beside the records (a JSONL whose
 first line is a case: an id and a question or an answer) is joined to them, so a case
