@@ -1,10 +1,10 @@
 """`judge view`: the results viewer over runs, records, comparisons and calibrations.
 
 Roles: `runs` (finding runs under the paths, their stable ids), `index` (each run's DuckDB
-index, rebuilt when its files change), `query` (filters, search and sorts in SQL; `facets` their counts),
-`compare` (two runs: `judge compare`'s metrics and the cases that moved), `people` (human
-labels, and "label these" into a `judge label` set), `viewer` (the state the API answers
-from), `app` (the FastAPI app: pages and JSON API).
+index, rebuilt when its files change), `query` (filters, search and sorts in SQL),
+`facets` (their counts), `compare` (two runs: `judge compare`'s metrics and the cases that
+moved), `people` (human labels, and "label these" into a `judge label` set), `viewer` (the
+state the API answers from), `app` (the FastAPI app: pages and JSON API).
 """
 
 from __future__ import annotations
