@@ -13,6 +13,7 @@ from pathlib import Path
 
 from judge.app.judging import Say, rubric_library
 from judge.app.listen import bind_page, page_url, require_strong_token
+from judge.app.view_label import LabelPages
 from judge.errors import UsageError
 from judge.view import create_view_app, open_viewer
 from judge.view.index import index_folder
@@ -43,13 +44,16 @@ def serve_view(request: ViewRequest, env: Mapping[str, str], *, say: Say) -> Non
     require_strong_token(
         request.host, token, f"set {TOKEN_ENV}, or leave it unset for a generated one"
     )
+    library = rubric_library(request, env)
+    pages = LabelPages(request.host, library)
     viewer = open_viewer(
         request.paths,
         cases=request.cases,
         labels=request.labels,
-        library=rubric_library(request, env),
+        library=library,
         index_dir=index_folder(env),
         label_dir=request.label_dir,
+        open_labelling=pages.open,
     )
     sock = bind_page(request.host, request.port)
     url = page_url(sock, token)
@@ -60,4 +64,5 @@ def serve_view(request: ViewRequest, env: Mapping[str, str], *, say: Say) -> Non
     try:
         serve(create_view_app(viewer, token=token), sock)
     finally:
+        pages.close()
         viewer.engine.close()

@@ -1,15 +1,15 @@
 """`judge view`: the results viewer over runs, records, comparisons and calibrations.
 
 Roles: `runs` (finding runs under the paths, their stable ids), `index` (each run's DuckDB
-index, rebuilt when its files change), `query` (filters, search, sorts and facets in SQL),
-`compare` (two runs: `judge compare`'s metrics and the cases that moved), `people` (human
-labels, and "label these" into a `judge label` set), `viewer` (the state the API answers
-from), `app` (the FastAPI app: pages and JSON API).
+index, rebuilt when its files change), `query` (filters, search and sorts in SQL),
+`facets` (their counts), `compare` (two runs: `judge compare`'s metrics and the cases that
+moved), `people` (human labels, and "label these" into a `judge label` set), `viewer` (the
+state the API answers from), `app` (the FastAPI app: pages and JSON API).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from judge.rubric import RubricLibrary
@@ -41,8 +41,10 @@ def open_viewer(
     library: RubricLibrary | None = None,
     index_dir: Path | None = None,
     label_dir: Path | None = None,
+    open_labelling: Callable[[Path, Path, str], str] | None = None,
 ) -> Viewer:
-    """A viewer over `paths` (UsageError, one line, for a bad path or label file)."""
+    """A viewer over `paths` (UsageError, one line, for a bad path or label file);
+    `open_labelling` serves a "label these" set's page and returns its URL."""
     catalog = discover(paths, cases)
     humans = read_human_labels(labels) if labels is not None else None
     return Viewer(
@@ -51,4 +53,5 @@ def open_viewer(
         index_dir or index_folder(),
         library or RubricLibrary(),
         label_dir,
+        open_labelling,
     )

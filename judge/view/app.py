@@ -3,8 +3,8 @@ wheel) and the JSON API they use, which scripts may use too.
 
     GET  /api/runs                                  every run, with its overview
     GET  /api/runs/{run}/records?status=&slice=&label=&q=&min_score=&max_score=
-         &jurors=&min_spread=&human=&human_label=&ids=&tool=&missing=&sort=&order=&offset=&limit=
-                                                    {"total", "records", "facets"}
+         &jurors=&min_spread=&human=&human_label=&judged=&ids=&tool=&missing=&sort=&order=&offset=&limit=
+                                                    {"total", "records", "facets", "answers"}
     GET  /api/runs/{run}/records/{case_id}          {"record", "case", "human", "run"}
     GET  /api/runs/{run}/confusion                  people (rows) x judge (columns)
     GET  /api/runs/{run}/rag                        the two-by-two of the run's pass
@@ -25,13 +25,15 @@ from collections.abc import Callable, Collection
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, Query, Request
+import duckdb
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from judge.errors import JudgeError
 from judge.view.query import RecordQuery
 from judge.view.viewer import NotFound, Viewer
+from judge.view.words import SearchRefused
 from judge.web import BodyLimit, RequestGuard
 from judge.web.assets import SHARED_STATIC, shared_asset
 from judge.web.session import SecurityHeaders, TokenFirst
@@ -108,13 +110,14 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         min_spread: float | None = None,
         human: str | None = None,
         human_label: str | None = None,
+        judged: str | None = None,
         ids: str | None = None,
         tool: str | None = None,
         missing: str | None = None,
         sort: str = "input",
         order: str = "asc",
-        offset: int = Query(0, ge=0),
-        limit: int = Query(50, ge=0),
+        offset: int = 0,
+        limit: int = 50,
     ) -> Response:
         query = RecordQuery(
             status=tuple(s for s in (status or "").split(",") if s),
@@ -127,6 +130,7 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
             min_spread=min_spread,
             human=human or None,
             human_label=human_label or None,
+            judged=judged or None,
             ids=tuple(i for i in (ids or "").split(",") if i),
             tool=tool or None,
             missing=missing or None,
@@ -137,12 +141,12 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         )
         problems = query.problems()
         if problems:
-            raise ViewError(422, "invalid_request", "; ".join(problems))
+            raise ViewError(400, "bad_request", "; ".join(problems))
         found = _guarded(lambda: viewer.records(run_id, query))
         rows = ",".join(found["records"])
         text = (
             f'{{"total":{found["total"]},"records":[{rows}],'
-            f'"facets":{json.dumps(found["facets"])}}}'
+            f'"facets":{json.dumps(found["facets"])},"answers":{json.dumps(found["answers"])}}}'
         )
         return Response(text, media_type="application/json")
 
@@ -176,8 +180,13 @@ def _guarded(work: Callable[[], Any]) -> Any:
         return work()
     except NotFound as exc:
         raise ViewError(404, "not_found", str(exc)) from None
+    except SearchRefused as exc:
+        raise ViewError(400, "bad_request", str(exc)) from None
     except JudgeError as exc:
         raise ViewError(422, "invalid_request", str(exc)) from None
+    except duckdb.Error as exc:  # out of memory, an index changed under a query: one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ViewError(503, "unavailable", f"the query could not run: {first}") from None
 
 
 def _json(data: Any) -> Response:

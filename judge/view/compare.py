@@ -1,6 +1,18 @@
 """Two runs compared for the viewer: the metrics exactly as `judge compare` computes them
-(judge.report.compare over judge.report.runs, statistics from calibration.compare.runs),
-and which cases moved, from the two indexes joined in DuckDB.
+(judge.report.compare.compare_runs over judge.report.foreign_runs.read_any_run, which
+judge.app.compare.compare_systems calls, with the command's defaults), and which cases
+moved, from the two indexes joined in DuckDB.
+
+**The family.** A run is one records file, and a pass folder holds several (one a
+rubric): `judge compare PASS_A PASS_B` tests every metric of every rubric both passes
+graded, and Holm's correction runs over all of them. So the viewer compares what the
+command would be given: the two runs' folders when they are distinct folders the command
+reads as runs, else the two files. Its p-values are then the command's for the same runs,
+and the metrics table lists the whole family.
+
+**Refused:** runs of different rubrics (the command finds no metric both have, and the
+cases that "moved" would compare unrelated scores). The notes the command gives (other
+rubric versions, other judges, files skipped) are shown as it gives them.
 
 A case **regressed** when both records are `ok` with a score and the candidate's score is
 lower than the base's by more than calibration.compare.runs.TIE_TOLERANCE (the sign
@@ -15,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from calibration.compare.runs import TIE_TOLERANCE
-from judge.errors import JudgeError
+from calibration.inference.intervals import DEFAULT_RESAMPLES
+from judge.errors import JudgeError, UsageError
 from judge.report.compare import compare_runs
-from judge.report.runs import read_run
+from judge.report.foreign_runs import read_any_run
 from judge.rubric import RubricLibrary
 from judge.view.query import Engine
 
@@ -28,10 +41,19 @@ def metrics(
     base: Path, candidate: Path, library: RubricLibrary
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Per metric: both means, the paired difference (candidate - base) with its bootstrap
-    95% interval, the sign test's p and Holm's corrected p, as `judge compare` gives them;
-    and the comparison's notes."""
+    95% interval, the sign test's p and Holm's corrected p, as `judge compare` gives them
+    for the runs' passes (or files); and the comparison's notes, the family first."""
+    result, family = None, ""
+    if base.parent != candidate.parent:
+        try:
+            result = _judge_compare(base.parent, candidate.parent, library)
+            family = f"judge compare {base.parent} {candidate.parent}"
+        except JudgeError:  # not runs the command reads (two files of one rubric...)
+            result = None
     try:
-        result = compare_runs([read_run(base, library), read_run(candidate, library)])
+        if result is None:
+            result = _judge_compare(base, candidate, library)
+            family = f"judge compare {base} {candidate}"
     except JudgeError as exc:  # a Parquet table, or runs with no metric in common
         return [], [str(exc)]
     out = [
@@ -51,7 +73,18 @@ def metrics(
         }
         for name, entry in result["metrics"].items()
     ]
-    return out, list(result["comparisons"][0]["notes"])
+    tests = f"Holm's correction over the {result['tests']} tests of `{family}`"
+    return out, [tests, *result["comparisons"][0]["notes"]]
+
+
+def _judge_compare(a: Path, b: Path, library: RubricLibrary) -> dict[str, Any]:
+    """`judge compare A B --json`'s result, as judge.app.compare.compare_systems makes it
+    with the command's defaults (--alpha 0.05, --resamples DEFAULT_RESAMPLES, --seed 0)."""
+    runs = [read_any_run(path, library, None) for path in (a, b)]
+    result = compare_runs(runs, alpha=0.05, n_resamples=DEFAULT_RESAMPLES, seed=0)
+    if not result["tests"]:
+        raise UsageError("no metric both runs have; compare runs graded with the same rubrics")
+    return result
 
 
 def moved_cases(engine: Engine, base: Path, candidate: Path) -> dict[str, Any]:

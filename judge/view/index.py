@@ -16,6 +16,11 @@ only the ids that matched. The index is a file
 `~/.cache/llm-judge/view`); it records the records (and cases) file's size and mtime, and
 is rebuilt when either changes. Building writes a temporary file and renames it, so a
 killed build leaves no half index.
+
+The index holds case text, so it is private as the label store is: the folder (and any
+folder made for it) 0700, every index file 0600, whatever the umask. DuckDB reads `*`, `?`,
+`[...]` and `{...}` in a path as a glob, so a file whose path holds one is read through a
+link of a plain name in the index folder, removed once the index is built.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from judge.view.words import build_words
 INDEX_VERSION = "3"
 INDEX_ENV = "JUDGE_VIEW_INDEX"
 MEMORY_LIMIT = "384MB"  # the server stays under 1 GB at a million records (benchmarks/)
+GLOB_CHARACTERS = frozenset("*?[]{}")
 
 
 @dataclass(frozen=True)
@@ -68,21 +74,58 @@ def ensure_index(folder: Path, source: Source) -> Path:
     """The up-to-date index of `source`, built now if missing or stale."""
     path = index_path(folder, source)
     stamp = source.stamp()
+    private_folder(folder)
     if path.exists() and _stamp_of(path) == stamp:
+        os.chmod(path, 0o600)  # an index an older version left readable
         return path
-    folder.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.building")
     temporary.unlink(missing_ok=True)
+    links: list[Path] = []
+    readable = Source(
+        _unglobbed(folder, source.records, links),
+        _unglobbed(folder, source.cases, links) if source.cases else None,
+    )
     # one thread: parsing JSON lines in parallel while keeping their order holds several
     # buffers of long lines at once (out of memory at 384 MB on 200,000 records)
     db = duckdb.connect(str(temporary), config={"memory_limit": MEMORY_LIMIT, "threads": 1})
+    built = False
     try:
-        _build(db, source)
+        _build(db, readable)
         db.execute("CREATE TABLE meta AS SELECT ? AS stamp", [stamp])
+        built = True
     finally:
         db.close()
+        for leftover in links if built else [*links, temporary, Path(f"{temporary}.wal")]:
+            leftover.unlink(missing_ok=True)  # a failed build leaves no case text behind
+    os.chmod(temporary, 0o600)
     os.replace(temporary, path)
     return path
+
+
+def private_folder(folder: Path) -> None:
+    """`folder` made (with its missing parents) and kept 0700, whatever the umask."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    for part in reversed(missing):
+        part.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(part, 0o700)
+    if folder.stat().st_uid == os.getuid():
+        os.chmod(folder, 0o700)
+
+
+def _unglobbed(folder: Path, path: Path, links: list[Path]) -> Path:
+    """`path`, or a link to it of a name DuckDB cannot read as a glob (added to `links`)."""
+    if not GLOB_CHARACTERS & set(str(path)):
+        return path
+    if GLOB_CHARACTERS & set(str(folder)):
+        raise ValueError(f"{path.name}: a name with * ? [ ] {{ }} is read through the index "
+                         f"folder, whose own name holds one; rename the file")  # fmt: skip
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    suffix = ".parquet" if path.suffix.lower() == ".parquet" else ".jsonl"
+    link = folder / f"{digest}.{os.getpid()}.source{suffix}"
+    link.unlink(missing_ok=True)
+    link.symlink_to(path.resolve())
+    links.append(link)
+    return link
 
 
 def _stamp_of(path: Path) -> str | None:

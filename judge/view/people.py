@@ -11,11 +11,16 @@ people's label the filters and the confusion matrix compare with.
 `judge label`'s own plan (judge.label.labelset: every case, seed 0, no overlap), so
 `judge label DIR/RUN-N.cases.jsonl --rubric REF --db DIR/RUN-N.labels.sqlite` resumes it
 as its own: the same store, the same blind page, the same export.
+
+The folder may hold what others put there: a set takes the first number none of whose
+files (cases, store, the store's journal and WAL) exists, even as a dangling link, and its
+cases file is created new (never through a link) and private (0600), as the store is.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +55,38 @@ def read_human_labels(path: Path) -> HumanLabels:
     return out
 
 
+STORE_FILES = (
+    ".labels.sqlite",
+    ".labels.sqlite-journal",
+    ".labels.sqlite-wal",
+    ".labels.sqlite-shm",
+)
+
+
+def _new_set(folder: Path, run_id: str) -> tuple[Path, Path]:
+    """(cases file, store) of the first set number whose files are all absent: `lexists`,
+    so that a planted link, even one to nowhere, is never written through."""
+    number = 1
+    while any(
+        os.path.lexists(folder / f"{run_id}-{number}{suffix}")
+        for suffix in (".cases.jsonl", *STORE_FILES)
+    ):
+        number += 1
+    stem = f"{run_id}-{number}"
+    return folder / f"{stem}.cases.jsonl", folder / f"{stem}.labels.sqlite"
+
+
+def _write_new(text: str, path: Path) -> None:
+    """`text` into a file created now (O_EXCL: never an existing file or link), 0600."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise UsageError(f"{path} appeared while the set was made: try again") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def queue_for_labelling(
     folder: Path,
     run_id: str,
@@ -64,13 +101,9 @@ def queue_for_labelling(
     if not cases:
         raise UsageError("no case to label: select cases whose input the viewer has")
     rubric = library.load(rubric_ref)
-    folder.mkdir(parents=True, exist_ok=True)
-    number = 1
-    while (folder / f"{run_id}-{number}.cases.jsonl").exists():
-        number += 1
-    stem = folder / f"{run_id}-{number}"
-    cases_file, db = Path(f"{stem}.cases.jsonl"), Path(f"{stem}.labels.sqlite")
-    cases_file.write_text("".join(json.dumps(json.loads(c)) + "\n" for c in cases), "utf-8")
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    cases_file, db = _new_set(folder, run_id)
+    _write_new("".join(json.dumps(json.loads(c)) + "\n" for c in cases), cases_file)
     try:
         store = open_label_store(db, LabelPlan(cases_file, rubric))
     except JudgeError:
@@ -80,6 +113,7 @@ def queue_for_labelling(
         described = describe(store)
     finally:
         store.close()
+    os.chmod(db, 0o600)  # case text, as the cases file is
     return {
         "count": len(cases),
         "cases": str(cases_file),

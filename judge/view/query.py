@@ -6,16 +6,24 @@ Filters (all optional, combined with AND): `status` (one or several, comma-separ
 error), `min_score`/`max_score`, `jurors` (`unanimous` or `split`: a panel whose votes
 were not all the same choice), `min_spread` (jurors' score range), `human` (`agree`,
 `disagree`, `unlabelled`: the record's label against the people's label of `--labels`),
-`human_label` (the people's label, e.g. a confusion-matrix cell), `ids` (a list), and for
-conversations `tool` (the agent called this tool: the case's assistant `tool_calls`) and
-`missing` (the record's verdict lists a missing call of this name: the `trajectory` kind).
+`human_label` (the people's label, e.g. a confusion-matrix cell), `judged` (the judge's
+label, or its status where it gave none: the confusion matrix's columns), `ids` (a
+list), and for conversations `tool` (the agent called this tool: the case's assistant
+`tool_calls`) and `missing` (the record's verdict lists a missing call of this name: the
+`trajectory` kind). `label=null` is the records with no label (abstained, errors), as the label facet
+counts them under `null`.
+
+A request the engine will not run is refused in one line (400): an offset past
+MAX_OFFSET (DuckDB's offsets are 64-bit), a search longer than MAX_SEARCH characters or of
+more than words.MAX_PIECES distinct words (each word is a lookup of its own).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
@@ -23,6 +31,7 @@ from typing import Any
 
 import duckdb
 
+from judge.view.facets import SPLIT, facets
 from judge.view.index import MEMORY_LIMIT
 from judge.view.words import search_clause
 
@@ -34,10 +43,13 @@ SORTS = {
     "label": "r.label",
     "spread": "r.spread",
 }
-SPLIT = ("majority", "plurality", "no_majority")
 MAX_LIMIT = 500
+MAX_OFFSET = 1 << 53  # past any run, and inside both JSON's exact integers and BIGINT
+MAX_SEARCH = 1000  # characters of a free-text search
+NULL = "null"  # the facets' name for "no value"
 LARGE_N = 1000
-FACET_VALUES = 50  # values listed per facet, most frequent first
+ANSWER_CHARS = 400  # of each answer, in the records table (the case page shows it whole)
+BINS = 10  # the score histogram's bins over 0..1
 MAX_NAME = 256  # a tool name, as judge.transcript allows it
 # JSON paths DuckDB reads as one flat list (a wildcard inside a wildcard flattens)
 CALLED_TOOLS = "$.messages[*].tool_calls[*].function.name"
@@ -56,6 +68,7 @@ class RecordQuery:
     min_spread: float | None = None
     human: str | None = None
     human_label: str | None = None
+    judged: str | None = None
     ids: tuple[str, ...] = ()
     tool: str | None = None
     missing: str | None = None
@@ -78,8 +91,10 @@ class RecordQuery:
             value = getattr(self, name)
             if value is not None and len(value) > MAX_NAME:
                 out.append(f"{name} is a tool name of at most {MAX_NAME} characters")
-        if self.offset < 0 or not 0 <= self.limit <= MAX_LIMIT:
-            out.append(f"offset must be 0 or more and limit 0..{MAX_LIMIT}")
+        if not 0 <= self.offset <= MAX_OFFSET or not 0 <= self.limit <= MAX_LIMIT:
+            out.append(f"offset must be 0..{MAX_OFFSET} and limit 0..{MAX_LIMIT}")
+        if self.q is not None and len(self.q) > MAX_SEARCH:
+            out.append(f"a search is at most {MAX_SEARCH} characters, got {len(self.q)}")
         return out
 
 
@@ -108,6 +123,9 @@ class Engine:
         self._db = duckdb.connect(config={"memory_limit": MEMORY_LIMIT, "threads": threads})
         self._lock = threading.Lock()
         self._attached: dict[str, str] = {}  # index path -> alias
+        # aliases are never reused: one from a count of those attached now would, after a
+        # detach, name a schema another run still holds
+        self._aliases = itertools.count()
         self.humans = humans or HumanLabels()
         self._db.execute("CREATE TABLE human (id VARCHAR PRIMARY KEY, label VARCHAR)")
         rows = self.humans.consensus()
@@ -122,7 +140,7 @@ class Engine:
         key = str(index)
         with self._lock:
             if key not in self._attached:
-                name = f"run{len(self._attached)}"
+                name = f"run{next(self._aliases)}"
                 self._db.execute(
                     f"ATTACH '{key.replace(chr(39), chr(39) * 2)}' AS {name} (READ_ONLY)"
                 )
@@ -161,11 +179,12 @@ class Engine:
             ).fetchall()
             positions = [row[0] for row in top]
             page = _by_position(cursor, alias, positions)
-            facets = _facets(cursor, base, params)
+            answers = _answers(cursor, alias, positions)
+            found = facets(cursor, base, params)
         finally:
             cursor.close()
-        total = sum(facets["status"].values())
-        return {"total": total, "records": page, "facets": facets}
+        total = sum(found["status"].values())
+        return {"total": total, "records": page, "facets": found, "answers": answers}
 
     def record(self, index: Path, case_id: str) -> tuple[str, str | None] | None:
         """(record, case) as JSON text, or None for an id the run does not have."""
@@ -202,6 +221,11 @@ class Engine:
             ).fetchone()
             # the first position, then its record: a top-1 carrying `raw` reads every
             # record's text (seconds at a million, on a cold start)
+            bins = cursor.execute(
+                f"SELECT greatest(0, least({BINS - 1}, floor(score * {BINS})))::INTEGER, "
+                f"count(*) FROM {alias}.records WHERE status = 'ok' AND score IS NOT NULL "
+                "GROUP BY ALL"
+            ).fetchall()
             low = cursor.execute(f"SELECT min(pos) FROM {alias}.records").fetchone()
             first = cursor.execute(
                 f"SELECT raw FROM {alias}.records WHERE pos = ANY(?::BIGINT[])",
@@ -220,6 +244,7 @@ class Engine:
                 "completion": (tokens or (0, 0))[1] or 0,
             },
             "first": first[0] if first else None,
+            "histogram": _histogram(bins),
         }
 
     def scores(self, index: Path) -> str:
@@ -242,6 +267,14 @@ class Engine:
         for human, judged, count in rows:
             matrix[labels.index(str(human))][labels.index(str(judged))] = int(count)
         return {"labels": labels, "matrix": matrix, "n": sum(c for _, _, c in rows)}
+
+
+def _histogram(bins: list[tuple[int, int]]) -> dict[str, list[Any]]:
+    """Counts of the ok records' scores in BINS equal bins over 0..1 (the last holds 1)."""
+    counts = [0] * BINS
+    for at, count in bins:
+        counts[int(at)] += int(count)
+    return {"edges": [round(i / BINS, 10) for i in range(BINS + 1)], "counts": counts}
 
 
 def _t_interval(mean: float | None, sd: float | None, n: int) -> list[float] | None:
@@ -275,7 +308,9 @@ def _where(
         add(f"r.status IN ({_marks(query.status)})", *query.status)
     if query.slice:
         add("list_contains(r.slices, ?)", query.slice)
-    if query.label:
+    if query.label == NULL:
+        add("r.label IS NULL")
+    elif query.label:
         add("r.label = ?", query.label)
     if query.q:
         search = search_clause(cursor, alias, query.q.lower())
@@ -298,6 +333,8 @@ def _where(
         add("h.label IS NULL")
     if query.human_label:
         add("h.label = ?", query.human_label)
+    if query.judged:
+        add("COALESCE(r.label, r.status) = ?", query.judged)
     if query.ids:
         add("r.id = ANY(?::VARCHAR[])", list(query.ids))
     if query.missing:
@@ -329,51 +366,20 @@ def _by_position(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[
     return [found[p] for p in positions]
 
 
+def _answers(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[int]) -> dict[str, str]:
+    """The answer of each record's case (its first ANSWER_CHARS characters), by id, for the
+    records table; ids with no case, or a case with no answer, are left out."""
+    if not positions:
+        return {}
+    rows = cursor.execute(
+        f"""SELECT c.cid, left(COALESCE(c.case_raw->>'$.answer', c.case_raw->>'$.response',
+            c.case_raw->>'$.answer_a'), {ANSWER_CHARS})
+        FROM {alias}.cases c WHERE c.cid IN
+            (SELECT id FROM {alias}.records WHERE pos = ANY(?::BIGINT[]))""",
+        [positions],
+    ).fetchall()
+    return {str(cid): str(text) for cid, text in rows if cid is not None and text is not None}
+
+
 def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
-
-
-def _facets(cursor: duckdb.DuckDBPyConnection, base: str, params: list[Any]) -> dict[str, Any]:
-    """Counts of each facet's values over the filtered records, most frequent first."""
-    human = (
-        "CASE WHEN h.label IS NULL THEN 'unlabelled' "
-        "WHEN h.label = COALESCE(r.label, r.status) THEN 'agree' ELSE 'disagree' END"
-    )
-    jurors = (
-        "CASE WHEN r.outcome IS NULL THEN NULL WHEN r.outcome = 'unanimous' THEN 'unanimous' "
-        "WHEN r.outcome IN ('majority', 'plurality', 'no_majority') THEN 'split' ELSE r.outcome END"
-    )
-    rows = cursor.execute(
-        f"""SELECT GROUPING(status, label, jurors, human, human_label) AS g, status, label,
-            jurors, human, human_label, count(*)
-        FROM (SELECT r.status, r.label, {jurors} AS jurors, {human} AS human,
-            h.label AS human_label {base})
-        GROUP BY GROUPING SETS ((status), (label), (jurors), (human), (human_label))""",
-        params,
-    ).fetchall()
-    names = ["status", "label", "jurors", "human", "human_label"]
-    grouped: list[tuple[str, Any, int]] = []
-    for row in rows:
-        grouped_at = f"{row[0]:05b}".index("0")  # GROUPING's bit is 0 for the grouped column
-        name, value = names[grouped_at], row[1 + grouped_at]
-        if name in ("jurors", "human_label") and value is None:
-            continue
-        grouped.append((name, value, int(row[-1])))
-    slices = cursor.execute(
-        f"SELECT s, count(*) FROM (SELECT unnest(r.slices) AS s {base}) GROUP BY s", params
-    ).fetchall()
-    grouped += [("slice", value, int(count)) for value, count in slices]
-    rows = grouped
-    return _grouped(rows)
-
-
-def _grouped(rows: Iterable[tuple[str, Any, int]]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {
-        name: {} for name in ("status", "label", "slice", "jurors", "human", "human_label")
-    }
-    for facet, value, count in rows:
-        out[facet]["null" if value is None else str(value)] = int(count)
-    return {
-        name: dict(sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:FACET_VALUES])
-        for name, values in out.items()
-    }

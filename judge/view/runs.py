@@ -3,8 +3,10 @@
 A PATH is a records file (JSONL from `judge grade`, or its `--parquet` table), a run
 folder (a multi-rubric pass: RUBRIC.jsonl each; a jury run: RUBRIC.jsonl and
 jurors/NAME.jsonl) or a folder of many runs; folders are searched to MAX_DEPTH levels,
-hidden ones skipped. Every records file is one run (one rubric); the runs of one folder
-form a group (a pass), whose two-by-two the RAG page shows. JSON files beside them are
+hidden ones skipped. Only regular files are read (a link is followed to one): a device
+(a link to /dev/zero), a FIFO or a socket is passed over, whatever its name, since reading
+it never ends or never starts. Every records file is one run (one rubric); the runs of
+one folder form a group (a pass), whose two-by-two the RAG page shows. JSON files beside them are
 recognised by their keys: a grade summary, a probe's result, `judge compare --json`,
 `judge calibrate`'s calibration.json. A cases file beside the records (a JSONL whose
 first line is a case: an id and a question, an answer or messages) is joined to them, so a case
@@ -23,12 +25,17 @@ import hashlib
 import json
 import mmap
 import os
+import stat
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from judge.errors import UsageError
+from judge.view.index import GLOB_CHARACTERS, quoted
 
 MAX_DEPTH = 4
 RECORD_KEYS = frozenset({"id", "rubric", "status", "rubric_sha256"})
@@ -75,15 +82,42 @@ class Catalog:
         """Look for runs again (the paths' runs are found once; a service's jobs come and go)."""
 
 
+class WatchedCatalog(Catalog):
+    """The runs under the paths `judge view` was given, looked for again when the runs are
+    listed or an unknown run is asked for: a run graded into a watched folder since the
+    start appears without a restart. Runs already found keep their id, and stay listed
+    (with their error) if their file goes; only folders holding a new records file are
+    read again (their outputs and cases file), so a refresh costs a walk and first lines."""
+
+    def __init__(self, paths: Sequence[Path], cases: Path | None) -> None:
+        super().__init__()
+        self.paths = list(paths)
+        self.cases = cases
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        with self._lock:
+            for path in self.paths:
+                if path.exists():
+                    _discover_one(path, self, self.cases, new_only=True)
+
+    def run(self, run_id: str) -> ViewRun | None:
+        if run_id not in self.runs:
+            self.refresh()
+        return self.runs.get(run_id)
+
+
 def discover(paths: Sequence[Path], cases: Path | None = None) -> Catalog:
     """The catalog of `paths`; UsageError (one line) for a path that is not there or
     holds no run."""
     if cases is not None and not cases.is_file():
         raise UsageError(f"--cases {cases}: no such file")
-    catalog = Catalog()
+    catalog = WatchedCatalog(paths, cases)
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
+        if not path.is_dir() and not regular(path):
+            raise UsageError(f"{path}: not a regular file (a device, FIFO or socket is not read)")
         found = _discover_one(path, catalog, cases)
         if not found and path.is_file():
             raise UsageError(f"{path} is not a records file (from judge grade)")
@@ -92,12 +126,17 @@ def discover(paths: Sequence[Path], cases: Path | None = None) -> Catalog:
     return catalog
 
 
-def _discover_one(path: Path, catalog: Catalog, cases: Path | None) -> int:
+def _discover_one(
+    path: Path, catalog: Catalog, cases: Path | None, *, new_only: bool = False
+) -> int:
     base = path.resolve().parent
     folders = [(path.parent, [path])] if path.is_file() else list(_folders(path))
+    known = {run.path for run in catalog.runs.values()}
     found = 0
     for folder, files in folders:
-        runs = [f for f in files if _is_records(f)]
+        runs = [f for f in files if f not in known and _is_records(f)]
+        if new_only and not runs:
+            continue
         beside = cases or _cases_file(folder, files, runs)
         group = _relative(folder.resolve(), base) or folder.name
         outputs = [o for f in files if (o := _output(f, base)) is not None]
@@ -117,7 +156,15 @@ def _folders(root: Path) -> Iterator[tuple[Path, list[Path]]]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         if len(here.parts) - start >= MAX_DEPTH:
             dirs[:] = []
-        yield here, [here / n for n in sorted(names) if not n.startswith(".")]
+        yield here, [here / n for n in sorted(names) if not n.startswith(".") and regular(here / n)]
+
+
+def regular(path: Path) -> bool:
+    """Whether `path` is (or links to) a regular file: the only kind the viewer reads."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _relative(path: Path, base: Path) -> str:
@@ -143,18 +190,32 @@ def first_line(path: Path) -> dict[str, Any] | None:
         with path.open("rb") as handle:
             line = handle.readline(1 << 20)
         data = json.loads(line)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # deep nesting: not a record either
         return None
     return data if isinstance(data, dict) else None
 
 
 def _is_records(path: Path) -> bool:
     if path.suffix.lower() == ".parquet":
-        return True
+        return _is_records_parquet(path)
     if path.suffix.lower() != ".jsonl":
         return False
     data = first_line(path)
     return data is not None and data.keys() >= RECORD_KEYS
+
+
+def _is_records_parquet(path: Path) -> bool:
+    """A Parquet table of records (`judge grade --parquet`), by its columns: not a table of
+    cases (`judge grade cases.parquet` leaves one beside the runs). One that cannot be read
+    is taken for a run, and listed with its error."""
+    if GLOB_CHARACTERS & set(str(path)):  # DuckDB would read a glob: the index reads it
+        return True
+    try:
+        with duckdb.connect() as db:
+            rows = db.execute(f"SELECT name FROM parquet_schema({quoted(path)})").fetchall()
+    except duckdb.Error:
+        return True
+    return {"id", "rubric", "status"} <= {str(row[0]) for row in rows}
 
 
 def _cases_file(folder: Path, files: list[Path], runs: list[Path]) -> Path | None:
@@ -186,7 +247,7 @@ def _mentions(path: Path, case_id: str) -> bool:
 
 def _listing(folder: Path) -> list[Path]:
     try:
-        return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        return sorted(p for p in folder.iterdir() if regular(p) and not p.name.startswith("."))
     except OSError:
         return []
 
@@ -208,7 +269,7 @@ def _output(path: Path, base: Path) -> Output | None:
         if path.stat().st_size > JSON_LIMIT:
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     kind = output_kind(data)
     if kind is None:

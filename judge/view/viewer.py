@@ -1,24 +1,41 @@
 """The viewer's state: the catalog of runs, each run's index (built on first use, rebuilt
-when its files change), the query engine, and the answers the API gives."""
+when its files change), the query engine, and the answers the API gives.
+
+One run's file that cannot be read (moved away, a damaged Parquet, a line DuckDB refuses)
+is that run's problem only: the runs list names it with its error (one line), its own
+pages answer that error (422), and every other run is served as before."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from judge.errors import JudgeError, UsageError
 from judge.rubric import Rubric, RubricLibrary
 from judge.view.index import Source, ensure_index
 from judge.view.people import queue_for_labelling
 from judge.view.query import Engine, RecordQuery
-from judge.view.runs import Catalog, ViewRun
+from judge.view.runs import Catalog, ViewRun, regular
+
+MAX_COMPARED = 16  # comparisons kept worked out, the oldest dropped first
 
 
 class NotFound(LookupError):
     pass
+
+
+class RunUnreadable(JudgeError):
+    """A run's files cannot be read or indexed now (one line: what, and why)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 @dataclass
@@ -30,6 +47,9 @@ class Viewer:
     index_dir: Path
     library: RubricLibrary
     label_dir: Path | None = None
+    # "label these" opens the set's page where the caller can serve one (judge.app.view):
+    # (cases file, store, rubric ref) -> the page's URL
+    open_labelling: Callable[[Path, Path, str], str] | None = None
     _indexes: dict[str, tuple[str, Path]] = field(default_factory=dict)
     _overviews: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _compared: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -43,7 +63,16 @@ class Viewer:
 
     def index(self, run: ViewRun) -> tuple[str, Path]:
         """(stamp, index file) of a run, rebuilt first if its files changed."""
+        try:
+            return self._index(run)
+        except (OSError, ValueError, duckdb.Error) as exc:
+            raise RunUnreadable(f"{run.path.name} cannot be read: {_first_line(exc)}") from None
+
+    def _index(self, run: ViewRun) -> tuple[str, Path]:
         source = Source(run.path, run.cases)
+        for path in (run.path, run.cases):  # replaced by a FIFO or a device since found?
+            if path is not None and not regular(path):
+                raise ValueError(f"{path.name} is not a regular file")
         stamp = source.stamp()
         with self._lock:
             known = self._indexes.get(run.id)
@@ -51,6 +80,12 @@ class Viewer:
                 return known
             if known is not None:
                 self.engine.detach(known[1])
+                del self._indexes[run.id]
+                # what was worked out from the old file goes with it: a run that grows
+                # while served must not grow these too
+                for key in [k for k in self._overviews if k[0] == run.id]:
+                    del self._overviews[key]
+                self._compared = {k: v for k, v in self._compared.items() if known[0] not in k}
             path = ensure_index(self.index_dir, source)
             self._indexes[run.id] = (stamp, path)
             return stamp, path
@@ -59,13 +94,22 @@ class Viewer:
 
     def runs(self) -> list[dict[str, Any]]:
         self.catalog.refresh()
-        return [self.describe(run) for run in self.catalog.runs.values()]
+        out = []
+        for run in list(self.catalog.runs.values()):
+            try:
+                out.append(self.describe(run))
+            except RunUnreadable as exc:
+                out.append(_unreadable(run, str(exc)))
+        return out
 
     def describe(self, run: ViewRun) -> dict[str, Any]:
         stamp, path = self.index(run)
         overview = self._overviews.get((run.id, stamp))
         if overview is None:
-            overview = self.engine.overview(path)
+            try:
+                overview = self.engine.overview(path)
+            except duckdb.Error as exc:
+                raise RunUnreadable(f"{run.path.name}: {_first_line(exc)}") from None
             self._overviews[(run.id, stamp)] = overview
         first = json.loads(overview["first"]) if overview["first"] else {}
         judge = first.get("judge") or {}
@@ -92,6 +136,7 @@ class Viewer:
                 "n": overview["scored"],
                 "interval": "Student t, over the ok records' scores",
             },
+            "histogram": overview["histogram"],
             "tokens": overview["tokens"],
             "cost_usd": _cost(run),
             "cases": str(run.cases) if run.cases else None,
@@ -127,6 +172,7 @@ class Viewer:
 
     def compare(self, base_id: str, candidate_id: str) -> dict[str, Any]:
         base, candidate = self.run(base_id), self.run(candidate_id)
+        _refuse_other_rubrics(self.describe(base), self.describe(candidate))
         base_stamp, base_index = self.index(base)
         cand_stamp, cand_index = self.index(candidate)
         key = (base_stamp, cand_stamp)
@@ -137,8 +183,16 @@ class Viewer:
             figures, notes = metrics(base.path, candidate.path, self.library)
             moved = moved_cases(self.engine, base_index, cand_index)
             cached = {"metrics": figures, "notes": notes, **moved}
+            while len(self._compared) >= MAX_COMPARED:  # each holds lists of case ids
+                del self._compared[next(iter(self._compared))]
             self._compared[key] = cached
-        return {"base": base_id, "candidate": candidate_id, **cached}
+        return {
+            "base": base_id,
+            "candidate": candidate_id,
+            "base_path": str(base.path),
+            "candidate_path": str(candidate.path),
+            **cached,
+        }
 
     def rag(self, run_id: str) -> dict[str, Any]:
         """The two-by-two of the run's group: a recognised summary's, else computed from the
@@ -191,7 +245,46 @@ class Viewer:
                 "start the viewer with --cases FILE"
             )
         ref = f"{described['rubric']}@{described['rubric_version']}"
-        return queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+        queued = queue_for_labelling(self.label_dir, run.id, ref, cases, self.library)
+        if self.open_labelling is not None:
+            queued["url"] = self.open_labelling(Path(queued["cases"]), Path(queued["db"]), ref)
+        return queued
+
+
+def _refuse_other_rubrics(base: dict[str, Any], candidate: dict[str, Any]) -> None:
+    """UsageError for runs of different rubrics: `judge compare` finds no metric both have,
+    and a case's scores under two rubrics are not a regression or an improvement."""
+    if base["rubric"] != candidate["rubric"]:
+        raise UsageError(
+            f"the base {base['path']} grades {base['rubric']} and the candidate "
+            f"{candidate['path']} grades {candidate['rubric']}: runs of different rubrics are "
+            "not compared (judge compare: no metric both runs have)"
+        )
+
+
+def _unreadable(run: ViewRun, error: str) -> dict[str, Any]:
+    """A run the list names with its error, in the shape of the others (nothing counted)."""
+    return {
+        "id": run.id,
+        "path": str(run.path),
+        "group": run.group,
+        "error": error,
+        "rubric": None,
+        "rubric_version": None,
+        "rubric_sha256": None,
+        "judge": {"model": None, "system_fingerprint": None, "judge_id": None},
+        "jury": False,
+        "date": None,
+        "n": 0,
+        "status_counts": {},
+        "headline": {"metric": "mean score", "value": None, "ci95": None, "n": 0},
+        "histogram": None,
+        "tokens": {"prompt": 0, "completion": 0},
+        "cost_usd": None,
+        "cases": None,
+        "outputs": [],
+        "has_labels": False,
+    }
 
 
 def _by_ref(viewer: Viewer, runs: list[ViewRun]) -> dict[str, str]:

@@ -34,6 +34,11 @@ DENSE = 256  # words given a bit of the masks: the most frequent ones
 MASKS = DENSE // 64
 BATCH = 20_000  # rows whose words are found at once, when building
 MAX_CANDIDATES = 20_000  # a needle with separators: past this, the texts are scanned
+MAX_PIECES = 12  # distinct words of one search: each is a vocabulary lookup and a join
+
+
+class SearchRefused(ValueError):
+    """A search the engine will not run (one line: why)."""
 
 
 def _split(text: str) -> str:
@@ -114,7 +119,14 @@ def search_clause(cursor: duckdb.DuckDBPyConnection, alias: str, needle: str) ->
     pieces = cursor.execute(
         f"SELECT list_filter({_split('?')}, lambda x: x <> '')", [needle]
     ).fetchone()
-    parts = list(pieces[0]) if pieces and pieces[0] else []
+    # a word held in another one adds nothing: "a b ab" asks for records holding "ab"
+    distinct = list(dict.fromkeys(pieces[0])) if pieces and pieces[0] else []
+    parts = [p for p in distinct if not any(p != q and p in q for q in distinct)]
+    if len(parts) > MAX_PIECES:
+        raise SearchRefused(
+            f"a search is at most {MAX_PIECES} distinct words, got {len(parts)}: "
+            "search for the longest ones"
+        )
     if not parts:  # separators only: no word to look up
         return _scan(alias, needle)
     clauses, params = [], []

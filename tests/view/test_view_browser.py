@@ -169,8 +169,14 @@ def test_label_these_puts_the_selected_cases_in_a_label_set(
     chosen = [rows.nth(i).get_attribute("data-id") for i in range(min(2, rows.count()))]
     for case_id in chosen:
         page.locator(f'#records input[data-id="{case_id}"]').check()
-    page.locator("#label-these").click()
+    with page.expect_popup() as opened:  # the set's labelling page, served by the viewer
+        page.locator("#label-these").click()
+    labelling = opened.value
+    expect(labelling.locator("#rubric")).to_contain_text("faithfulness")
+    shoot(labelling, "label-these-page")
+    labelling.close()
     expect(page.locator("#label-result")).to_contain_text(f"{len(chosen)} cases queued")
+    expect(page.locator("#label-open")).to_be_visible()  # for a browser that blocks it
     shoot(page, "label-these")
     command = page.locator("#label-result code").inner_text().split()
     assert command[:2] == ["judge", "label"]
@@ -206,3 +212,110 @@ def test_judge_serve_shows_its_jobs_at_slash(
         shoot(page, "serve-case")
     finally:
         server.stop()
+
+
+# ---- issue 45: items 22, 26, 27, 28 --------------------------------------------------------
+
+
+def test_an_unknown_run_says_no_such_run(page: Any, server: ViewServer) -> None:
+    page.goto(f"{server.url}#/run/faithfulness-0000dead")
+    expect(page.locator("#error")).to_contain_text("no such run: faithfulness-0000dead")
+    page.goto(f"{server.url}#/compare/nope-1/nope-2")
+    expect(page.locator("#error")).to_contain_text("no such run: nope-1")
+
+
+@pytest.fixture(scope="module")
+def abstained_server(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ViewServer]:
+    """The base run alone, with people's labels that call some abstained records
+    `abstained` too, and one of them `faithful`."""
+    work = tmp_path_factory.mktemp("work-abstained")
+    labels = work / "people.csv"
+    rows = read_jsonl(runs.base)
+    abstained = [r["id"] for r in rows if r["status"] == "abstained"]
+    ok = [r["id"] for r in rows if r["status"] == "ok"][:5]
+    lines = [f"{i},abstained" for i in abstained[:-1]] + [f"{abstained[-1]},faithful"]
+    labels.write_text("id,label\n" + "\n".join(lines + [f"{i},faithful" for i in ok]) + "\n")
+    env = {**os.environ, "JUDGE_VIEW_INDEX": str(work / "index"), "WORK": str(work)}
+    started = ViewServer(str(runs.base), "--labels", str(labels), env=env)
+    yield started
+    started.stop()
+
+
+def test_records_with_no_label_are_reached_from_the_facet_and_the_confusion_cell(
+    page: Any, abstained_server: ViewServer, runs: Runs
+) -> None:
+    rows = read_jsonl(runs.base)
+    unlabelled = [r["id"] for r in rows if r["label"] is None]
+    assert unlabelled
+    page.goto(abstained_server.url)
+    page.get_by_role("link", name=re.compile("faithfulness@1")).click()
+    page.locator('.facets [data-facet="label"] button[data-value="null"]').click()
+    expect(page.locator("#records tbody tr")).to_have_count(len(unlabelled))
+    assert (
+        page.locator("#records tbody tr").evaluate_all("rows => rows.map(r => r.dataset.id)")
+        == unlabelled
+    )
+    expect(page.locator(".facets")).to_be_visible()  # the sidebar stays
+    shoot(page, "label-null")
+    page.goto(abstained_server.url)
+    page.get_by_role("link", name="confusion").click()
+    cell = page.locator('#confusion a[data-cell="abstained|abstained"]')
+    count = int(cell.inner_text())
+    assert count == len(unlabelled) - 1
+    cell.click()
+    expect(page.locator("#records tbody tr")).to_have_count(count)
+    for status in page.locator("#records tbody tr td:nth-child(3)").all_inner_texts():
+        assert status == "abstained"
+    expect(page.locator(".facets")).to_be_visible()
+
+
+def test_runs_of_different_rubrics_are_refused_and_a_comparison_names_its_base(
+    page: Any, server: ViewServer, runs: Runs
+) -> None:
+    page.goto(server.url)
+    row_of(page, runs.base).locator("input[type=checkbox]").check()
+    row_of(page, runs.rag / "retrieval.jsonl").locator("input[type=checkbox]").check()
+    page.locator("#compare").click()
+    expect(page.locator("#error")).to_contain_text("runs of different rubrics are not compared")
+    expect(page.locator("#metrics")).to_have_count(0)
+    shoot(page, "compare-refused")
+    page.goto(server.url)
+    row_of(page, runs.candidate).locator("input[type=checkbox]").check()
+    row_of(page, runs.base).locator("input[type=checkbox]").check()
+    page.locator("#compare").click()
+    expect(page.locator("#roles")).to_contain_text("base: faithfulness@1 · runs/candidate/")
+    expect(page.locator("#roles")).to_contain_text(str(runs.candidate))
+    expect(page.locator("#notes")).to_contain_text("Holm's correction over")
+
+
+def test_records_show_answers_and_reasoning_and_runs_their_histogram(
+    page: Any, server: ViewServer, runs: Runs
+) -> None:
+    cases = {c["id"]: c for c in read_jsonl(runs.cases)}
+    page.goto(server.url)
+    expect(row_of(page, runs.base).locator("svg.histogram rect")).to_have_count(10)
+    row_of(page, runs.base).get_by_role("link", name=re.compile("faithfulness@1")).click()
+    first = page.locator("#records tbody tr").first
+    expect(first).to_be_visible()
+    case_id = first.get_attribute("data-id")
+    assert cases[case_id]["answer"][:40] in first.locator("td.answer").inner_text()
+    assert first.locator("td.reasoning").inner_text().strip()
+    shoot(page, "records-answers")
+
+
+def test_a_run_graded_while_served_appears_on_the_runs_page(
+    page: Any, server: ViewServer, runs: Runs
+) -> None:
+    """Last in this file: it adds a run to the served folder."""
+    page.goto(server.url)
+    rows = page.locator("#runs tbody tr")
+    expect(rows.first).to_be_visible()
+    before = rows.count()
+    late = runs.root / "late" / "faithfulness.jsonl"
+    late.parent.mkdir()
+    late.write_bytes(runs.base.read_bytes())
+    row_of(page, runs.base).get_by_role("link", name=re.compile("faithfulness@1")).click()
+    expect(page.locator("#records")).to_be_visible()
+    page.locator("#home").click()  # back to the runs page: no reload, no restart
+    expect(rows).to_have_count(before + 1)
+    expect(row_of(page, late)).to_contain_text("faithfulness@1")

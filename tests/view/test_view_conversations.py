@@ -77,7 +77,7 @@ def test_an_overlong_name_is_refused_with_a_reason(client: TestClient) -> None:
     response = client.get(
         f"/api/runs/{run_id(client)}/records", params={"tool": "t" * 300}, headers=AUTH
     )
-    assert response.status_code == 422
+    assert response.status_code == 400
     assert "tool" in response.json()["error"]["message"]
 
 

@@ -58,15 +58,43 @@
     if (!runsCache) runsCache = await api("/api/runs");
     return runsCache;
   }
+  // a run the cached list lacks may have been graded since: the list is asked for again once
   async function runById(id) {
-    return (await runs()).find((r) => r.id === id) || { id, rubric: id, rubric_version: "" };
+    let found = (await runs()).find((r) => r.id === id);
+    if (!found) {
+      runsCache = null;
+      found = (await runs()).find((r) => r.id === id);
+    }
+    if (!found) throw new Error(`no such run: ${id} (the runs list shows every run)`);
+    return found;
   }
-  const runName = (r) => `${r.rubric}@${r.rubric_version} · ${r.group || ""}/${r.path.split("/").pop()}`;
+  const runName = (r) => `${r.error ? "unreadable" : `${r.rubric}@${r.rubric_version}`} · ${r.group || ""}/${r.path.split("/").pop()}`;
+  const SVG = "http://www.w3.org/2000/svg";
+  // the ok records' scores in ten bins over 0..1, as bars (SVG attributes: no inline style,
+  // which the Content-Security-Policy refuses)
+  function histogram(h) {
+    if (!h || !h.counts.some((c) => c)) return "";
+    const top = Math.max(...h.counts);
+    const svg = document.createElementNS(SVG, "svg");
+    for (const [k, v] of Object.entries({ class: "histogram", width: 80, height: 24, viewBox: "0 0 80 24", role: "img" })) svg.setAttribute(k, v);
+    svg.setAttribute("aria-label", `scores: ${h.counts.map((c, i) => `${h.edges[i]}–${h.edges[i + 1]}: ${c}`).join(", ")}`);
+    h.counts.forEach((count, i) => {
+      const bar = document.createElementNS(SVG, "rect");
+      const height = count ? Math.max(1, Math.round((22 * count) / top)) : 0;
+      for (const [k, v] of Object.entries({ x: i * 8, y: 24 - height, width: 7, height })) bar.setAttribute(k, v);
+      const title = document.createElementNS(SVG, "title");
+      title.textContent = `${h.edges[i]}–${h.edges[i + 1]}: ${count}`;
+      bar.append(title);
+      svg.append(bar);
+    });
+    return svg;
+  }
   const runLink = (r) => el("a", { href: `#/run/${enc(r.id)}` }, runName(r));
 
   // ---- runs ---------------------------------------------------------------------------------
   async function pageRuns() {
     trail();
+    runsCache = null; // runs graded into a watched folder since: the server looks again
     const list = await runs();
     const picked = [];
     const compare = el("button", { class: "action", id: "compare", disabled: true }, "Compare the two picked");
@@ -74,7 +102,7 @@
       location.hash = `#/compare/${enc(picked[0])}/${enc(picked[1])}`;
     });
     const rows = list.map((r) => {
-      const box = el("input", { type: "checkbox", "aria-label": `pick ${r.id}`, "data-run": r.id });
+      const box = el("input", { type: "checkbox", "aria-label": `pick ${r.id}`, "data-run": r.id, disabled: Boolean(r.error) });
       box.addEventListener("change", () => {
         if (box.checked) picked.push(r.id);
         else picked.splice(picked.indexOf(r.id), 1);
@@ -84,7 +112,7 @@
         }
         compare.disabled = picked.length !== 2;
       });
-      const statuses = Object.entries(r.status_counts).map(([k, v]) => `${k} ${v}`).join(", ");
+      const statuses = r.error ? el("span", { class: "run-error" }, r.error) : Object.entries(r.status_counts).map(([k, v]) => `${k} ${v}`).join(", ");
       const extras = [
         r.has_labels ? el("a", { href: `#/confusion/${enc(r.id)}` }, "confusion") : null,
         el("a", { href: `#/rag/${enc(r.id)}` }, "RAG 2×2"),
@@ -98,19 +126,20 @@
         el("td", { class: "num" }, r.n),
         el("td", {}, statuses),
         el("td", { class: "num" }, fmt(r.headline.value), el("div", { class: "muted" }, ci(r.headline.ci95))),
+        el("td", {}, histogram(r.histogram)),
         el("td", { class: "num" }, `${r.tokens.prompt + r.tokens.completion}`, el("div", { class: "muted" }, r.cost_usd === null ? "" : `$${fmt(r.cost_usd, 4)}`)),
         el("td", {}, extras.flatMap((a, i) => [i ? " · " : "", a])));
     });
     show("Runs",
       el("p", { class: "muted" }, "Pick two runs to compare them case by case."),
       el("table", { id: "runs" },
-        el("thead", {}, el("tr", {}, ...["", "run (rubric@version)", "judge", "date", "cases", "status", "mean score [95% CI]", "tokens / cost", "more"].map((h) => el("th", {}, h)))),
+        el("thead", {}, el("tr", {}, ...["", "run (rubric@version)", "judge", "date", "cases", "status", "mean score [95% CI]", "scores (ok)", "tokens / cost", "more"].map((h) => el("th", {}, h)))),
         el("tbody", {}, rows)),
       el("p", {}, compare));
   }
 
   // ---- records ------------------------------------------------------------------------------
-  const FILTERS = ["status", "slice", "label", "q", "min_score", "max_score", "jurors", "min_spread", "human", "human_label", "ids", "tool", "missing", "sort", "order", "offset"];
+  const FILTERS = ["status", "slice", "label", "q", "min_score", "max_score", "jurors", "min_spread", "human", "human_label", "judged", "ids", "tool", "missing", "sort", "order", "offset"];
 
   async function pageRecords(runId, query) {
     const run = await runById(runId);
@@ -158,6 +187,12 @@
           body: JSON.stringify({ run: runId, ids: [...selected] }),
         });
         labelled.replaceChildren(`${result.count} cases queued for labelling: `, el("code", {}, result.command));
+        // `judge view` serves the set's page itself: open it (the link stays, for a
+        // browser that blocks the new tab)
+        if (result.url) {
+          labelled.append(" · ", el("a", { id: "label-open", href: result.url, target: "_blank", rel: "noopener" }, "open the labelling page"));
+          window.open(result.url, "_blank", "noopener");
+        }
       } catch (e) { fail(e); }
     });
     const sortBy = (key) => el("button", { onclick: () => go({ sort: key, order: query.get("sort") === key && query.get("order") !== "desc" ? "desc" : "asc" }) }, key);
@@ -168,6 +203,7 @@
         labelThese.disabled = selected.size === 0;
       });
       const panel = r.panel ? `${r.panel.outcome} (${r.panel.votes})` : "";
+      const answer = data.answers[r.id];
       return el("tr", { "data-id": r.id },
         el("td", {}, box),
         el("td", {}, el("a", { href: `#/case/${enc(runId)}/${enc(r.id)}` }, r.id)),
@@ -176,7 +212,8 @@
         el("td", {}, r.label || ""),
         el("td", {}, (r.slices || []).join(", ")),
         el("td", {}, panel),
-        el("td", { class: "muted" }, r.error || (r.verdict && r.verdict.rationale) || ""));
+        el("td", { class: "answer" }, el("div", { class: "clip" }, answer === undefined ? "–" : answer)),
+        el("td", { class: "muted reasoning" }, el("div", { class: "clip" }, reasoning(r))));
     });
     const offset = Number(query.get("offset") || 0);
     const pager = el("div", { class: "pager" },
@@ -188,9 +225,24 @@
         el("table", { id: "records" },
           el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, sortBy("id")), el("th", {}, sortBy("status")),
             el("th", { class: "num" }, sortBy("score")), el("th", {}, sortBy("label")), el("th", {}, "slices"),
-            el("th", {}, sortBy("spread")), el("th", {}, "rationale / error"))),
+            el("th", {}, sortBy("spread")), el("th", {}, "answer"), el("th", {}, "judge's reasoning / error"))),
           el("tbody", {}, rows)),
         el("p", {}, labelThese, " ", labelled))));
+  }
+
+  // the judge's reasoning in a line: its rationale, else its claims' verdicts and the first
+  // claim it did not find supported
+  function reasoning(r) {
+    if (r.error) return r.error;
+    const v = r.verdict || {};
+    if (v.rationale) return v.rationale;
+    const claims = v.claims || [];
+    if (!claims.length) return r.status === "abstained" ? "no claim to check (abstained)" : "";
+    const counts = {};
+    for (const c of claims) counts[c.verdict] = (counts[c.verdict] || 0) + 1;
+    const doubted = claims.find((c) => c.verdict !== "supported");
+    const tally = Object.entries(counts).map(([k, n]) => `${n} ${k.replaceAll("_", " ")}`).join(", ");
+    return doubted ? `${tally}; e.g. “${doubted.claim}”` : tally;
   }
 
   // ---- one case -----------------------------------------------------------------------------
@@ -308,16 +360,19 @@
   async function pageCompare(base, candidate) {
     const [a, b] = [await runById(base), await runById(candidate)];
     trail(el("a", { href: "#/" }, "runs"), `compare ${a.id} → ${b.id}`);
+    // refused here as the API refuses it (judge.view.viewer), before asking
+    if (a.rubric !== b.rubric) throw new Error(`the base ${a.path} grades ${a.rubric} and the candidate ${b.path} grades ${b.rubric}: runs of different rubrics are not compared (judge compare: no metric both runs have)`);
     const data = await api(`/api/compare?base=${enc(base)}&candidate=${enc(candidate)}`);
+    const roles = el("p", { id: "roles" }, "base: ", el("strong", {}, runName(a)), ` (${data.base_path}) · candidate: `, el("strong", {}, runName(b)), ` (${data.candidate_path})`);
     const caseList = (id, ids) => el("ol", { id }, ids.slice(0, 500).map((i) => el("li", {}, el("a", { href: `#/pair/${enc(base)}/${enc(candidate)}/${enc(i)}` }, i))));
-    show(`Compare ${runName(a)} → ${runName(b)}`,
+    show(`Compare ${runName(a)} → ${runName(b)}`, roles,
+      data.notes.length ? el("ul", { id: "notes", class: "notes" }, data.notes.map((n) => el("li", {}, n))) : "",
       el("p", { class: "muted" }, "diff = candidate − base, paired by case; 95% bootstrap interval; p: sign test, Holm-corrected over the metrics (as judge compare)."),
       el("table", { id: "metrics" },
         el("thead", {}, el("tr", {}, ...["metric", "base", "candidate", "diff", "95% CI", "p (Holm)", "wins / ties / losses"].map((h) => el("th", {}, h)))),
         el("tbody", {}, data.metrics.map((m) => el("tr", {},
           el("td", { class: m.significant ? "sig" : null }, m.name + (m.significant ? " *" : "")), el("td", { class: "num" }, fmt(m.base)), el("td", { class: "num" }, fmt(m.candidate)),
           el("td", { class: "num" }, fmt(m.diff)), el("td", {}, ci(m.ci95)), el("td", { class: "num" }, fmt(m.p, 4)), el("td", {}, `${m.wins} / ${m.ties} / ${m.losses}`))))),
-      data.notes.length ? el("ul", { class: "muted" }, data.notes.map((n) => el("li", {}, n))) : "",
       el("p", {}, `${data.paired} cases in both; ${data.counts.regressed} regressed, ${data.counts.improved} improved, ${data.counts.unchanged} unchanged, ${data.counts.not_ok} not ok on a side, ${data.counts.only_base} only in base, ${data.counts.only_candidate} only in candidate.`),
       el("h2", {}, `Regressed (${data.counts.regressed}): both ok, lower in the candidate`), caseList("regressed", data.regressed),
       el("h2", {}, `Improved (${data.counts.improved})`), caseList("improved", data.improved),
@@ -342,7 +397,7 @@
       el("table", { id: "confusion", class: "matrix" },
         el("thead", {}, el("tr", {}, el("th", {}, "people \\ judge"), data.labels.map((l) => el("th", { class: "num" }, l)))),
         el("tbody", {}, data.labels.map((h, i) => el("tr", {}, el("th", {}, h), data.labels.map((j, k) => el("td", { class: "num" },
-          data.matrix[i][k] ? el("a", { href: `#/run/${enc(runId)}?human_label=${enc(h)}&label=${enc(j)}`, "data-cell": `${h}|${j}` }, data.matrix[i][k]) : "0")))))));
+          data.matrix[i][k] ? el("a", { href: `#/run/${enc(runId)}?human_label=${enc(h)}&judged=${enc(j)}`, "data-cell": `${h}|${j}` }, data.matrix[i][k]) : "0")))))));
   }
   async function pageRag(runId) {
     const run = await runById(runId);
