@@ -75,6 +75,27 @@ def test_bare_doctest_lines_are_fenced_and_the_rest_is_left_alone() -> None:
     )
 
 
+def test_the_api_docstrings_examples_render_as_code_once_fenced() -> None:
+    """The docstrings of the reference page's Judge, as Markdown: bare, their examples are
+    nested quotes (the issue); fenced, they are code and no quote is left."""
+    import inspect
+
+    import markdown
+
+    import judge.api
+
+    fence = load_hook("doctest_fences").fence_doctests
+    count = load_hook("quoted_examples").quoted_examples
+    judge_class = judge.api.Judge
+    for member in (judge_class, judge_class.grade_many, judge_class.agrade_many):
+        docstring = inspect.getdoc(member) or ""
+        bare = markdown.markdown(docstring, extensions=["pymdownx.superfences"])
+        fenced = markdown.markdown(fence(docstring), extensions=["pymdownx.superfences"])
+        assert count(bare) > 0, member
+        assert count(fenced) == 0 and "<blockquote>" not in fenced, member
+        assert "&gt;&gt;&gt; " in fenced and "<code>" in fenced, member
+
+
 def test_a_nested_blockquote_is_what_the_build_counts() -> None:
     count = load_hook("quoted_examples").quoted_examples
     assert count("<blockquote>\n<blockquote>\n<blockquote>\n<p>x = 1</p>") == 1
