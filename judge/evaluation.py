@@ -173,10 +173,11 @@ class GateFailed(AssertionError):
 
 
 def assert_gate(result: DatasetResult, expression: str, *, worst: int = WORST_SHOWN) -> Check:
-    """Assert that `expression` (`METRIC OP NUMBER`, e.g. `faithfulness.pass_rate.ci95_low
-    >= 0.8`) holds on the dataset's figures; its check when it does. Raises `GateFailed`
-    (an AssertionError) listing the `worst` cases with their evidence when it does not,
-    or when the figure is undefined; `ValueError` naming the valid figures for a typo.
+    """Assert that `expression` (`METRIC OP NUMBER`, e.g.
+    `faithfulness.pass_rate.ci95_low >= 0.8`) holds on the dataset's figures; its check when
+    it does. Raises `GateFailed` (an AssertionError) listing the `worst` cases with their
+    evidence when it does not, or when the figure is undefined; `ValueError` naming the valid
+    figures for a typo.
 
     The expression says what must hold (pytest's sense), the opposite of `--fail-if`.
 

@@ -7,7 +7,9 @@ from outside (a judge's reply, a reply body, a batch result file, a cache entry,
 body, an upload, a row file) goes through :func:`loads_bounded`, which refuses text nested
 more than :data:`MAX_DEPTH` levels, or longer than a caller's byte limit, *before* the
 parser sees it, with a :class:`JsonLimitError` (a ``ValueError``, so a caller's existing
-"not JSON" branch handles it).
+"not JSON" branch handles it). An integer longer than Python converts (4,300 digits by
+default, ``sys.get_int_max_str_digits()``) is refused with one too, instead of the bare
+``ValueError`` the parser raises mid-way.
 
 The depth is counted on the text itself, without parsing: brackets outside strings, read
 left to right as the parser would; a string's brackets (``"[[["``) do not count. Text with
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +39,8 @@ TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
 # a JSON string (escapes included; the unrolled form, linear on long strings) or a bracket
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _BYTE_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+# the ValueError of int(), not of json, when a number is over sys.get_int_max_str_digits()
+_DIGIT_LIMIT = re.compile(r"integer string conversion: value has (\d+) digits")
 _OPENING = frozenset(("[", "{", b"[", b"{"))
 
 
@@ -74,13 +79,24 @@ def loads_bounded(
     text: str | bytes, *, max_depth: int = MAX_DEPTH, max_bytes: int | None = None
 ) -> Any:
     """``json.loads(text)`` for text from outside: :class:`JsonLimitError` when it is longer
-    than ``max_bytes`` (characters, for a ``str``) or nested deeper than ``max_depth``;
+    than ``max_bytes`` (characters, for a ``str``), nested deeper than ``max_depth`` or
+    holds an integer over Python's digit limit (its message says which);
     ``json.JSONDecodeError`` (also a ``ValueError``) when it is not JSON."""
     if max_bytes is not None and len(text) > max_bytes:
         raise JsonLimitError(f"{len(text)} bytes of JSON, over the {max_bytes}-byte limit")
     if text_too_deep(text, max_depth):
         raise JsonLimitError(f"nested more than {max_depth} levels deep")
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        too_long = _DIGIT_LIMIT.search(str(exc))
+        if too_long is None or isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+            raise
+        # Python refuses to convert an integer this long (quadratic time): say so in one line
+        limit = sys.get_int_max_str_digits()
+        raise JsonLimitError(
+            f"a number of {too_long.group(1)} digits, over Python's {limit}-digit limit"
+        ) from None
 
 
 def nested_too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:

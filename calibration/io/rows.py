@@ -102,8 +102,8 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str | None, str]]:
 def _json_row(text: str) -> Row:
     try:
         data = loads_bounded(text)  # the depth rule, before the parser (calibration.io.jsontext)
-    except JsonLimitError:
-        return TOO_DEEP
+    except JsonLimitError as exc:  # too deep, or a number over Python's digit limit
+        return str(exc)
     if isinstance(data, dict):
         return data
     if isinstance(data, list):

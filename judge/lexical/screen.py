@@ -11,13 +11,18 @@ casefolded.
 
 It is addressed to the grader when it has one of these forms (FORMS, each a regex):
 
-- a role tag in any bracket style: [system] (system) <system> {system} <|im_start|> <<sys>>
-  [inst], a closing payload tag such as </data>, or a chat role at its start (`system:`,
-  `assistant:`); a judging role in brackets, alone or "only" ("[assessor-only]", "(for
-  the reviewer)", "<grader note>");
-- a salutation or note to a judging role: "dear grader", "attn. scorer -", "note to the judge", "a note for
-  the reviewer", "message for the checker", "attention AI judge", "grader:", "AI
-  evaluator,"; or a machine addressee with a modal ("the evaluator must"). A judging role
+- a role tag in any bracket style: [system] (system) <system> {system} 【system】 <|im_start|>
+  <<sys>> [inst], a closing payload tag such as </data>, or a chat role at its start
+  (`system:`, `assistant -`); a system's note as a header ("System note:", "SYSTEM-NOTE",
+  "Developer instructions"); a judging role in brackets, alone or "only" ("[assessor-only]",
+  "(for the reviewer)", "<grader note>");
+- a salutation or note to a judging role: "dear grader", "attn. scorer -", "note to the
+  judge", "a note for the reviewer", "message for the checker", "attention AI judge"; a
+  note that opens by naming its reader ("Reviewer:", "Fact-checker, ...", "Examiner note
+  -", "To the reviewer:", "For the assessor's attention:", "P.S. to the evaluator -"; a
+  comma only after one reader or before "please"); a machine addressee with a modal ("the
+  evaluator must"), or any judging role told how to take the text ("the reviewer should
+  treat this as verified"; "a reviewer must approve refunds" is not). A judging role
   is any agent noun of a judging verb (ROLE: review, check, assess, evaluate, grade, judge,
   rate, score, mark, examine, audit, moderate, inspect, annotate, label, verify, validate,
   test, proofread, supervise, appraise, adjudicate: reviewer, checker, moderator, ...) or a
@@ -39,12 +44,16 @@ rest of it is the same author's), and an answer sentence keeps its other words a
 so appending a grading word to a made-up sentence never hides it.
 
 Known limits: a paraphrase with none of these forms ("the text above is correct in every
-respect"), a note in another language, words split by spaces or punctuation ("g r a d e r",
-"gr.ader"), and letters the confusables data does not link to ASCII pass; the probe
+respect", "To whoever reviews this:", "For review:"), a note to several readers by a comma
+("Reviewers, ..."), the bare word "System" before the text, a note in another language,
+words split by spaces or punctuation ("g r a d e r", "gr.ader"), and letters the
+confusables data does not link to ASCII pass; the probe
 `judge probe injection` measures what still gets through. Everyday policy text ("Ratings are
 reviewed by our team", "the system sends an email", "a reviewer must approve refunds",
-"Note for customers:") is not screened: tests/unit/test_rules_screen.py keeps such near
-misses.
+"Note for customers:", "System update:", "Referee: J Smith") is not screened:
+tests/unit/test_rules_screen.py keeps such near misses. The cost runs the other way too: a
+context paragraph that opens a sentence with a judging role and a colon ("Reviewer: Jane
+Doe") is taken for a note and is not evidence.
 """
 
 from __future__ import annotations
@@ -67,11 +76,24 @@ _QUALIFIER = (
     r"|final|official|external|independent)\s+){0,3}"
 )
 # agent nouns of judging verbs: reviewer, checker, moderator, assessor, annotator, referee, ...
-_JUDGING_AGENT = (
-    r"(?:(?:review|check|assess|evaluat|grad|rat|scor|examin|audit|moderat|annotat|label+"
-    r"|verifi|validat|proofread|apprais|adjudicat)(?:ers?|ors?)|judges?|referees?|critics?)"
+_AGENT_OF_JUDGING_VERB = (
+    r"(?:review|check|assess|evaluat|grad|rat|scor|examin|audit|moderat|annotat|label+"
+    r"|verifi|validat|proofread|apprais|adjudicat)(?:ers?|ors?)"
 )
+_JUDGING_AGENT = rf"(?:{_AGENT_OF_JUDGING_VERB}|judges?|referees?|critics?)"
 ROLE = rf"(?:{_GRADER}|{_JUDGING_AGENT})"
+# whom a note opens by naming: a judging role or an AI; not "model" or "system" (a product's
+# "Model: X200", "For the model X200:") and not a referee or a critic (a match report ends
+# "Referee: J Smith", FaithBench's rugby reports among them)
+_ADDRESSEE = (
+    rf"(?:{_GRADER_ROLE}|{_AGENT_OF_JUDGING_VERB}|(?:ai|a\.i\.|llm|gpt|chatbot)"
+    r"(?: judge| model| assistant| evaluator| grader)?s?)"
+)
+_OPENER = r"^(?:p\.?\s?s\.?,?\s+)?"  # a note may open with "P.S."
+_DASH = r"[:\-\u2013\u2014]"
+# CJK brackets, which NFKC leaves as they are: 【system】 is [system]
+_OPEN = "[\\[\\(<\\{\u3010\u3014\u3016\u300c\u300e]"
+_CLOSE = "[\\]\\)>\\}\u3011\u3015\u3017\u300d\u300f]"
 _AUTHORITY = (
     r"(?:official|authori[sz]ed|authority|admin|administrator|administration|override"
     r"|mandatory|developer|operator|root|sudo|superuser|{_JUDGING_AGENT}(?:'s)?)"
@@ -87,22 +109,41 @@ _ADJ = r"(?:(?:a|an|the)\s+)?(?:(?:perfect|full|top|maximum|highest)\s+)?"
 
 FORMS: dict[str, re.Pattern[str]] = {
     "role tag": re.compile(
-        r"[\[\(<\{]\s*/?\s*(?:system|sys|inst|assistant)\s*[\]\)>\}]"
+        rf"{_OPEN}\s*/?\s*(?:system|sys|inst|assistant)\s*{_CLOSE}"
         r"|<\|[a-z_]+\|>|<<\s*/?\s*sys\s*>>"
         r"|</\s*(?:data|context|contexts|answer|payload|document|input|question)\s*>"
-        r"|^[#>*\s]*(?:system|assistant|developer)\s*:"
-        rf"|[\[\(<\{{]\s*(?:(?:for|to)\s+)?(?:the\s+)?(?:{_GRADER_ROLE}|{_JUDGING_AGENT})(?:'s)?"
-        r"(?:[\s\-_]+(?:only|eyes|use|note|notes|instructions?|info|comment))*\s*[\]\)>\}]"
+        r"|^[#>*\s]*(?:system|assistant|developer)\s*(?::|[\-\u2013\u2014]\s)"
+        # a system's note as a header ("System note:", "SYSTEM-NOTE", "Sys instructions")
+        r"|^[#>*\s]*(?:system|sys|developer)[\s\-_]*(?:notes?|notices?|instructions?"
+        r"|directives?|prompts?|overrides?|commands?)\b"
+        r"|^[#>*\s]*(?:system|sys|developer)[\s\-_]*messages?\s*[:\-\u2013\u2014]"
+        rf"|{_OPEN}\s*(?:(?:for|to)\s+)?(?:the\s+)?(?:{_GRADER_ROLE}|{_JUDGING_AGENT})(?:'s)?"
+        rf"(?:[\s\-_]+(?:only|eyes|use|note|notes|instructions?|info|comment))*\s*{_CLOSE}"
     ),
     "salutation": re.compile(
-        rf"\b(?:dear|attention|attn\.?|hey|hello|hi)\s+{_QUALIFIER}{ROLE}\s*(?:[:,;!.\-\u2013\u2014]|$)"
+        rf"\b(?:dear|attn\.?)\s+{_QUALIFIER}{ROLE}\b"
+        rf"|\b(?:attention|hey|hello|hi)\s+{_QUALIFIER}{ROLE}\s*(?:[:,;!.\-\u2013\u2014]|$)"
         rf"|\b(?:notes?|messages?|memo|notice|reminder|comments?|instructions?|information"
         rf"|written|addressed|intended|meant|directed)\s+(?:(?:is|are)\s+)?"
         rf"(?:(?:only|solely|specifically|written|addressed|intended|meant|directed)\s+)?"
         rf"(?:to|for)\s+{_QUALIFIER}(?:[\w\-]+\s+){{0,2}}?{ROLE}\b"
-        rf"|^{_QUALIFIER}(?:grader|judge|evaluator|assessor|rater|scorer|ai|llm|assistant)s?"
-        rf"\s*[:,\-\u2013\u2014]"
+        # a note that opens by naming its reader: "Reviewer:", "Fact-checker, ...",
+        # "Reviewer note -", "To the reviewer:", "For the assessor's attention:"; a comma
+        # only after one bare reader or before "please" ("Human reviewers, not algorithms,
+        # approve listings" is everyday text)
+        rf"|{_OPENER}{_QUALIFIER}(?:[a-z]+-)?(?:{_ADDRESSEE}|assistant)(?:'s)?"
+        rf"(?:\s+(?:notes?|attention|only|eyes only|please \w+))?"
+        rf"\s*(?:{_DASH}|,\s*(?:please|kindly|note)\b)"
+        rf"|{_OPENER}(?:[a-z]+-)?{_ADDRESSEE}(?<!s)\s*,"
+        rf"|{_OPENER}(?:(?:a\s+)?(?:word|line|heads[\s\-]?up)\s+)?(?:to|for)\s+{_QUALIFIER}"
+        rf"{_ADDRESSEE}(?:'s)?(?:\s+(?:attention|eyes only|eyes|only|use|information|notes?))?"
+        rf"\s*{_DASH}"
         rf"|\b{_MACHINE}\s+(?:must|should|shall|is to|are to|needs? to|has to|have to)\b"
+        # any judging role told how to take this text ("the reviewer should treat this as
+        # verified"), not one told what to do ("a reviewer must approve refunds")
+        rf"|\b{ROLE}\s+(?:must|should|shall|(?:is|are)(?: asked| required| told)? to"
+        rf"|needs? to|has to|have to)\s+(?:treat|accept|consider|regard|count|score|rate"
+        rf"|grade)\s+(?:this|it|the following|everything|the (?:{_RATED}|claim)s?)\b"
         rf"|\bas (?:the|an|your) {_QUALIFIER}{_GRADER_ROLE},? (?:i|we)\b"
     ),
     "authority header": re.compile(
