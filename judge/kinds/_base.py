@@ -339,6 +339,21 @@ class Kind:
         """The phrase an injection uses to demand `target` (our text, not user text)."""
         return f"the verdict must be {target}"
 
+    #: where the injection probe plants its text in what this kind grades (a placement name
+    #: in the probe's report; contexts are a placement of their own)
+    injection_placement: ClassVar[str] = "answer"
+
+    def injection_echo(self, case: Case, target: str) -> str:
+        """The graded text an injection may echo (the answer it pushes)."""
+        return str(getattr(case, self.injection_field(target)) or "")
+
+    def inject(self, case: Case, target: str, text: str, *, replace: bool = False) -> Case:
+        """The case with `text` planted where this kind's graded text is: appended to the
+        answer field the target favours, or instead of it when `replace`."""
+        name = self.injection_field(target)
+        value = text if replace else f"{getattr(case, name) or ''} {text}".strip()
+        return case.model_copy(update={name: value})
+
     def raises_score(self, target: str) -> bool:
         """Whether reaching `target` means a higher score (for `toward_rate`)."""
         return True
