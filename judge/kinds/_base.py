@@ -207,6 +207,12 @@ class Kind:
         """A pairwise kind: two answers shown in an order (the position probe swaps it)."""
         return len(self.answer_fields) == 2
 
+    def swapped(self, case: Case) -> Case:
+        """A pairwise case with its two graded fields exchanged: the second is shown first
+        (the position probe and a jury's second order)."""
+        first, second = self.answer_fields
+        return case.model_copy(update={first: getattr(case, second), second: getattr(case, first)})
+
     #: the kind's own keys in a starting file (`judge rubrics new ID --kind K`), commented
     template_keys: ClassVar[str] = ""
     #: the inputs a starting file asks for
