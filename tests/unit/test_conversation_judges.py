@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from judge.engine.rules import RulesJudge
+from judge.engine.rules import OFFLOAD_CHARS, RulesJudge, case_size
 from judge.kinds import get_kind
 from judge.kinds._conversation import INJECTED_CALL_ID
 from judge.rubric import load_rubric
@@ -189,3 +189,10 @@ def test_pairwise_conversations_show_a_then_b() -> None:
     assert list(payload) == ["goal", "conversation_A", "conversation_B"]
     outcome = RulesJudge().evaluate_sync(rubric, case)
     assert outcome.verdict is not None and outcome.verdict.model_dump()["winner"] == "A"
+
+
+def test_a_long_conversation_runs_off_the_event_loop() -> None:
+    """The rules judge's size test counts the messages' text, so a long conversation runs in
+    a worker thread with its time budget, as a long answer does."""
+    row = with_reply(conversation(), 6, "The order arrives in 3 days. " * 1000)
+    assert case_size(Case.model_validate(row)) > OFFLOAD_CHARS
