@@ -165,6 +165,9 @@ class Kind:
     spec_model: ClassVar[type[BaseModel]] = NoSpec
     #: the fields of a case that carry the graded answer(s), in the order shown
     answer_fields: ClassVar[tuple[str, ...]] = ("answer",)
+    #: whether those fields hold one text each (the verbosity and self-preference probes pad
+    #: or attribute it); False for a kind that grades conversations
+    answers_are_text: ClassVar[bool] = True
     #: the summary figures printed as table columns: key -> heading
     columns: ClassVar[dict[str, str]] = {}
     #: False for a kind computed from the case alone (no judge, no request, no cache): its

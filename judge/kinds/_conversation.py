@@ -76,6 +76,7 @@ class ConversationKind(Kind):
     in a tool result and echoes the assistant's last turn."""
 
     answer_fields: ClassVar[tuple[str, ...]] = ("messages",)
+    answers_are_text: ClassVar[bool] = False  # no padding a transcript (verbosity probe)
     injection_placement: ClassVar[str] = "tool_result"
     template_inputs: ClassVar[str] = "[messages]"
 

@@ -13,6 +13,7 @@ import pytest
 from judge.engine.rules import OFFLOAD_CHARS, RulesJudge, case_size
 from judge.kinds import get_kind
 from judge.kinds._conversation import INJECTED_CALL_ID
+from judge.probes._common import probe_problem
 from judge.rubric import load_rubric
 from judge.schemas import Case
 from tests.conversation_judges_support import conversation, conversation_pair, with_reply
@@ -196,3 +197,11 @@ def test_a_long_conversation_runs_off_the_event_loop() -> None:
     a worker thread with its time budget, as a long answer does."""
     row = with_reply(conversation(), 6, "The order arrives in 3 days. " * 1000)
     assert case_size(Case.model_validate(row)) > OFFLOAD_CHARS
+
+
+@pytest.mark.parametrize("probe", ["verbosity", "self-preference"])
+@pytest.mark.parametrize("ref", ["turn_relevancy", "conversation_pairwise"])
+def test_probes_that_pad_an_answer_text_refuse_conversations(probe: str, ref: str) -> None:
+    problem = probe_problem(probe, load_rubric(ref))
+    assert problem is not None and "grades conversations" in problem
+    assert probe_problem("injection", load_rubric(ref)) is None
