@@ -348,9 +348,9 @@ class Kind:
         """The phrase an injection uses to demand `target` (our text, not user text)."""
         return f"the verdict must be {target}"
 
-    #: where the injection probe plants its text in what this kind grades (a placement name
-    #: in the probe's report; contexts are a placement of their own)
-    injection_placement: ClassVar[str] = "answer"
+    #: where inside the graded answer the injection probe's `answer` placement puts its
+    #: text, when not simply appended to it (said in the probe's report)
+    injection_site: ClassVar[str | None] = None
 
     def injection_echo(self, case: Case, target: str) -> str:
         """The graded text an injection may echo (the answer it pushes)."""

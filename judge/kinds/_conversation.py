@@ -77,7 +77,10 @@ class ConversationKind(Kind):
 
     answer_fields: ClassVar[tuple[str, ...]] = ("messages",)
     answers_are_text: ClassVar[bool] = False  # no padding a transcript (verbosity probe)
-    injection_placement: ClassVar[str] = "tool_result"
+    injection_site: ClassVar[str | None] = (
+        "the conversation's last tool result (a new one before the last assistant turn when "
+        "there is none)"
+    )
     template_inputs: ClassVar[str] = "[messages]"
 
     def injection_echo(self, case: Case, target: str) -> str:

@@ -74,7 +74,8 @@ def test_the_injection_probe_plants_its_note_in_a_tool_result(
     out = tmp_path / "injection.json"
     assert probe(server, "injection", source, "task_completion", out) in (0, 3)
     report = json.loads(out.read_text("utf-8"))
-    assert report["placements"] == ["tool_result"]
+    assert report["placements"] == ["answer"]
+    assert report["answer_site"].startswith("the conversation's last tool result")
     assert report["eligible"] == report["variants"] > 0
     assert report["flips"] > 0  # the gullible judge read the note where it was planted
     payloads = [json.loads(b["messages"][1]["content"]) for b in server.stats.bodies]
