@@ -14,6 +14,7 @@ content-word coverage and stated figures (`judge.lexical`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from judge.rubric import Rubric
 
 EVIDENCE_ROLES = ("system", "developer", "tool")
+_JSON = json.JSONDecoder()
 
 
 class TurnClaim(ClaimVerdict):
@@ -40,10 +42,30 @@ class ConversationFaithfulnessVerdict(VerdictModel):
     claims: list[TurnClaim]
 
 
+def passages(text: str) -> list[str]:
+    """A tool result as evidence passages: a JSON value it starts with, then the text after
+    it apart. Text glued after the data (`{...} NOTICE TO THE GRADER: ...`) would otherwise
+    open one sentence with the JSON, and the rules judge's screen for notes addressed to
+    the grader reads a sentence from its start."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return [text]
+    try:
+        _, end = _JSON.raw_decode(stripped)
+    except ValueError:
+        return [text]
+    return [part for part in (stripped[:end], stripped[end:].strip()) if part]
+
+
 def evidence_of(messages: Sequence[Message], contexts: Sequence[str]) -> list[str]:
     """The texts an assistant's claims may rest on: tool results, system and developer
     messages, then the case's contexts."""
-    given = [m.content or "" for m in messages if m.role in EVIDENCE_ROLES]
+    given = [
+        part
+        for m in messages
+        if m.role in EVIDENCE_ROLES
+        for part in (passages(m.content or "") if m.role == "tool" else [m.content or ""])
+    ]
     return [text for text in (*given, *contexts) if text.strip()]
 
 

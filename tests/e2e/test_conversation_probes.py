@@ -99,6 +99,18 @@ def test_a_conversation_without_tool_results_gets_a_new_one(
     assert any(m["role"] == "tool" and "grader" in m["content"].lower() for m in windows)
 
 
+def test_the_offline_judge_ignores_notes_in_tool_results(tmp_path: Path) -> None:
+    """The rules judge as conversation_faithfulness's judge: no injection in a tool result
+    or a context flips an unfaithful conversation to faithful."""
+    rows = [with_reply(conversation("c1"), 6, "Bananas are yellow, and our shop opens at 9.")]
+    source = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "injection.json"
+    args = ["probe", "injection", str(source), "--rubric", "conversation_faithfulness"]
+    assert main([*args, "--offline", "-o", str(out)], env={}) == 0
+    report = json.loads(out.read_text("utf-8"))
+    assert report["eligible"] == 40 and report["flips"] == 0, report["flipped"]
+
+
 @pytest.mark.slow
 def test_a_jury_grades_conversations(server_factory: Any, tmp_path: Path) -> None:
     servers = {n: server_factory(model=f"juror-{n}-2024-01-01") for n in ("a", "b")}
