@@ -49,10 +49,7 @@ def write_swapped(input_path: Path, target: Path, kind: Kind) -> None:
     with replacing(target) as handle:
         for case in iter_cases(input_path):
             swapped = kind.swapped(case)
-            handle.write(
-                swapped.model_dump_json(exclude_defaults=True, exclude_none=True).encode("utf-8")
-                + b"\n"
-            )
+            handle.write(swapped.model_dump_json(exclude_defaults=True).encode("utf-8") + b"\n")
 
 
 def _content(slot: str | None, swapped: bool) -> str | None:
