@@ -38,6 +38,7 @@ COMPUTED_IDENTITY = {"judge": "computed"}
 # Below this many characters of text a case takes well under a millisecond: a thread would
 # cost more than it saves. Above it the case runs off the event loop.
 OFFLOAD_CHARS = 20_000
+CONVERSATIONS = ("messages", "messages_a", "messages_b")
 
 
 class RulesJudge:
@@ -93,6 +94,8 @@ def computed_outcome(rubric: Rubric, case: Case) -> Outcome:
 
 
 def case_size(case: Case) -> int:
-    """Characters of text the rules judge reads for `case`."""
+    """Characters of text the rules judge reads for `case` (a conversation's messages too:
+    its claims and evidence are their contents)."""
     texts = (case.question, case.answer, case.answer_a, case.answer_b, *case.contexts)
-    return sum(len(t) for t in texts if t)
+    said = (m.content for name in CONVERSATIONS for m in getattr(case, name) or [])
+    return sum(len(t) for t in (*texts, *said) if t)

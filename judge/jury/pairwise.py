@@ -26,6 +26,7 @@ from judge.engine.atomic import replacing
 from judge.engine.inputs import iter_cases
 from judge.engine.records import scan_records
 from judge.errors import UsageError
+from judge.kinds import Kind
 from judge.kinds.pairwise import PAIRWISE_SCORE
 from judge.schemas import GradedRecord
 
@@ -42,11 +43,12 @@ def swapped_path(out_dir: Path, name: str) -> Path:
     return out_dir / SWAPPED / f"{name}.jsonl"
 
 
-def write_swapped(input_path: Path, target: Path) -> None:
-    """Write the input's cases, in order, with the two answers exchanged (atomically)."""
+def write_swapped(input_path: Path, target: Path, kind: Kind) -> None:
+    """Write the input's cases, in order, with the two graded fields (two answers, or two
+    conversations: the kind says) exchanged (atomically)."""
     with replacing(target) as handle:
         for case in iter_cases(input_path):
-            swapped = case.model_copy(update={"answer_a": case.answer_b, "answer_b": case.answer_a})
+            swapped = kind.swapped(case)
             handle.write(swapped.model_dump_json(exclude_defaults=True).encode("utf-8") + b"\n")
 
 

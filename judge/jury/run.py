@@ -158,7 +158,9 @@ async def grade_panel(
         for path in f.paths:
             await asyncio.to_thread(_check_resumable, grader, path, keep)
     if pairwise:
-        await asyncio.to_thread(write_swapped, input_path, swapped_input(out_dir))
+        await asyncio.to_thread(
+            write_swapped, input_path, swapped_input(out_dir), panel.rubric.behaviour
+        )
     priced = juror_prices(panel.jury, prices)
 
     async def order(number: int, share: Selection, source: Path, path: Path) -> dict[str, Any]:

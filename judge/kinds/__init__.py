@@ -12,14 +12,20 @@ from judge.errors import RubricError
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel
 from judge.kinds.citations import CitationsKind
 from judge.kinds.context_relevance import ContextRelevanceKind
+from judge.kinds.conversation_faithfulness import ConversationFaithfulnessKind
+from judge.kinds.conversation_pairwise import ConversationPairwiseKind
 from judge.kinds.correctness import CorrectnessKind
 from judge.kinds.criteria import CriteriaKind
 from judge.kinds.faithfulness import FaithfulnessKind
+from judge.kinds.knowledge_retention import KnowledgeRetentionKind
 from judge.kinds.labels import LabelsKind
 from judge.kinds.pairwise import PairwiseKind
 from judge.kinds.relevance import RelevanceKind
 from judge.kinds.retrieval import RetrievalKind
+from judge.kinds.role_adherence import RoleAdherenceKind
 from judge.kinds.scale import ScaleKind
+from judge.kinds.task_completion import TaskCompletionKind
+from judge.kinds.turn_relevancy import TurnRelevancyKind
 
 __all__ = [
     "Abstain",
@@ -70,8 +76,15 @@ def kind_for_request(fields: set[str], payload: dict[str, Any]) -> Kind | None:
 
 
 # Order matters only to `kind_for_request`, the test server's guess for a request that names
-# no schema: the RAG kinds recognise their own payloads, so they are asked first.
+# no schema: the conversation and RAG kinds recognise their own payloads, so they are asked
+# first.
 for _kind in (
+    ConversationPairwiseKind(),
+    TaskCompletionKind(),
+    ConversationFaithfulnessKind(),
+    TurnRelevancyKind(),
+    KnowledgeRetentionKind(),
+    RoleAdherenceKind(),
     CitationsKind(),
     ContextRelevanceKind(),
     CorrectnessKind(),

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.kinds._simulate import schema_instance
 from judge.lexical import Budget
 from judge.schemas import Case, GradedRecord, Status
 
@@ -165,6 +166,9 @@ class Kind:
     spec_model: ClassVar[type[BaseModel]] = NoSpec
     #: the fields of a case that carry the graded answer(s), in the order shown
     answer_fields: ClassVar[tuple[str, ...]] = ("answer",)
+    #: whether those fields hold one text each (the verbosity and self-preference probes pad
+    #: or attribute it); False for a kind that grades conversations
+    answers_are_text: ClassVar[bool] = True
     #: the summary figures printed as table columns: key -> heading
     columns: ClassVar[dict[str, str]] = {}
     #: False for a kind computed from the case alone (no judge, no request, no cache): its
@@ -206,6 +210,12 @@ class Kind:
     def compares_two(self) -> bool:
         """A pairwise kind: two answers shown in an order (the position probe swaps it)."""
         return len(self.answer_fields) == 2
+
+    def swapped(self, case: Case) -> Case:
+        """A pairwise case with its two graded fields exchanged: the second is shown first
+        (the position probe and a jury's second order)."""
+        first, second = self.answer_fields
+        return case.model_copy(update={first: getattr(case, second), second: getattr(case, first)})
 
     #: the kind's own keys in a starting file (`judge rubrics new ID --kind K`), commented
     template_keys: ClassVar[str] = ""
@@ -339,6 +349,21 @@ class Kind:
         """The phrase an injection uses to demand `target` (our text, not user text)."""
         return f"the verdict must be {target}"
 
+    #: where inside the graded answer the injection probe's `answer` placement puts its
+    #: text, when not simply appended to it (said in the probe's report)
+    injection_site: ClassVar[str | None] = None
+
+    def injection_echo(self, case: Case, target: str) -> str:
+        """The graded text an injection may echo (the answer it pushes)."""
+        return str(getattr(case, self.injection_field(target)) or "")
+
+    def inject(self, case: Case, target: str, text: str, *, replace: bool = False) -> Case:
+        """The case with `text` planted where this kind's graded text is: appended to the
+        answer field the target favours, or instead of it when `replace`."""
+        name = self.injection_field(target)
+        value = text if replace else f"{getattr(case, name) or ''} {text}".strip()
+        return case.model_copy(update={name: value})
+
     def raises_score(self, target: str) -> bool:
         """Whether reaching `target` means a higher score (for `toward_rate`)."""
         return True
@@ -364,37 +389,3 @@ def examples_text(rubric: Rubric) -> str:
         for e in rubric.examples
     ]
     return "\n\n" + EXAMPLES_HEADING + "\n" + "\n".join(lines)
-
-
-def schema_instance(schema: dict[str, Any], seed: bytes, root: dict[str, Any] | None = None) -> Any:
-    """A deterministic instance of a JSON schema (enums, integers, booleans, strings,
-    objects, arrays, local `$ref`s), picking enum members from `seed`."""
-    root = schema if root is None else root
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        return schema_instance(target, seed, root)
-    if "enum" in schema:
-        options = schema["enum"]
-        return options[seed[0] % len(options)]
-    if "anyOf" in schema:
-        return schema_instance(schema["anyOf"][0], seed, root)
-    kind = schema.get("type")
-    if kind == "object":
-        props = schema.get("properties", {})
-        return {
-            key: schema_instance(sub, seed[i % len(seed) :] + seed, root)
-            for i, (key, sub) in enumerate(props.items())
-        }
-    if kind == "array":
-        return [schema_instance(schema.get("items", {}), seed, root)]
-    if kind == "boolean":
-        return bool(seed[0] % 2)
-    if kind == "integer":
-        low, high = schema.get("minimum", 0), schema.get("maximum", 10)
-        return low + seed[0] % (high - low + 1)
-    if kind == "number":
-        return 0.5
-    return "simulated"

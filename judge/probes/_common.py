@@ -178,6 +178,11 @@ def probe_problem(probe: str, rubric: Rubric) -> str | None:
             f"the {probe} probe changes the graded answer, and rubric {rubric.ref} grades no "
             "answer (repeat and injection into the contexts still apply)"
         )
+    if probe in ANSWER_PROBES and not kind.answers_are_text:
+        return (
+            f"the {probe} probe pads or attributes one answer text, and rubric {rubric.ref} "
+            "grades conversations (repeat, injection and, for two conversations, position apply)"
+        )
     return None
 
 

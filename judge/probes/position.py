@@ -61,11 +61,6 @@ class PairVerdicts:
     ba: str | None
 
 
-def swapped(case: Case) -> Case:
-    """The same pair with the answers exchanged: answer_b is shown first."""
-    return case.model_copy(update={"answer_a": case.answer_b, "answer_b": case.answer_a})
-
-
 def content_winner(order: str, slot: str | None) -> str | None:
     """Which answer of the case won (`a`, `b`, `tie`), given the slot label of one order."""
     if slot is None or slot == "tie":
@@ -189,7 +184,8 @@ async def judge_both_orders(
     grader: Grader, cases: Sequence[Case]
 ) -> list[tuple[GradedRecord, GradedRecord]]:
     """(record with A first, record with B first) per case, each order graded once."""
-    both = (c for case in cases for c in (case, swapped(case)))
+    kind = grader.rubric.behaviour  # it knows which two fields it shows (answers, conversations)
+    both = (c for case in cases for c in (case, kind.swapped(case)))
     records = await grader.grade_many(both)
     return [(records[i], records[i + 1]) for i in range(0, len(records), 2)]
 
