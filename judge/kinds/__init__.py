@@ -20,6 +20,8 @@ from judge.kinds.pairwise import PairwiseKind
 from judge.kinds.relevance import RelevanceKind
 from judge.kinds.retrieval import RetrievalKind
 from judge.kinds.scale import ScaleKind
+from judge.kinds.tool_arguments import ToolArgumentsKind
+from judge.kinds.trajectory import TrajectoryKind
 
 __all__ = [
     "Abstain",
@@ -82,5 +84,7 @@ for _kind in (
     ScaleKind(),
     LabelsKind(),
     CriteriaKind(),
+    TrajectoryKind(),
+    ToolArgumentsKind(),
 ):
     register(_kind)
