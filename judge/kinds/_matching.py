@@ -20,6 +20,7 @@ matrix, one name at a time) is used instead.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict, deque
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -27,15 +28,35 @@ from typing import Any
 from judge.transcript import Call, canonical
 
 ARGUMENT_MODES = ("exact", "ignore", "subset")
+_EXACT = 2**53  # integers below this in size are floats exactly; larger ones: canonical
 
 
 def frozen(value: Any) -> Hashable:
-    """A canonical JSON value (`transcript.canonical`) as a hashable key: equal JSON, equal
-    key. Dicts and lists are tagged so that a list never equals a dict of the same items."""
+    """A JSON value as a hashable key where equal JSON (`transcript.canonical`: key order
+    ignored, numbers by value, booleans apart from numbers) gives an equal key, in one pass
+    (this runs for every call of every case: benchmarks/trajectory.md). An object is a
+    frozenset of its items, an array a tagged tuple, a number `("n", float)`: no two kinds
+    of value share a key."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return frozenset([(k, frozen(v)) for k, v in value.items()])
+    if kind is list:
+        return ("[", tuple([frozen(v) for v in value]))
+    if kind is float and math.isfinite(value):
+        return ("n", value)
+    if kind is int and -_EXACT < value < _EXACT:  # exactly a float: 5 keys as 5.0
+        return ("n", float(value))
+    return frozen_slowly(canonical(value))  # subclasses and tuples: the general rules
+
+
+def frozen_slowly(value: Any) -> Hashable:
+    """`frozen` of an already canonical value of any (sub)class."""
     if isinstance(value, dict):
-        return ("{", tuple(sorted((k, frozen(v)) for k, v in value.items())))
+        return frozenset((str(k), frozen_slowly(v)) for k, v in value.items())
     if isinstance(value, list):
-        return ("[", tuple(frozen(v) for v in value))
+        return ("[", tuple(frozen_slowly(v) for v in value))
     return value  # str, bool, None, or ("n", number)
 
 
@@ -43,7 +64,7 @@ def arguments_key(arguments: Any) -> Hashable | None:
     """The key of arguments under `exact`, or None for text that is not a JSON object."""
     if not isinstance(arguments, dict):
         return None
-    return frozen(canonical(arguments))
+    return frozen(arguments)
 
 
 def fits(actual: Call, expected: Call, mode: str) -> bool:
@@ -71,8 +92,9 @@ def pair_calls(
     if mode == "subset":
         return _pair_by_assignment(actual, expected)
     free: dict[Hashable, deque[int]] = defaultdict(deque)
+    wanted = {call.name for call in expected}
     for index, call in enumerate(actual):
-        key = _class_key(call, mode)
+        key = _class_key(call, mode) if call.name in wanted else None  # it fits nothing
         if key is not None:
             free[key].append(index)
     pairs = []
