@@ -24,8 +24,8 @@ fetched: a schema that needs one fails with that reason.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -73,33 +73,28 @@ def tool_schemas(tools: list[dict[str, Any]]) -> dict[str, Any]:
 
 class _Validators:
     """Compiled validators by schema text: compiling (and checking) a schema costs far more
-    than validating one call with it, and the cases of a set share a few tools."""
-
-    def __init__(self) -> None:
-        self._kept: OrderedDict[str, Any] = OrderedDict()
+    than validating one call with it, and the cases of a set share a few tools. The cache
+    is functools' (thread-safe: a service may grade in several threads)."""
 
     def errors(self, schema: Any, arguments: dict[str, Any]) -> list[str]:
         try:
-            validator = self._validator(schema)
+            validator = _compiled(json.dumps(schema, sort_keys=True))
             found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
             return [_said(e) for e in found[:MAX_ERRORS]]
         except Exception as exc:  # noqa: BLE001 - a broken or remote schema is a finding
             return [f"the tool's schema cannot be used: {str(exc).splitlines()[0][:200]}"]
 
-    def _validator(self, schema: Any) -> Any:
-        import jsonschema  # only this kind needs it
 
-        text = json.dumps(schema, sort_keys=True)
-        if text in self._kept:
-            self._kept.move_to_end(text)
-            return self._kept[text]
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-        validator = cls(schema)
-        self._kept[text] = validator
-        if len(self._kept) > _VALIDATORS_KEPT:
-            self._kept.popitem(last=False)
-        return validator
+@functools.lru_cache(maxsize=_VALIDATORS_KEPT)
+def _compiled(text: str) -> Any:
+    """A checked validator of the schema written as `text` (the draft it names by
+    `$schema`, else 2020-12). Raises SchemaError for a schema that is not one."""
+    import jsonschema  # only this kind needs it
+
+    schema = json.loads(text)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _said(error: Any) -> str:
