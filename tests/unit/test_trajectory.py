@@ -253,3 +253,14 @@ def test_the_starting_file_names_both_keys(tmp_path: Any) -> None:
     (tmp_path / "tools" / "v1.yaml").write_text(text.replace("# match: superset", "match: strict"))
     rubric = RubricLibrary([tmp_path]).load("tools")
     assert rubric.kind == "trajectory" and rubric.spec.match == "strict"
+
+
+def test_calls_copied_from_a_transcript_are_read_as_expected_calls() -> None:
+    """An expected call in OpenAI's tool-call shape (copied from a good run), and a tool
+    call whose `type` a log wrote as null, are read as the plain forms."""
+    written = {"id": "x", "type": "function", "function": {"name": "book", "arguments": '{"n": 2}'}}
+    case = conversation(("book", '{"n": 2.0}'), expected=[written])
+    assert grade(case).verdict.matched
+    row = case.model_dump(mode="json")
+    row["messages"][1]["tool_calls"][0]["type"] = None
+    assert Case.model_validate(row).messages[1].tool_calls[0].type == "function"
