@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from calibration import cohen_kappa
 from judge.engine.rules import RulesJudge
 from judge.kinds.trajectory import TrajectorySpec, trajectory_verdict
 from judge.rubric import load_rubric
@@ -19,6 +20,7 @@ from judge.transcript import agent_calls, expected_calls
 from tests.helpers import REPO, read_jsonl
 
 DATA = REPO / "tests" / "data" / "bfcl"
+GUIDE = REPO / "docs" / "guides" / "conversations.md"
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +62,26 @@ def test_the_tools_are_json_schemas_jsonschema_accepts(converted: Any) -> None:
             assert not any("schema cannot be used" in e for e in call.errors), call
         if labels[row["id"]]["variant"] == "reference":
             assert outcome.verdict.valid == outcome.verdict.calls, row["id"]
+
+
+@pytest.mark.parametrize(
+    ("match", "arguments", "kappa"),
+    [("superset", "exact", 0.486), ("unordered", "subset", 0.794), ("strict", "exact", 0.416)],
+)
+def test_the_guides_agreement_figures_are_what_the_set_gives(
+    converted: Any, match: str, arguments: str, kappa: float
+) -> None:
+    """docs/guides/conversations.md's table (from tests/data/bfcl/agreement.py, through
+    `judge calibrate`), recomputed here from the kind and Cohen's kappa directly."""
+    cases, labels = converted
+    spec = TrajectorySpec(match=match, arguments=arguments)  # type: ignore[arg-type]
+    truth, judged = [], []
+    for row in cases:
+        case = Case.model_validate(row)
+        verdict = trajectory_verdict(
+            agent_calls(case.messages), expected_calls(case.expected_tool_calls), spec
+        )
+        truth.append(labels[case.id]["label"])
+        judged.append("match" if verdict.matched else "mismatch")
+    assert round(cohen_kappa(truth, judged), 3) == kappa
+    assert f"| {match}, {arguments} | 2673 | {kappa:.3f} (" in GUIDE.read_text("utf-8")
