@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
 MAX_MESSAGES = 10_000  # messages one case may hold
@@ -50,6 +50,12 @@ class ToolCall(BaseModel):
     id: str | None = Field(default=None, max_length=512)
     type: Literal["function"] = "function"
     function: FunctionCall
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _function_by_default(cls, value: Any) -> Any:
+        """`"type": null`, as some logs write it, is the only type there is."""
+        return "function" if value is None else value
 
 
 class Message(BaseModel):
@@ -97,6 +103,16 @@ class ExpectedCall(BaseModel):
 
     name: str = Field(min_length=1, max_length=256)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tool_call_shape(cls, value: Any) -> Any:
+        """An expected call written as an OpenAI tool call (`{"id", "type", "function":
+        {"name", "arguments"}}`, copied from a transcript) is read as its function."""
+        if isinstance(value, dict) and isinstance(value.get("function"), dict):
+            function = value["function"]
+            return {k: function[k] for k in ("name", "arguments") if k in function}
+        return value
 
     @field_validator("arguments", mode="before")
     @classmethod

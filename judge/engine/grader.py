@@ -55,9 +55,7 @@ class Grader:
         """One case -> one record; served from the cache when the same question was judged.
         `use_cache=False` neither reads nor writes it (fresh samples, `--no-cache`)."""
         if self.computed:
-            return build_record(
-                self.rubric, case, computed_outcome(self.rubric, case), judge_id=self.judge_id
-            )
+            return self.computed_record(case)
         if self._fatal is not None:
             raise self._fatal
         key = None
@@ -77,6 +75,12 @@ class Grader:
         if key is not None and self.cache is not None and record.status in ("ok", "abstained"):
             self.cache.set(key, _cacheable(record))
         return record
+
+    def computed_record(self, case: Case) -> GradedRecord:
+        """The record of a rubric whose kind needs no judge (`computed`), in line: no
+        request, no cache, nothing to await."""
+        outcome = computed_outcome(self.rubric, case)
+        return build_record(self.rubric, case, outcome, judge_id=self.judge_id)
 
     async def grade_stream(
         self,

@@ -114,15 +114,25 @@ def to_case(row: dict[str, Any], rubrics: Rubrics | None = None) -> tuple[Case |
         parts = []
         for err in exc.errors()[:4]:
             where = ".".join(str(p) for p in err["loc"]) or "case"
-            msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"].lower()
+            said = err["msg"].removeprefix("Value error, ")  # pydantic's prefix says nothing
+            msg = "unknown field" if err["type"] == "extra_forbidden" else said.lower()
             parts.append(f"{where}: {msg}")
         return None, "; ".join(parts)
     wanting = [
-        f"missing {', '.join(missing)} (needed by rubric {rubric.ref})"
+        _wanting(case, rubric, missing)
         for rubric in _listed(rubrics)
         if (missing := rubric.missing_inputs(case))
     ]
     return (None, "; ".join(wanting)) if wanting else (case, None)
+
+
+def _wanting(case: Case, rubric: Rubric, missing: list[str]) -> str:
+    """What a case lacks for a rubric. A case with neither an answer nor a conversation says
+    so too: it is most likely a row of the wrong file, not a row missing one field."""
+    said = f"missing {', '.join(missing)} (needed by rubric {rubric.ref})"
+    if case.answer is None and case.messages is None and {"answer", "messages"} & set(missing):
+        said += ": a case with neither answer nor messages"
+    return said
 
 
 def validate_file(path: Path, rubric: Rubrics, *, max_problems: int = MAX_PROBLEMS) -> Validated:

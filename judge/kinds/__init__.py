@@ -25,6 +25,8 @@ from judge.kinds.retrieval import RetrievalKind
 from judge.kinds.role_adherence import RoleAdherenceKind
 from judge.kinds.scale import ScaleKind
 from judge.kinds.task_completion import TaskCompletionKind
+from judge.kinds.tool_arguments import ToolArgumentsKind
+from judge.kinds.trajectory import TrajectoryKind
 from judge.kinds.turn_relevancy import TurnRelevancyKind
 
 __all__ = [
@@ -95,5 +97,7 @@ for _kind in (
     ScaleKind(),
     LabelsKind(),
     CriteriaKind(),
+    TrajectoryKind(),
+    ToolArgumentsKind(),
 ):
     register(_kind)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints,
 
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 from judge.schemas import FIELD_NAME, MAX_IDS, NAME, RUBRIC_REF, GradedRecord, fold_aliases
-from judge.transcript import MAX_CALLS, MAX_MESSAGES
+from judge.transcript import MAX_CALLS, MAX_MESSAGES, ExpectedCall, Message
 
 MAX_TEXT = 100_000
 MAX_CONTEXTS = 100
@@ -44,12 +44,11 @@ class CaseIn(BaseModel):
     retrieved_ids: Annotated[list[Short | StrictInt], Field(max_length=MAX_IDS)] | None = None
     relevant_ids: Annotated[list[Short | StrictInt], Field(max_length=MAX_IDS)] | None = None
     relevance: Annotated[dict[Short, float], Field(max_length=MAX_IDS)] | None = None
-    # conversation fields: roles, order and tool calls are checked by `Case`
-    # (judge.transcript), as in a file; the body limit bounds their size
-    messages: Annotated[list[dict[str, Any]], Field(max_length=MAX_MESSAGES)] | None = None
-    messages_a: Annotated[list[dict[str, Any]], Field(max_length=MAX_MESSAGES)] | None = None
-    messages_b: Annotated[list[dict[str, Any]], Field(max_length=MAX_MESSAGES)] | None = None
-    expected_tool_calls: Annotated[list[dict[str, Any]], Field(max_length=MAX_CALLS)] | None = None
+    # a conversation (judge.transcript): the order of its messages is checked by `Case`
+    messages: Annotated[list[Message], Field(max_length=MAX_MESSAGES)] | None = None
+    messages_a: Annotated[list[Message], Field(max_length=MAX_MESSAGES)] | None = None
+    messages_b: Annotated[list[Message], Field(max_length=MAX_MESSAGES)] | None = None
+    expected_tool_calls: Annotated[list[ExpectedCall], Field(max_length=MAX_CALLS)] | None = None
     tools: Annotated[list[dict[str, Any]], Field(max_length=MAX_CALLS)] | None = None
     goal: Text | None = None
 

@@ -71,7 +71,8 @@ def test_rag_kinds_declare_their_signal_and_whether_they_need_a_judge() -> None:
         "faithfulness": "generation",
         "citations": None,  # attribution: left out of the two-by-two's generation signal
     }
-    assert [k for k in kind_names() if not get_kind(k).needs_judge] == ["retrieval"]
+    computed = [k for k in kind_names() if not get_kind(k).needs_judge]
+    assert computed == ["retrieval", "tool_arguments", "trajectory"]
     for name in RAG_KINDS:  # the labels calibration and labelling offer
         rubric = LIBRARY.load(name)
         assert [c for c in rubric.behaviour.choices(rubric) if c.score is not None]
