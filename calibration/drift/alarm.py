@@ -1,0 +1,140 @@
+"""The drift alarm: a one-sided CUSUM of each window's drop in agreement below the
+reference, with a threshold simulated so that a stream with no drift alarms with
+probability ``alpha`` over all of its windows.
+
+Each tested window ``w`` (``n_w`` pairs) gives its standardised drop below the reference
+(``n_r`` pairs):
+
+``x_w = (κ_r - κ_w) / sqrt(v (1/n_w + 1/n_r))``,
+
+with ``v = n · Var(κ̂)`` the Fleiss-Cohen-Everitt per-case variance at the table pooled
+over the reference and the tested windows (the estimate of the one table every window
+shares when nothing drifted: a two-sample test's pooled variance). Page's CUSUM adds them
+up, forgetting evidence of no drop: ``S_0 = 0``, ``S_w = max(0, S_{w-1} + x_w - k)`` with
+``k = 1`` (Page's ``δ/2`` for a drop of two standard errors), so a drop that lasts two
+windows counts twice while a lone low window fades. A window alarms when ``S_w > h``.
+
+The threshold ``h`` is the ``1 - alpha`` quantile of ``max_w S_w`` over ``B`` simulated
+streams with no drift: the reference and every window drawn with their own sizes from the
+pooled table (multinomial), through the same statistic (a parametric bootstrap of the
+null, as Westfall and Young's single-step max-T). So the false-alarm rate over all windows
+of a stream is held at ``alpha``, whatever the number of windows, their sizes and the
+correlation that their shared reference gives them; under drift the pooled table is less
+tight than the reference's, which makes the alarm conservative, not liberal.
+``benchmarks/drift.md`` measures both rates.
+
+References: Page (1954), Biometrika 41(1/2) (CUSUM); Westfall and Young (1993),
+Resampling-Based Multiple Testing, ch. 2 (max-T with a simulated null); Fleiss, Cohen and
+Everitt (1969), Psychol. Bull. 72(5) (the variance of kappa); Davison and Hinkley (1997),
+sec. 4.2 (parametric bootstrap tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from calibration.agreement.kappa_variance import weighted_kappa_variance
+
+__all__ = ["CUSUM_K", "SIMULATIONS", "Alarm", "cusum", "drift_alarm", "kappa_of_tables"]
+
+CUSUM_K = 1.0  # Page's reference value: half the drop (in standard errors) meant to be seen
+SIMULATIONS = 4000  # null streams behind the threshold; its quantile's Monte-Carlo error ~0.005
+
+
+@dataclass(frozen=True)
+class Alarm:
+    """Each tested window's standardised drop and CUSUM, the threshold and what fired."""
+
+    drops: list[float]
+    cusum: list[float]
+    threshold: float
+    alarms: list[bool]
+    p_value: float  # share of null streams whose largest CUSUM reached this stream's
+
+
+def kappa_of_tables(tables: ArrayLike, disagreement: ArrayLike) -> np.ndarray:
+    """Cohen's (weighted) kappa of every ``k x k`` table in ``tables`` (any leading shape):
+    ``1 - Σ d_ij O_ij / Σ d_ij E_ij``, ``E_ij = row_i col_j / n``; ``nan`` where the
+    expected disagreement is 0. The batch form of
+    :func:`calibration.agreement.metrics.kappa_from_confusion` (the tests check they agree),
+    for the thousands of simulated tables of the threshold."""
+    t = np.asarray(tables, dtype=float)
+    d = np.asarray(disagreement, dtype=float)
+    n = t.sum(axis=(-1, -2))
+    rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+    expected = np.einsum("ij,...i,...j->...", d, rows, cols)
+    observed = np.einsum("ij,...ij->...", d, t)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected > 0, 1 - observed * n / expected, np.nan)
+
+
+def cusum(drops: ArrayLike, k: float = CUSUM_K) -> np.ndarray:
+    """Page's one-sided CUSUM along the last axis: ``S_w = max(0, S_{w-1} + x_w - k)``."""
+    x = np.asarray(drops, dtype=float)
+    out = np.empty_like(x)
+    level = np.zeros(x.shape[:-1])
+    for w in range(x.shape[-1]):
+        level = np.maximum(0.0, level + x[..., w] - k)
+        out[..., w] = level
+    return out
+
+
+def _drops(reference_kappa, window_kappas, sizes, reference_size, per_case: float):
+    """The standardised drops ``x_w``; an undefined kappa (a simulated table with one
+    class) is no evidence either way (0)."""
+    se = np.sqrt(per_case * (1 / np.asarray(sizes, float) + 1 / reference_size))
+    x = (np.asarray(reference_kappa)[..., None] - window_kappas) / se
+    return np.nan_to_num(x, nan=0.0)
+
+
+def drift_alarm(
+    reference: ArrayLike,
+    windows: Sequence[ArrayLike],
+    disagreement: ArrayLike,
+    *,
+    alpha: float = 0.05,
+    simulations: int = SIMULATIONS,
+    k: float = CUSUM_K,
+    seed: int = 0,
+) -> Alarm:
+    """The alarm of the tested ``windows`` (confusion tables, in stream order) against the
+    ``reference`` table; see the module docstring. Seeded: the same inputs give the same
+    threshold."""
+    ref = np.asarray(reference, dtype=float)
+    tables = np.asarray([np.asarray(w, dtype=float) for w in windows])
+    d = np.asarray(disagreement, dtype=float)
+    pooled = ref + tables.sum(axis=0)
+    _, variance = weighted_kappa_variance(pooled, d)
+    per_case = variance * pooled.sum() if math.isfinite(variance) and variance > 0 else 1.0
+    sizes = tables.sum(axis=(-1, -2))
+    n_ref = float(ref.sum())
+    drops = _drops(kappa_of_tables(ref, d), kappa_of_tables(tables, d), sizes, n_ref, per_case)
+    observed = cusum(drops, k)
+    null_max = _null_maxima(pooled, n_ref, sizes, d, per_case, simulations, k, seed)
+    threshold = float(np.quantile(null_max, 1 - alpha))
+    largest = float(observed.max()) if observed.size else 0.0
+    return Alarm(
+        drops=drops.tolist(),
+        cusum=observed.tolist(),
+        threshold=threshold,
+        alarms=(observed > threshold).tolist(),
+        p_value=float((null_max >= largest).mean()) if largest > 0 else 1.0,
+    )
+
+
+def _null_maxima(pooled, n_ref, sizes, d, per_case, simulations, k, seed) -> np.ndarray:
+    """``max_w S_w`` of ``simulations`` streams drawn from the pooled table."""
+    rng = np.random.default_rng(seed)
+    cells = (pooled / pooled.sum()).ravel()
+    shape = pooled.shape
+    ref = rng.multinomial(int(n_ref), cells, size=simulations).reshape(simulations, *shape)
+    wins = np.stack(
+        [rng.multinomial(int(n), cells, size=simulations) for n in sizes], axis=1
+    ).reshape(simulations, len(sizes), *shape)
+    drops = _drops(kappa_of_tables(ref, d), kappa_of_tables(wins, d), sizes, n_ref, per_case)
+    return cusum(drops, k).max(axis=-1)
