@@ -28,6 +28,12 @@ def _rate(row: dict[str, Any], side: str) -> str:
     return "-" if rate is None else f"{rate:.0%} {_ci(row.get(f'{side}_pass_rate_ci95'))}"
 
 
+def _change(row: dict[str, Any]) -> str:
+    if row["difference"] is None:
+        return "-"
+    return f"{row['difference']:+.3f} {_ci(row['difference_ci95'])}"
+
+
 def _verdict(row: dict[str, Any], reference: dict[str, Any]) -> str:
     if reference.get("kind") != "file" and row["window"] == reference.get("name"):
         return "reference"
@@ -59,8 +65,8 @@ def drift_markdown(report: dict[str, Any]) -> str:
         lines.append(
             f"| {row['window']} | {row['n']} | {_num(row['agreement'])} "
             f"{_ci(row['agreement_ci95'])} | {_num(row.get('ac1'))} {_ci(row.get('ac1_ci95'))} "
-            f"| {_rate(row, 'judge')} | {_rate(row, 'human')} | {_num(row['difference'])} "
-            f"{_ci(row['difference_ci95'])} | {_num(row['cusum'])} | {_verdict(row, ref)} |"
+            f"| {_rate(row, 'judge')} | {_rate(row, 'human')} | {_change(row)} "
+            f"| {_num(row['cusum'])} | {_verdict(row, ref)} |"
         )
     lines += ["", f"**{report['status']['verdict']}**: {report['status']['reason']}"]
     return "\n".join(lines) + "\n"
