@@ -21,6 +21,7 @@ from calibration.drift.stream import DriftOptions, drift_report
 from calibration.drift.windows import Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
 from calibration.io.jsonout import dumps_strict, to_strict_json
+from calibration.io.labels import LabelSet, labels_from_rows
 from judge.errors import UsageError
 
 __all__ = ["DriftRequest", "DriftResult", "run_drift"]
@@ -94,10 +95,42 @@ def _check(request: DriftRequest) -> None:
 def _read(request: DriftRequest) -> DriftInputs:
     return read_drift_inputs(
         request.records,
-        request.labels,
+        _labels(request.labels),
         by_time=request.by is not None,
         time_field=request.time_field,
     )
+
+
+def _labels(path: Path) -> Path | LabelSet:
+    """A labels file as it is; a `judge label` store (an SQLite file, or a folder holding
+    one `*.labels.sqlite`) read directly: every label given, one row per annotator."""
+    if path.is_dir():
+        stores = sorted(path.glob("*.labels.sqlite"))
+        if len(stores) != 1:
+            raise UsageError(
+                f"--labels {path}: a folder needs one *.labels.sqlite, found {len(stores)}"
+            )
+        path = stores[0]
+    with path.open("rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            return path
+    from judge.label.store import LabelStore
+
+    store = LabelStore(path)
+    try:
+        rows = [
+            {
+                "id": e.case_id,
+                "label": e.label,
+                "annotator": e.annotator,
+                "labelled_at": e.labelled_at,
+            }
+            for e in store.events()
+            if e.action == "label"
+        ]
+    finally:
+        store.close()
+    return labels_from_rows(rows, source=str(path))
 
 
 def _windows(request: DriftRequest, inputs: DriftInputs) -> list[Window]:

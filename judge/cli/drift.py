@@ -32,7 +32,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("records", nargs="+", type=Path, metavar="RECORDS",
                    help="graded records (JSONL or CSV with id and label), in stream order")  # fmt: skip
     p.add_argument("--labels", type=Path, required=True, metavar="LABELS",
-                   help="human labels of some of those ids (JSONL or CSV)")  # fmt: skip
+                   help="human labels of some of those ids (JSONL or CSV), or a judge label "
+                   "store (its .labels.sqlite, or the folder holding it)")  # fmt: skip
     how = p.add_mutually_exclusive_group(required=True)
     how.add_argument(
         "--by", choices=("day", "week", "month"), help="windows by calendar period (UTC)"

@@ -116,3 +116,23 @@ def test_bad_input_exits_2_naming_file_and_line(
     code, _, err = run([str(graded), "--labels", str(labels), "--window", "20"], capsys)
     assert code == 2
     assert f"{graded}:41" in err
+
+
+def test_drift_reads_a_judge_label_store_directly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judge.label.sampling import Item
+    from judge.label.store import LabelStore
+
+    graded, labels = write_stream(tmp_path, [0.8] * 3, size=40, seed=6)
+    rows = [line.split(",") for line in labels.read_text("utf-8").splitlines()[1:]]
+    store = LabelStore(tmp_path / "answers.faithfulness.labels.sqlite")
+    store.initialise({"rubric": "faithfulness"}, [(Item(i, 1.0), {}) for i, _ in rows])
+    for case, label in rows:
+        store.record("ana", case, label=label)
+    store.close()
+    csv_code, csv_out, _ = run([str(graded), "--labels", str(labels), "--window", "40"], capsys)
+    code, out, err = run([str(graded), "--labels", str(tmp_path), "--window", "40"], capsys)
+    assert code == csv_code == 0, err
+    table = [line for line in out.splitlines() if line.startswith("| 2 |")]
+    assert table and table == [line for line in csv_out.splitlines() if line.startswith("| 2 |")]
