@@ -68,6 +68,13 @@ def drift_markdown(report: dict[str, Any]) -> str:
             f"| {_rate(row, 'judge')} | {_rate(row, 'human')} | {_change(row)} "
             f"| {_num(row['cusum'])} | {_verdict(row, ref)} |"
         )
+    notes = [
+        f"- window {r['window']}: {r['prevalence_note']}"
+        for r in report["windows"]
+        if r.get("prevalence_note")
+    ]
+    if notes:
+        lines += ["", "Where one label dominates, read AC1 beside kappa:", *notes]
     lines += ["", f"**{report['status']['verdict']}**: {report['status']['reason']}"]
     return "\n".join(lines) + "\n"
 

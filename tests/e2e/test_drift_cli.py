@@ -136,3 +136,17 @@ def test_drift_reads_a_judge_label_store_directly(
     assert code == csv_code == 0, err
     table = [line for line in out.splitlines() if line.startswith("| 2 |")]
     assert table and table == [line for line in csv_out.splitlines() if line.startswith("| 2 |")]
+
+
+def test_a_named_reference_window_and_an_unknown_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graded, labels = write_stream(tmp_path, [0.8] * 3, size=40, seed=7)
+    base = [str(graded), "--labels", str(labels), "--window", "40", "--json"]
+    code, out, err = run([*base, "--reference", "2"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["reference"] == {**result["reference"], "kind": "window", "name": "2"}
+    assert [w["difference"] is None for w in result["windows"]] == [False, True, False]
+    code, _, err = run([*base, "--reference", "9"], capsys)
+    assert code == 2 and "--reference 9: no such window (windows: 1, 2, 3)" in err
