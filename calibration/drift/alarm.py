@@ -48,6 +48,7 @@ __all__ = ["CUSUM_K", "SIMULATIONS", "Alarm", "cusum", "drift_alarm", "kappa_of_
 
 CUSUM_K = 1.0  # Page's reference value: half the drop (in standard errors) meant to be seen
 SIMULATIONS = 4000  # null streams behind the threshold; its quantile's Monte-Carlo error ~0.005
+BLOCK_CELLS = 1 << 22  # simulated table cells held at once (32 MiB of int64)
 
 
 @dataclass(frozen=True)
@@ -141,8 +142,14 @@ def _null_maxima(pooled, n_ref, sizes, d, per_case, simulations, k, seed) -> np.
     shape = pooled.shape
     tables = dirichlet_tables(pooled, n_draws=simulations, seed=seed).reshape(simulations, -1)
     rng = np.random.default_rng([seed, 1])
-    ref = rng.multinomial(int(n_ref), tables).reshape(simulations, *shape)
-    wins = np.stack([rng.multinomial(int(n), tables) for n in sizes], axis=1)
-    wins = wins.reshape(simulations, len(sizes), *shape)
-    drops = _drops(kappa_of_tables(ref, d), kappa_of_tables(wins, d), sizes, n_ref, per_case)
-    return cusum(drops, k).max(axis=-1)
+    # Streams in blocks, so memory stays near BLOCK_CELLS numbers however many windows.
+    block = max(1, BLOCK_CELLS // (pooled.size * (len(sizes) + 1)))
+    out = []
+    for start in range(0, simulations, block):
+        p = tables[start : start + block]
+        ref = rng.multinomial(int(n_ref), p).reshape(len(p), *shape)
+        wins = np.stack([rng.multinomial(int(n), p) for n in sizes], axis=1)
+        wins = wins.reshape(len(p), len(sizes), *shape)
+        ref_kappa, win_kappa = kappa_of_tables(ref, d), kappa_of_tables(wins, d)
+        out.append(cusum(_drops(ref_kappa, win_kappa, sizes, n_ref, per_case), k).max(axis=-1))
+    return np.concatenate(out)

@@ -151,3 +151,25 @@ def test_a_lasting_drop_sets_the_alarm_off_at_the_change() -> None:
     alarm = drift_alarm(ref, windows, 1 - np.eye(2), simulations=1000)
     assert alarm.alarms.index(True) in (4, 5)
     assert alarm.p_value < 0.05
+
+
+def _ordinal(rng, n: int, noise: float) -> tuple[list[str], list[str]]:
+    """A 1-5 scale; the judge moves a label by one or two points with probability noise."""
+    human = rng.integers(1, 6, n)
+    step = rng.choice([-2, -1, 1, 2], size=n) * (rng.random(n) < noise)
+    judge = np.clip(human + step, 1, 5)
+    return [str(v) for v in human], [str(v) for v in judge]
+
+
+def test_an_ordinal_stream_alarms_on_its_weighted_kappa_only_when_it_drops() -> None:
+    rng = np.random.default_rng(8)
+    steady_h, steady_j = _ordinal(rng, 480, 0.2)
+    ids = [f"c{i}" for i in range(480)]
+    windows = count_windows(480, 80)
+    steady = drift_report(ids, steady_h, steady_j, windows, DriftOptions(**FAST))
+    assert steady["coefficient"] == "weighted_kappa" and steady["status"]["verdict"] == "stable"
+    late_h, late_j = _ordinal(rng, 240, 0.8)
+    drifted = drift_report(
+        ids, steady_h[:240] + late_h, steady_j[:240] + late_j, windows, DriftOptions(**FAST)
+    )
+    assert drifted["alarm"]["first_window"] in ("4", "5")
