@@ -41,7 +41,7 @@ from calibration.pairs.analysis import AnalysisOptions, analyse, scale_of
 __all__ = ["DriftOptions", "ReferenceTable", "drift_report"]
 
 ALARM_METHOD = (
-    "one-sided CUSUM (Page 1954, k = 1) of each window's standardised drop in agreement "
+    "one-sided CUSUM (Page 1954, k = 1) of each window's studentised drop in agreement "
     "below the reference; threshold: the 1 - alpha quantile of the largest CUSUM over "
     "simulated streams with no drift (parametric bootstrap from the pooled table, "
     "Westfall-Young max-T), so the chance of any false alarm over the stream is alpha"
