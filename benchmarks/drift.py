@@ -1,7 +1,7 @@
 """Validity of `judge drift`'s alarm: false alarms on streams with no drift, and how soon a
 drop of 0.2 in kappa is caught.
 
-    nice -n 10 python benchmarks/drift.py [--streams 500] [--seed 44] [--write]
+    nice -n 10 python benchmarks/drift.py [--streams 500] [--null-streams N] [--seed 44] [--write]
 
 Each stream: 10 windows of 100 labelled cases (two classes), drawn from the 2x2 table with
 the setting's kappa and pass rate (people and judge alike:
@@ -64,8 +64,10 @@ def one_stream(rng, kappa: float, rate: float, reference: str, drift: bool) -> i
     return alarm.alarms.index(True) + offset if any(alarm.alarms) else None
 
 
-def setting_row(rng, streams: int, kappa: float, rate: float, reference: str) -> dict:
-    null = [one_stream(rng, kappa, rate, reference, False) for _ in range(streams)]
+def setting_row(
+    rng, streams: int, null_streams: int, kappa: float, rate: float, reference: str
+) -> dict:
+    null = [one_stream(rng, kappa, rate, reference, False) for _ in range(null_streams)]
     drifted = [one_stream(rng, kappa, rate, reference, True) for _ in range(streams)]
     false_alarms = sum(a is not None for a in null)
     caught = sum(a is not None and CHANGE <= a <= CHANGE + 1 for a in drifted)
@@ -74,7 +76,7 @@ def setting_row(rng, streams: int, kappa: float, rate: float, reference: str) ->
         "kappa": kappa,
         "rate": rate,
         "reference": reference,
-        "false_alarm": (false_alarms / streams, wilson_interval(false_alarms, streams)),
+        "false_alarm": (false_alarms / null_streams, wilson_interval(false_alarms, null_streams)),
         "within_two": (caught / streams, wilson_interval(caught, streams)),
         "ever": ever / streams,
     }
@@ -85,16 +87,18 @@ def _cell(pair) -> str:
     return f"{share:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def markdown(rows: list[dict], streams: int, seed: int, seconds: float) -> str:
+def markdown(rows: list[dict], streams: int, null_streams: int, seed: int, seconds: float) -> str:
     lines = [
         "# `judge drift`: false alarms and time to detect a drop",
         "",
-        f"`nice -n 10 python benchmarks/drift.py --streams {streams} --seed {seed} --write` "
+        f"`nice -n 10 python benchmarks/drift.py --streams {streams} --null-streams "
+        f"{null_streams} --seed {seed} --write` "
         f"({seconds:.0f} s). {WINDOWS} windows of {SIZE} labels, two classes; drift: kappa "
         f"- {DROP} from window {CHANGE + 1}; alarm: `calibration.drift.drift_alarm` "
         f"(CUSUM k = 1, threshold from 4,000 simulated null streams), alpha = {ALPHA}. "
         f"Reference `file`: a release calibration of {RELEASE} labels; `first`: the stream's "
-        "first window. Shares over the streams, with Wilson 95% intervals.",
+        f"first window. Shares over {null_streams} streams without drift and {streams} with, "
+        "with Wilson 95% intervals.",
         "",
         f"| kappa | pass rate | reference | no drift: any alarm (bar: <= {ALPHA}) "
         "| drift: first alarm at window 6 or 7 (bar: >= 0.80) | drift: any alarm from window 6 |",
@@ -110,17 +114,19 @@ def markdown(rows: list[dict], streams: int, seed: int, seconds: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--streams", type=int, default=500)
+    parser.add_argument("--streams", type=int, default=500, help="drifted streams a setting")
+    parser.add_argument("--null-streams", type=int, help="streams without drift (--streams)")
     parser.add_argument("--seed", type=int, default=44)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
+    null_streams = args.null_streams or args.streams
     started = time.perf_counter()
     rows = []
     for kappa, rate, reference in SETTINGS:
-        rows.append(setting_row(rng, args.streams, kappa, rate, reference))
+        rows.append(setting_row(rng, args.streams, null_streams, kappa, rate, reference))
         print(rows[-1], flush=True)
-    text = markdown(rows, args.streams, args.seed, time.perf_counter() - started)
+    text = markdown(rows, args.streams, null_streams, args.seed, time.perf_counter() - started)
     print(text)
     if args.write:
         (REPO / "benchmarks" / "drift.md").write_text(text, encoding="utf-8")
