@@ -150,3 +150,31 @@ def test_a_named_reference_window_and_an_unknown_one(
     assert [w["difference"] is None for w in result["windows"]] == [False, True, False]
     code, _, err = run([*base, "--reference", "9"], capsys)
     assert code == 2 and "--reference 9: no such window (windows: 1, 2, 3)" in err
+
+
+def test_a_release_calibration_as_the_reference_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graded, labels = write_stream(tmp_path, [0.8] * 2 + [0.3] * 2, size=100, seed=8)
+    folder = tmp_path / "release"
+    folder.mkdir()
+    table = {"labels": ["unfaithful", "faithful"], "matrix": [[225, 25], [25, 225]]}
+    (folder / "calibration.json").write_text(json.dumps({"confusion_matrix": table}), "utf-8")
+    base = [str(graded), "--labels", str(labels), "--window", "100", "--json"]
+    code, out, err = run([*base, "--reference", str(folder)], capsys)
+    assert code == 3, err
+    result = json.loads(out)
+    assert result["reference"]["kind"] == "file" and result["reference"]["n"] == 500
+    assert all(w["difference"] is not None for w in result["windows"])
+    assert result["alarm"]["first_window"] in ("3", "4")
+
+
+def test_windows_by_time_without_a_time_say_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graded, labels = write_stream(tmp_path, [0.8], size=40, seed=9)
+    lines = [json.loads(line) for line in graded.read_text("utf-8").splitlines()]
+    graded.write_text("".join(json.dumps({**r, "graded_at": None}) + "\n" for r in lines))
+    code, _, err = run([str(graded), "--labels", str(labels), "--by", "day"], capsys)
+    assert code == 2
+    assert "use --window N (file order) or --time-field FIELD" in err
