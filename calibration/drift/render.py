@@ -100,7 +100,7 @@ def drift_chart_png(report: dict[str, Any]) -> bytes:
         ax.plot(x, row["agreement"], "o", color=colour)
     ax.set_xticks(range(len(rows)), [r["window"] for r in rows], rotation=45, ha="right")
     ax.set_ylabel(NAMES[report["coefficient"]])
-    ax.set_title("agreement with people by window (red: alarm; grey: too few labels)")
+    ax.set_title("agreement by window (red: alarm; grey: too few labels)", fontsize=10)
     ax.legend(loc="lower left", fontsize=8)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
