@@ -73,6 +73,15 @@ def _is_gate_markdown(path: Path) -> bool:
         return handle.readline(200).startswith(b"# Judge gate: ")
 
 
+def _is_drift(path: Path) -> bool:
+    """`judge drift -o`: its JSON (`--json`) or its Markdown table."""
+    data = _json_object(path)
+    if data is not None:
+        return {"windows", "alarm", "reference"} <= data.keys()
+    with path.open("rb") as handle:
+        return handle.readline(200).startswith(b"# Judge drift: ")
+
+
 def _is_probe_markdown(path: Path) -> bool:
     with path.open("rb") as handle:
         first = handle.readline(200)
@@ -144,6 +153,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "rubric-version": ("new rubric version", _never),
     "rubric-lock": ("rubric lock (judge rubrics lock)", _is_rubric_lock),
     "gate-markdown": ("gate report (judge gate --markdown)", _is_gate_markdown),
+    "drift": ("drift report (judge drift)", _is_drift),
 }
 
 

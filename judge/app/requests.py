@@ -190,7 +190,7 @@ class BatchRequest:
 
 
 # The request types of the jobs that live in their own modules (probe, rubrics, label,
-# config, serve, traces, watch): one definition each, there; named here on first use.
+# config, serve, traces, watch, drift): one definition each, there; named here on first use.
 _ELSEWHERE = {
     "ProbeRequest": "probe",
     "RubricsRequest": "rubrics",
@@ -199,6 +199,7 @@ _ELSEWHERE = {
     "ServeRequest": "serve",
     "TracesRequest": "traces",
     "WatchRequest": "watch",
+    "DriftRequest": "drift",
 }
 
 

@@ -68,6 +68,14 @@ examples:
       --min-kappa 0.6 --max-drop 0.05 --json gate.json --markdown gate.md
 """
 
+DRIFT_EXAMPLES = """\
+examples:
+  judge drift runs/week-*.graded.jsonl --labels labels.csv --window 100
+                                       exit 3 when agreement drops, 0 when it holds
+  judge drift watched/faithfulness.jsonl --labels labels.csv --by week \\
+      --reference calibration/calibration.json --html drift.html
+"""
+
 COMPARE_EXAMPLES = """\
 examples:
   judge grade examples/rag/cases.jsonl --rubric retrieval,faithfulness,correctness -o runs/baseline/

@@ -34,6 +34,7 @@ REQUESTS = {
     "traces": _requests.TracesRequest,
     "watch": _requests.WatchRequest,
     "view": ViewRequest,
+    "drift": _requests.DriftRequest,
 }
 
 

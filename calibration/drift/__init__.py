@@ -1,0 +1,22 @@
+"""Agreement with people over time (`judge drift`): windows, each window's figures, the
+change against a reference and an alarm held at a false-alarm rate over the stream."""
+
+from __future__ import annotations
+
+from calibration.drift.alarm import Alarm, cusum, drift_alarm, kappa_of_tables
+from calibration.drift.stream import DriftOptions, ReferenceTable, drift_report
+from calibration.drift.windows import Window, count_windows, parse_time, time_windows
+
+__all__ = [
+    "Alarm",
+    "DriftOptions",
+    "ReferenceTable",
+    "Window",
+    "count_windows",
+    "cusum",
+    "drift_alarm",
+    "drift_report",
+    "kappa_of_tables",
+    "parse_time",
+    "time_windows",
+]

@@ -1,0 +1,107 @@
+"""A drift report as a Markdown table, and its chart: each window's agreement with its
+interval, the reference's band, and the windows that alarmed (PNG, matplotlib's Agg
+canvas, which needs no display)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = ["drift_chart_png", "drift_markdown"]
+
+NAMES = {"kappa": "kappa", "weighted_kappa": "weighted kappa"}
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _ci(value: Any) -> str:
+    return "-" if not value else f"[{value[0]:.2f}, {value[1]:.2f}]"
+
+
+def _rate(row: dict[str, Any], side: str) -> str:
+    rate = row.get(f"{side}_pass_rate")
+    return "-" if rate is None else f"{rate:.0%} {_ci(row.get(f'{side}_pass_rate_ci95'))}"
+
+
+def _change(row: dict[str, Any]) -> str:
+    if row["difference"] is None:
+        return "-"
+    return f"{row['difference']:+.3f} {_ci(row['difference_ci95'])}"
+
+
+def _verdict(row: dict[str, Any], reference: dict[str, Any]) -> str:
+    if reference.get("kind") != "file" and row["window"] == reference.get("name"):
+        return "reference"
+    if not row["enough"]:
+        return f"too few labels: {row['needs']}"
+    return "**ALARM**" if row["alarm"] else "ok"
+
+
+def drift_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: what was compared, one row a window, the alarm's verdict."""
+    name = NAMES[report["coefficient"]]
+    if report["weights"]:
+        name += f" ({report['weights']})"
+    ref = report["reference"]
+    alarm = report["alarm"]
+    lines = [
+        f"# Judge drift: {name} with people, window by window",
+        "",
+        f"- windows: {report['windowing']}; time: {report.get('time_source') or 'file order'}",
+        f"- reference: {ref.get('kind')} {ref.get('name')} (n {ref.get('n', '-')}, "
+        f"{name} {_num(ref.get('agreement'))} {_ci(ref.get('agreement_ci95'))})",
+        f"- alarm: {alarm['method']}; alpha {alarm['alpha']}, threshold {_num(alarm['threshold'])}",
+        "",
+        f"| window | n | {name} [95%] | AC1 [95%] | judge pass | human pass "
+        "| change vs reference [95%] | CUSUM | verdict |",
+        "|---|---:|---|---|---|---|---|---:|---|",
+    ]
+    for row in report["windows"]:
+        lines.append(
+            f"| {row['window']} | {row['n']} | {_num(row['agreement'])} "
+            f"{_ci(row['agreement_ci95'])} | {_num(row.get('ac1'))} {_ci(row.get('ac1_ci95'))} "
+            f"| {_rate(row, 'judge')} | {_rate(row, 'human')} | {_change(row)} "
+            f"| {_num(row['cusum'])} | {_verdict(row, ref)} |"
+        )
+    notes = [
+        f"- window {r['window']}: {r['prevalence_note']}"
+        for r in report["windows"]
+        if r.get("prevalence_note")
+    ]
+    if notes:
+        lines += ["", "Where one label dominates, read AC1 beside kappa:", *notes]
+    lines += ["", f"**{report['status']['verdict']}**: {report['status']['reason']}"]
+    return "\n".join(lines) + "\n"
+
+
+def drift_chart_png(report: dict[str, Any]) -> bytes:
+    """Each window's agreement (point) and interval (bar), the reference's interval as a
+    band and its value as a line, alarmed windows in red; windows too small are left out."""
+    rows = [r for r in report["windows"] if r["agreement"] is not None]
+    figure = Figure(figsize=(max(6.0, 0.45 * len(rows) + 3), 3.6), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    ax = figure.subplots()
+    ref = report["reference"]
+    if ref.get("agreement") is not None:
+        ax.axhline(ref["agreement"], color="#2b6cb0", lw=1, label="reference")
+        if ref.get("agreement_ci95"):
+            low, high = ref["agreement_ci95"]
+            ax.axhspan(low, high, color="#2b6cb0", alpha=0.12, label="reference 95%")
+    for x, row in enumerate(rows):
+        colour = "#c53030" if row["alarm"] else ("#1a202c" if row["enough"] else "#a0aec0")
+        ci = row["agreement_ci95"]
+        if ci:
+            ax.vlines(x, ci[0], ci[1], color=colour, lw=2)
+        ax.plot(x, row["agreement"], "o", color=colour)
+    ax.set_xticks(range(len(rows)), [r["window"] for r in rows], rotation=45, ha="right")
+    ax.set_ylabel(NAMES[report["coefficient"]])
+    ax.set_title("agreement by window (red: alarm; grey: too few labels)", fontsize=10)
+    ax.legend(loc="lower left", fontsize=8)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()

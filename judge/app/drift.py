@@ -1,0 +1,171 @@
+"""The drift job: a judge's agreement with people window by window, each window against a
+reference, and an alarm whose false-alarm rate over the stream is held at ``alpha``.
+The statistics are :mod:`calibration.drift`'s; this module reads the files, picks the
+windows, writes the outputs and says which exit the result calls for.
+
+Exit: 3 when the alarm fires (a CI gate), 0 when it does not, 1 when no window beyond the
+reference has enough labels to tell (the result says how many each needs), 2 for bad
+input (:class:`UsageError`, naming file and line).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
+from calibration.drift.render import drift_chart_png, drift_markdown
+from calibration.drift.stream import DriftOptions, drift_report
+from calibration.drift.windows import Window, count_windows, time_windows
+from calibration.errors import CalibrationInputError
+from calibration.io.jsonout import dumps_strict, to_strict_json
+from calibration.io.labels import LabelSet, labels_from_rows
+from judge.errors import UsageError
+
+__all__ = ["DriftRequest", "DriftResult", "run_drift"]
+
+EXIT = {"alarm": 3, "stable": 0, "too_few_labels": 1}
+
+
+@dataclass(frozen=True)
+class DriftRequest:
+    """`judge drift RECORDS... --labels LABELS`."""
+
+    records: tuple[Path, ...]
+    labels: Path
+    by: Literal["day", "week", "month"] | None = None
+    window: int | None = None
+    reference: str = "first"
+    alpha: float = 0.05
+    min_labels: int = 30
+    time_field: str | None = None
+    json: bool = False
+    html: Path | None = None
+    output: Path | None = None
+    seed: int = 0
+    bootstrap: int = 2000
+
+
+@dataclass(frozen=True)
+class DriftResult:
+    """The report (strict JSON), the text to print (Markdown, or JSON with `--json`) and
+    the exit code its verdict calls for."""
+
+    report: dict[str, Any]
+    text: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.report["status"]["verdict"]]
+
+
+def run_drift(request: DriftRequest) -> DriftResult:
+    """Read, window, compare, alarm; write `--html` and `-o`. A UsageError (exit 2) for
+    files that cannot be read or joined and for a reference that names no window."""
+    _check(request)
+    try:
+        inputs = _read(request)
+        windows = _windows(request, inputs)
+        options = _options(request)
+        report = drift_report(inputs.ids, inputs.human, inputs.judge, windows, options)
+    except CalibrationInputError as exc:
+        raise UsageError(str(exc)) from None
+    report.update(_provenance(request, inputs))
+    report = to_strict_json(report)
+    text = dumps_strict(report) + "\n" if request.json else drift_markdown(report)
+    if request.output:
+        request.output.parent.mkdir(parents=True, exist_ok=True)
+        request.output.write_text(text, encoding="utf-8")
+    if request.html:
+        write_drift_html(request.html, report)
+    return DriftResult(report, text)
+
+
+def _check(request: DriftRequest) -> None:
+    if (request.by is None) == (request.window is None):
+        raise UsageError("judge drift needs one of --by day|week|month or --window N")
+    if request.window is not None and request.window < 1:
+        raise UsageError("--window N needs N >= 1")
+    if not 0 < request.alpha < 1:
+        raise UsageError("--alpha must lie between 0 and 1")
+
+
+def _read(request: DriftRequest) -> DriftInputs:
+    return read_drift_inputs(
+        request.records,
+        _labels(request.labels),
+        by_time=request.by is not None,
+        time_field=request.time_field,
+    )
+
+
+def _labels(path: Path) -> Path | LabelSet:
+    """A labels file as it is; a `judge label` store (an SQLite file, or a folder holding
+    one `*.labels.sqlite`) read directly: every label given, one row per annotator."""
+    if path.is_dir():
+        stores = sorted(path.glob("*.labels.sqlite"))
+        if len(stores) != 1:
+            raise UsageError(
+                f"--labels {path}: a folder needs one *.labels.sqlite, found {len(stores)}"
+            )
+        path = stores[0]
+    with path.open("rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            return path
+    from judge.label.store import LabelStore
+
+    store = LabelStore(path)
+    try:
+        rows = [
+            {
+                "id": e.case_id,
+                "label": e.label,
+                "annotator": e.annotator,
+                "labelled_at": e.labelled_at,
+            }
+            for e in store.events()
+            if e.action == "label"
+        ]
+    finally:
+        store.close()
+    return labels_from_rows(rows, source=str(path))
+
+
+def _windows(request: DriftRequest, inputs: DriftInputs) -> list[Window]:
+    if request.window is not None:
+        return count_windows(len(inputs.ids), request.window)
+    assert inputs.times is not None and request.by is not None
+    return time_windows(inputs.times, request.by)
+
+
+def _options(request: DriftRequest) -> DriftOptions:
+    options = DriftOptions(
+        alpha=request.alpha,
+        min_labels=request.min_labels,
+        n_bootstrap=request.bootstrap,
+        seed=request.seed,
+    )
+    reference = request.reference
+    if reference != "first" and Path(reference).exists():
+        return replace(options, reference=read_reference(reference))
+    return replace(options, reference=reference)
+
+
+def _provenance(request: DriftRequest, inputs: DriftInputs) -> dict[str, Any]:
+    windowing = f"{request.window} labels each, in file order" if request.window else request.by
+    return {
+        "windowing": windowing,
+        "time_source": inputs.time_source or "file order (no time used)",
+        "files": inputs.files,
+        "unlabelled_records": inputs.unlabelled,
+    }
+
+
+def write_drift_html(path: Path, report: dict[str, Any]) -> Path:
+    """The report as one self-contained HTML file: the chart (PNG, inline) and the table."""
+    from judge.report.drift import write_drift_report
+
+    chart = base64.b64encode(drift_chart_png(report)).decode()
+    return write_drift_report(path, report, chart)
