@@ -22,6 +22,7 @@ from judge.schemas import Case
 Order = Literal["ab", "ba"]
 # a conversation case's parts the page shows when the rubric reads them
 CONVERSATION_VIEW = ("messages", "messages_a", "messages_b", "expected_tool_calls", "goal")
+CONVERSATION_VIEW_SET = frozenset(CONVERSATION_VIEW)
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,17 @@ def label_choices(rubric: Rubric) -> list[Choice]:
     """The labels a human may give for `rubric`, each with a digit key (1, 2, ...);
     UsageError for a kind the labelling page has no label set for."""
     table = _PAIRWISE_SHOWN if is_pairwise(rubric) else _TABLE.get(rubric.kind)
-    if table is None:  # a kind that names its labels (labels, trajectory, task_completion)
+    if table is None and CONVERSATION_VIEW_SET & set(rubric.inputs):
+        # a conversation rubric: the labels its kind names (trajectory's match/mismatch,
+        # task_completion's three, a `labels` or `scale` rubric's own), judged from the
+        # transcript the page shows
         table = [(c.name, c.description) for c in rubric.behaviour.choices(rubric)] or None
     if table is None or len(table) > MAX_CHOICES:
         raise UsageError(
             f"judge label has no label set for rubric {rubric.ref} (kind {rubric.kind}); it "
-            f"labels the kinds {', '.join(LABELLED_KINDS)} and kinds that name up to "
-            f"{MAX_CHOICES} labels. Label other kinds in a CSV (id,label) that "
-            "`judge calibrate` reads"
+            f"labels the kinds {', '.join(LABELLED_KINDS)} and conversation rubrics whose "
+            f"kind names up to {MAX_CHOICES} labels. Label other kinds in a CSV (id,label) "
+            "that `judge calibrate` reads"
         )
     return [Choice(name, text, str(i)) for i, (name, text) in enumerate(table, 1)]
 
