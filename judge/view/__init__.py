@@ -54,4 +54,5 @@ def open_viewer(
         library or RubricLibrary(),
         label_dir,
         open_labelling,
+        labels,
     )

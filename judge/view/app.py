@@ -7,6 +7,8 @@ wheel) and the JSON API they use, which scripts may use too.
                                                     {"total", "records", "facets", "answers"}
     GET  /api/runs/{run}/records/{case_id}          {"record", "case", "human", "run"}
     GET  /api/runs/{run}/confusion                  people (rows) x judge (columns)
+    GET  /api/runs/{run}/drift?window=N|by=day|week|month&reference=&alpha=&min_labels=&time_field=
+                                                    `judge drift --json`'s report, each window's ids
     GET  /api/runs/{run}/rag                        the two-by-two of the run's pass
     GET  /api/compare?base={run}&candidate={run}    {"metrics", "regressed", "improved", ...}
     GET  /api/outputs/{id}                          a recognised summary/probe/compare file
@@ -31,6 +33,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from judge.errors import JudgeError
+from judge.view.drift import DriftQuery
 from judge.view.query import RecordQuery
 from judge.view.viewer import NotFound, Viewer
 from judge.view.words import SearchRefused
@@ -40,6 +43,7 @@ from judge.web.session import SecurityHeaders, TokenFirst
 
 STATIC = {
     "view.js": "text/javascript; charset=utf-8",
+    "drift.js": "text/javascript; charset=utf-8",
     "view.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
@@ -157,6 +161,29 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
     @app.get("/api/runs/{run_id}/confusion")
     def confusion(run_id: str) -> Response:
         return _json(_guarded(lambda: viewer.confusion(run_id)))
+
+    @app.get("/api/runs/{run_id}/drift")
+    def drift(
+        run_id: str,
+        window: int | None = None,
+        by: str | None = None,
+        reference: str = "first",
+        alpha: float = 0.05,
+        min_labels: int = 30,
+        time_field: str | None = None,
+    ) -> Response:
+        query = DriftQuery(
+            window=window,
+            by=by or None,  # type: ignore[arg-type]  # checked by problems()
+            reference=reference or "first",
+            alpha=alpha,
+            min_labels=min_labels,
+            time_field=time_field or None,
+        )
+        problems = query.problems()
+        if problems:
+            raise ViewError(400, "bad_request", "; ".join(problems))
+        return _json(_guarded(lambda: viewer.drift(run_id, query)))
 
     @app.get("/api/runs/{run_id}/rag")
     def rag(run_id: str) -> Response:

@@ -18,6 +18,7 @@ import duckdb
 
 from judge.errors import JudgeError, UsageError
 from judge.rubric import Rubric, RubricLibrary
+from judge.view.drift import DriftQuery
 from judge.view.index import Source, ensure_index
 from judge.view.people import queue_for_labelling
 from judge.view.query import Engine, RecordQuery
@@ -50,9 +51,11 @@ class Viewer:
     # "label these" opens the set's page where the caller can serve one (judge.app.view):
     # (cases file, store, rubric ref) -> the page's URL
     open_labelling: Callable[[Path, Path, str], str] | None = None
+    labels: Path | None = None  # the people's labels file (`--labels`), for the drift page
     _indexes: dict[str, tuple[str, Path]] = field(default_factory=dict)
     _overviews: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _compared: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    _drifts: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, run_id: str) -> ViewRun:
@@ -167,6 +170,26 @@ class Viewer:
     def confusion(self, run_id: str) -> dict[str, Any]:
         _, path = self.index(self.run(run_id))
         return self.engine.confusion(path)
+
+    def drift(self, run_id: str, query: DriftQuery) -> dict[str, Any]:
+        """`judge drift`'s report for the run's records and the viewer's labels (kept
+        worked out while neither file changes: each window bootstraps)."""
+        run = self.run(run_id)
+        if self.labels is None:
+            raise UsageError(
+                "this viewer was started without --labels: drift needs people's labels"
+            )
+        stamp, _ = self.index(run)
+        key = (run.id, stamp, _stamp(self.labels), query)
+        found = self._drifts.get(key)
+        if found is None:
+            from judge.view.drift import run_drift  # the statistics: on use only
+
+            found = run_drift(run.path, self.labels, query)
+            while len(self._drifts) >= MAX_COMPARED:
+                del self._drifts[next(iter(self._drifts))]
+            self._drifts[key] = found
+        return {"run": run.id, **found}
 
     # ---- comparisons, RAG, outputs ----------------------------------------------------------
 
@@ -294,6 +317,15 @@ def _by_ref(viewer: Viewer, runs: list[ViewRun]) -> dict[str, str]:
         described = viewer.describe(run)
         out[f"{described['rubric']}@{described['rubric_version']}"] = run.id
     return out
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """A labels file's size and time: a file edited since gives other figures."""
+    try:
+        info = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (info.st_size, info.st_mtime_ns)
 
 
 def _modified(path: Path) -> str:

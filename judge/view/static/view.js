@@ -1,7 +1,7 @@
 // judge view: every page is built from the JSON API with DOM nodes and text (never HTML
 // from data), so nothing a case or a judge wrote can run here. Routes live in the hash:
 // #/ runs, #/run/ID?filters records, #/case/RUN/ID (a conversation as its transcript), #/compare/BASE/CANDIDATE,
-// #/pair/BASE/CANDIDATE/ID, #/confusion/RUN, #/rag/RUN, #/output/ID.
+// #/pair/BASE/CANDIDATE/ID, #/confusion/RUN, #/drift/RUN (drift.js), #/rag/RUN, #/output/ID.
 "use strict";
 (function () {
   const params = new URLSearchParams(location.search);
@@ -115,6 +115,7 @@
       const statuses = r.error ? el("span", { class: "run-error" }, r.error) : Object.entries(r.status_counts).map(([k, v]) => `${k} ${v}`).join(", ");
       const extras = [
         r.has_labels ? el("a", { href: `#/confusion/${enc(r.id)}` }, "confusion") : null,
+        r.has_labels ? el("a", { href: `#/drift/${enc(r.id)}` }, "drift") : null,
         el("a", { href: `#/rag/${enc(r.id)}` }, "RAG 2×2"),
         ...r.outputs.filter((o) => o.kind !== "summary").map((o) => el("a", { href: `#/output/${enc(o.id)}` }, o.kind)),
       ].filter(Boolean);
@@ -441,6 +442,7 @@
       else if (parts[0] === "compare") await pageCompare(parts[1], parts[2]);
       else if (parts[0] === "pair") await pagePair(parts[1], parts[2], parts.slice(3).join("/"));
       else if (parts[0] === "confusion") await pageConfusion(parts[1]);
+      else if (parts[0] === "drift") await window.judgeDrift.page(parts[1], query, { el, api, enc, fmt, ci, show, trail, runById, runName });
       else if (parts[0] === "rag") await pageRag(parts[1]);
       else if (parts[0] === "output") await pageOutput(parts[1]);
       else await pageRuns();
