@@ -201,7 +201,9 @@ def probe_coverage(setting: str, pairs: int, *, reps: int, seed: int) -> Coverag
 COLUMNS = ("interval", "setting", "n", "target", "coverage / mean width (x its spread)", "bar")
 
 
-def tables(reps: int, n_bootstrap: int = CLI_RESAMPLES, seed: int = 46) -> tuple[str, list[str]]:
+def tables(
+    reps: int, n_bootstrap: int = CLI_RESAMPLES, seed: int = 46, *, n_eff_reps: int = N_EFF_REPS
+) -> tuple[str, list[str]]:
     """Every cell as one Markdown table, and the cells under the bar (beyond two Monte
     Carlo standard errors)."""
     rows: list[str] = []
@@ -237,8 +239,8 @@ def tables(reps: int, n_bootstrap: int = CLI_RESAMPLES, seed: int = 46) -> tuple
                 record(f"`mean_label.{name}`", f"{human} 1-5 labels, 1,000 judged", n, t, width)
     for accuracy, rate in ((0.4, 0.5), (0.6, 0.5), (0.8, 0.5)):
         for n in (10, 20, 30):
-            # n_eff's 1,000 resamples a sample are a Python loop: at most 200 samples a cell.
-            t = n_eff_coverage(accuracy, rate, n, reps=min(reps, N_EFF_REPS), seed=seed)
+            # n_eff's 1,000 resamples a sample are a Python loop: fewer samples a cell.
+            t = n_eff_coverage(accuracy, rate, n, reps=min(reps, n_eff_reps), seed=seed)
             record("`n_eff_ci95`", f"3 jurors, accuracy {accuracy}, pass rate {rate}", n, t)
     for setting in PROBE_SETTINGS:
         for pairs in (5, 10, 20):
