@@ -15,9 +15,13 @@ A mean of values that do not all lie at the scale's two ends (a 1-5 label of 3) 
 different: the bounded-scale interval assumes the largest variance the scale allows and,
 hulled in under 30 labels, was 2.2-3.1 times as wide as the mean's real spread at 10-30
 labels. There the labelled cases' own interval is :func:`prior_mean_interval` (Student's
-quantile around a posterior with one prior label spread over the scale's points), and
-PPI++'s normal interval takes Student's quantile (:func:`student_interval`) before the
-hull (coverage and width in ``benchmarks/small_n_intervals.md``).
+quantile around a posterior with one prior label spread over the scale's points).
+
+PPI++'s own interval (a simple random sample) is :func:`posterior_ppi_interval` at every
+n: the judge's errors read from a Dirichlet posterior of the labelled (human, judge) pairs,
+with Student's quantile. For 0/1 values it is still hulled with Wilson's interval under
+30 labels; a mean of more than two points stands alone (hulled, it was 1.7x its own
+spread at 18 labels). Coverage and width in ``benchmarks/small_n_intervals.md``.
 
 References: Angelopoulos, Duchi and Zrnic (2023), PPI++ (the normal interval is
 asymptotic); Wilson (1927); Brown, Cai and DasGupta (2001), Stat. Sci. 16(2) (normal

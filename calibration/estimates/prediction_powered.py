@@ -62,8 +62,8 @@ __all__ = ["prediction_powered_files", "prediction_powered_summary"]
 
 METHOD = (
     "PPI++ (Angelopoulos, Duchi and Zrnic 2023): judge mean over the unlabelled cases plus "
-    "its mean error on the labelled ones, power-tuned; normal 95% interval with ddof-1 "
-    "variances"
+    "its mean error on the labelled ones, power-tuned; interval: each estimate's "
+    "interval_method (a Dirichlet posterior of the labelled errors with Student's t)"
 )
 PRIOR_METHOD = (
     "Student t (n - 1 degrees of freedom) around the posterior mean and standard deviation "
