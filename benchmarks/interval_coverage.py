@@ -22,8 +22,9 @@ Four settings, each drawn from a population whose figure is known exactly:
 - ``mean_label``: a 1-5 scale, symmetric, skewed and ceiling-heavy, n = 10-30; the
   human-only interval of the mean label of
   :func:`calibration.estimates.prediction_powered.prediction_powered_summary`; target:
-  the population mean; the width is also read against the real spread,
-  ``2 · 1.96 · σ / √n``.
+  the population mean (PPI++: the human mean over the 1,000 judged cases); the width is
+  also read against each estimate's own real spread, the central 95% of
+  ``estimate - target`` over the samples.
 
 Each function returns a :class:`Coverage`; the seeded tests in
 ``tests/unit/test_interval_coverage.py`` call them with few repetitions.
@@ -38,20 +39,11 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.cli_intervals import CLI_SEED, cli_kappa_intervals
 from calibration.agreement.kappa_variance import cell_probabilities
 from calibration.agreement.metrics import _weight_matrix
-from calibration.agreement.small_sample import (
-    alpha_interval,
-    cohen_chance,
-    fce_kappa_interval,
-    kappa_type_interval,
-)
+from calibration.agreement.small_sample import alpha_interval
 from calibration.estimates.prediction_powered import prediction_powered_summary
-
-try:
-    from calibration.inference.intervals import dirichlet_tables
-except ImportError:  # the code before the posterior joined the weighted kappa interval
-    dirichlet_tables = None  # type: ignore[assignment]
 
 SCALE = ("1", "2", "3", "4", "5")
 HUMAN_RATES = {
@@ -147,40 +139,13 @@ def _kappas(tables: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def kappa_interval(
-    matrix: np.ndarray, w: np.ndarray, *, n_bootstrap: int, seed: int
+    matrix: np.ndarray, weights: str | None, *, n_bootstrap: int, seed: int = CLI_SEED
 ) -> tuple[float, float] | None:
-    """The (weighted) kappa interval :func:`calibration.pairs.analysis.analyse` prints for
-    this table, its bootstrap vectorised (the same multinomial draws as
-    :func:`calibration.inference.intervals.bootstrap_table_ci`, so the same interval)."""
-    rng = np.random.default_rng(seed)
-    n = int(matrix.sum())
-    draws = rng.multinomial(n, matrix.ravel() / n, size=n_bootstrap).reshape(-1, *matrix.shape)
-    values = _kappas(draws.astype(float), w)
-    values = values[np.isfinite(values)]
-    boot = (
-        tuple(float(v) for v in np.quantile(values, [0.025, 0.975]))
-        if len(values) >= n_bootstrap / 2
-        else None
-    )
-    chance = cohen_chance(matrix, w)
-    disagreement = None if np.array_equal(w, 1 - np.eye(len(w))) else w
-    posterior = None
-    if disagreement is not None and dirichlet_tables is not None:
-        drawn = _kappas(dirichlet_tables(matrix, n_draws=n_bootstrap, seed=seed), w)
-        drawn = drawn[np.isfinite(drawn)]
-        if len(drawn) >= n_bootstrap / 2:
-            posterior = tuple(float(v) for v in np.quantile(drawn, [0.025, 0.975]))
-    try:
-        large = fce_kappa_interval(matrix, disagreement)
-    except TypeError:  # the code before issue 34 (two classes only), to measure it too
-        large = fce_kappa_interval(matrix)
-    if posterior is None:  # the code before the posterior joined, to measure it too
-        return kappa_type_interval(
-            boot, matrix, chance, disagreement=disagreement, large_sample=large
-        ).ci
-    return kappa_type_interval(
-        boot, matrix, chance, disagreement=disagreement, large_sample=large, posterior=posterior
-    ).ci
+    """The (weighted) kappa interval ``judge calibrate`` prints for the cases behind this
+    1-5 (or two-class) table: :func:`benchmarks.cli_intervals.cli_kappa_intervals`."""
+    values = np.arange(1.0, len(matrix) + 1)
+    found = cli_kappa_intervals(matrix, weights, values, n_bootstrap=n_bootstrap, seed=seed)
+    return found["kappa" if weights is None else "weighted_kappa"]
 
 
 def weighted_kappa_coverage(
@@ -191,7 +156,7 @@ def weighted_kappa_coverage(
     values = np.arange(1, 6)
     w = _weight_matrix(5, weights, values)  # type: ignore[arg-type]
     target = float(_kappas(joint[None], w)[0])
-    return _kappa_coverage(joint, w, target, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
+    return _kappa_coverage(joint, weights, target, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def ceiling_kappa_coverage(
@@ -199,13 +164,12 @@ def ceiling_kappa_coverage(
 ) -> Coverage:
     """Two-class kappa near its ceiling: the printed interval against the true kappa."""
     joint = cell_probabilities(kappa, rate, rate)
-    w = 1 - np.eye(2)
-    return _kappa_coverage(joint, w, kappa, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
+    return _kappa_coverage(joint, None, kappa, n, reps=reps, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def _kappa_coverage(
     joint: np.ndarray,
-    w: np.ndarray,
+    weights: str | None,
     target: float,
     n: int,
     *,
@@ -214,13 +178,12 @@ def _kappa_coverage(
     seed: int,
 ) -> Coverage:
     """The printed (weighted) kappa interval of ``reps`` samples of ``n`` cases drawn from
-    ``joint``, against ``target``; a sample whose kappa is undefined counts as such."""
+    ``joint``, against ``target``; a sample whose kappa is undefined counts as such. Each
+    sample's interval is drawn on the CLI's seed, as ``judge calibrate`` would draw it."""
     tally = Coverage(target)
-    for rep, matrix in enumerate(_table_reps(joint, n, reps, seed)):
-        if not np.isfinite(_kappas(matrix[None].astype(float), w)[0]):
-            tally.add(None, "kappa undefined: the labels do not vary")
-            continue
-        tally.add(kappa_interval(matrix, w, n_bootstrap=n_bootstrap, seed=seed + rep))
+    for matrix in _table_reps(joint, n, reps, seed):
+        ci = kappa_interval(matrix, weights, n_bootstrap=n_bootstrap)
+        tally.add(ci, None if ci is not None else "kappa undefined: the labels do not vary")
     return tally
 
 
@@ -294,18 +257,16 @@ def panel_labels(counts: np.ndarray) -> list[list[str]]:
 
 
 def mean_label_coverage(
-    human: str, n: int, *, reps: int, seed: int, judged: int = 200
+    human: str, n: int, *, reps: int, seed: int, judged: int = 1000
 ) -> dict[str, Coverage]:
     """The human-only and PPI++ intervals of the 1-5 mean label against the population
-    mean, each with the real spread ``2·1.96·σ/√n``."""
+    mean (PPI++: the human mean over the judged cases, what it estimates), each with its
+    own real spread: the central 95% of ``estimate - target`` over the samples."""
     p = np.asarray(HUMAN_RATES[human])
-    values = np.arange(1, 6)
-    mean = float(p @ values)
-    sigma = math.sqrt(float(p @ (values - mean) ** 2))
+    mean = float(p @ np.arange(1, 6))
     joint = ordinal_joint(human, "accurate")
-    out = {
-        name: Coverage(mean, spread=2 * 1.96 * sigma / math.sqrt(n)) for name in ("human", "ppi")
-    }
+    out = {name: Coverage(mean) for name in ("human", "ppi")}
+    errors: dict[str, list[float]] = {name: [] for name in out}
     rng = np.random.default_rng(seed)
     for _ in range(reps):
         cells = rng.choice(25, size=judged, p=joint.ravel())
@@ -316,8 +277,14 @@ def mean_label_coverage(
         block = prediction_powered_summary(records, rows, labels=list(SCALE))["overall"]
         est = block["mean_label"]
         out["human"].add(est["human_only"]["ci95"], est.get("reason"))
+        errors["human"].append(est["human_only"]["estimate"] - mean)
         # PPI++ estimates the human mean over the judged cases.
-        out["ppi"].add(est["ppi"]["ci95"], est.get("reason"), float(np.mean(h)) + 1)
+        judged_mean = float(np.mean(h)) + 1
+        out["ppi"].add(est["ppi"]["ci95"], est.get("reason"), judged_mean)
+        errors["ppi"].append(est["ppi"]["estimate"] - judged_mean)
+    for name, tally in out.items():
+        low, high = np.quantile(errors[name], [0.025, 0.975])
+        tally.spread = float(high - low)
     return out
 
 
@@ -363,7 +330,7 @@ def tables(reps: int, n_bootstrap: int, seed: int = 0) -> tuple[str, list[str]]:
     means: list[str] = []
     for human in HUMAN_RATES:
         for n in (10, 20, 30):
-            for name, t in mean_label_coverage(human, n, reps=reps, seed=seed, judged=100).items():
+            for name, t in mean_label_coverage(human, n, reps=reps, seed=seed).items():
                 record(means, f"{human} 1-5 labels, {name}", n, t, 0.93)
                 if t.width_ratio > 1.5:
                     bad.append(f"{human} n={n} {name}: width {t.width_ratio:.2f}x > 1.5x")
@@ -373,7 +340,7 @@ def tables(reps: int, n_bootstrap: int, seed: int = 0) -> tuple[str, list[str]]:
         ("Krippendorff's alpha over jurors (`krippendorff_alpha_ci95`)", alpha),
         (
             "Mean of a 1-5 label (`mean_label.human_only.ci95`, `mean_label.ppi.ci95`; "
-            "width also as a multiple of the real spread 2·1.96·σ/√n)",
+            "width also as a multiple of the estimate's own real central-95% spread)",
             means,
         ),
     ):

@@ -45,7 +45,10 @@ from calibration.estimates.ppi_intervals import (
     clip,
     guarded,
     labelled_interval,
+    posterior_ppi_interval,
     scale_of,
+    scale_points,
+    spread_is_known,
     student_interval,
     uses_prior,
 )
@@ -59,8 +62,8 @@ __all__ = ["prediction_powered_files", "prediction_powered_summary"]
 
 METHOD = (
     "PPI++ (Angelopoulos, Duchi and Zrnic 2023): judge mean over the unlabelled cases plus "
-    "its mean error on the labelled ones, power-tuned; normal 95% interval with ddof-1 "
-    "variances"
+    "its mean error on the labelled ones, power-tuned; interval: each estimate's "
+    "interval_method (a Dirichlet posterior of the labelled errors with Student's t)"
 )
 PRIOR_METHOD = (
     "Student t (n - 1 degrees of freedom) around the posterior mean and standard deviation "
@@ -72,6 +75,13 @@ STUDENT_METHOD = (
     "Student t interval (n - 1 degrees of freedom) of a mean with its own spread, widened "
     "to the bounded-scale score interval only when the labels do not vary"
 )
+POSTERIOR_PPI_METHOD = (
+    "PPI++ estimate; interval: Student t (n - 1 degrees of freedom) around the judge's "
+    "imputed mean plus the posterior mean of its error under a Dirichlet prior over the "
+    "scale's (human, judge) pairs (Jeffreys 1/2 a cell for 0/1 values, else weight 1), "
+    "with that posterior's variance"
+)
+WILSON_METHOD = "Wilson score interval of the share of 1s (every value is 0 or 1)"
 WEIGHTED_METHOD = (
     "PPI++ for an unequal-probability labelling sample: judge mean over every case plus "
     "its mean error on the labelled ones weighted by 1/inclusion probability (Hajek form "
@@ -277,12 +287,10 @@ def _estimates(
         out["ppi"]["ci95"] = out["human_only"]["ci95"]
         out["ppi"]["interval_note"] = "every case labelled: the human-only interval"
     else:
-        normal = ppi.ci
-        if student:  # a mean with its own spread: Student's quantile, not the normal one
-            normal = student_interval(ppi.estimate, ppi.std_error, len(yl), confidence=confidence)
-            out["ppi"]["interval_method"] = STUDENT_METHOD
-        ci, note = guarded(normal, own, len(yl), scale)
+        ci, note, method = _ppi_interval(sample, ppi, own, scale, declared, confidence, student)
         out["ppi"]["ci95"] = list(ci) if ci is not None else None
+        if method:
+            out["ppi"]["interval_method"] = method
         if note:
             out["ppi"]["interval_note"] = note
     if ppi.std_error > 0 and np.isfinite(classical.std_error):
@@ -293,6 +301,41 @@ def _estimates(
     if note:
         out["note"] = note
     return out
+
+
+def _ppi_interval(
+    sample: Sample,
+    ppi: MeanEstimate,
+    own: tuple[float, float] | None,
+    scale: Scale | None,
+    declared: Sequence[float] | None,
+    confidence: float,
+    student: bool,
+) -> tuple[tuple[float, float] | None, str | None, str | None]:
+    """``(interval, note, method)`` of PPI++ with unlabelled cases. A simple random sample
+    on a known scale: :func:`calibration.estimates.ppi_intervals.posterior_ppi_interval`,
+    at every n; for 0/1 values under 30 labels it is also widened to the labels' Wilson
+    interval (:func:`guarded`), while a mean of more than two points stands alone (hulled
+    with the labels' own interval it was 1.7x its real spread at 18 labels). A weighted
+    sample: the normal interval (Student's for a mean with its own spread), guarded."""
+    labelled, n = sample.labelled, int(sample.labelled.sum())
+    yl, fl = sample.y[labelled], sample.f[labelled]
+    if sample.weights is None and scale is not None and ppi.lam is not None:
+        points = scale_points(scale, declared)
+        posterior = posterior_ppi_interval(
+            yl, fl, sample.f[~labelled], ppi.lam, points, confidence=confidence
+        )
+        if posterior is not None:
+            if student:
+                return clip(posterior, scale), None, POSTERIOR_PPI_METHOD
+            ci, note = guarded(posterior, own, n, scale)
+            return ci, note, POSTERIOR_PPI_METHOD
+    normal, method = ppi.ci, None
+    if student:  # a mean with its own spread: Student's quantile, not the normal one
+        normal = student_interval(ppi.estimate, ppi.std_error, n, confidence=confidence)
+        method = STUDENT_METHOD
+    ci, note = guarded(normal, own, n, scale)
+    return ci, note, method
 
 
 def _plain(
@@ -315,8 +358,11 @@ def _plain(
     est = classical_mean(values, confidence=confidence)
     own = labelled_interval(values, scale, confidence, rate=False, declared=declared)
     student = uses_prior(values, scale, declared) and len(values) >= 2
+    binary = scale is not None and not student and spread_is_known(values, scale)
     if student:  # its own interval, never degenerate (the prior's label has spread)
         guarded_ci, note = clip(own, scale), None
+    elif binary and own is not None:  # 0/1 values: Wilson's interval at every n, never Wald's
+        guarded_ci, note = own, None
     elif est.ci is None:  # one value: no spread to estimate, the score interval alone
         guarded_ci, note = own, (None if own is None else "one value: the score interval")
     else:
@@ -328,6 +374,8 @@ def _plain(
     }
     if student:
         body["interval_method"] = PRIOR_METHOD
+    elif binary and own is not None:
+        body["interval_method"] = WILSON_METHOD
     if note:
         body["interval_note"] = note
     return body

@@ -23,7 +23,9 @@ from calibration.inference.intervals import (
     DEFAULT_RESAMPLES,
     binomial_test_p,
     bootstrap_indices_ci,
+    normal_quantile,
     sign_test_p,
+    t_quantile,
     wilson_interval,
 )
 from calibration.inference.means import (
@@ -37,6 +39,7 @@ from calibration.inference.means import (
 __all__ = [
     "binomial_p",
     "difference_fields",
+    "effective_wilson_interval",
     "pair_rate_fields",
     "pair_rate_interval",
     "paired_change",
@@ -90,13 +93,15 @@ def pair_rate_interval(
     seed: int = 0,
 ) -> tuple[float, float]:
     """Interval of ``Σ hits / Σ trials`` when pair i contributes ``hits[i]`` of its
-    ``trials[i]`` verdicts: a seeded percentile bootstrap over pairs (each resample draws
-    whole pairs, so the verdicts of one pair stay together), the cluster bootstrap.
+    ``trials[i]`` verdicts: the hull of a seeded percentile bootstrap over pairs (each
+    resample draws whole pairs, so the verdicts of one pair stay together) and the Wilson
+    interval at the verdicts' effective number (:func:`effective_wilson_interval`).
 
-    Where every resample gives the same rate (every pair contributes alike, e.g. one win
-    of two verdicts in each of a consistent judge's pairs) the bootstrap has nothing to
-    say about pairs not seen; the interval is then the Wilson interval of the verdicts,
-    wider and never of width 0. ``(nan, nan)`` with no trials.
+    The bootstrap alone covered 0.67-0.93 at 5-20 pairs: a resample of 5 pairs holds 3
+    or 4 distinct ones. Where every resample gives the same rate (every pair contributes
+    alike, e.g. one win of two verdicts in each of a consistent judge's pairs) it has
+    nothing to say about pairs not seen, and the Wilson interval stands alone.
+    ``(nan, nan)`` with no trials.
 
     Reference: Davison and Hinkley (1997), Bootstrap Methods and their Application,
     sec. 3.8 (resampling clusters); Field and Welsh (2007), JRSS B 69(3).
@@ -114,9 +119,57 @@ def pair_rate_interval(
     lo, hi = bootstrap_indices_ci(
         len(k), rate, n_resamples=n_resamples, confidence=confidence, seed=seed
     )
+    score = effective_wilson_interval(k, t, confidence=confidence)
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo < 1e-12:
-        return wilson_interval(int(k.sum()), int(total), confidence=confidence)
-    return (lo, hi)
+        return score
+    return (min(lo, score[0]), max(hi, score[1]))
+
+
+def effective_wilson_interval(
+    hits: Sequence[int] | np.ndarray,
+    trials: Sequence[int] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
+    """Wilson interval of ``p = Σ hits / Σ trials`` at the effective number of verdicts
+    when they come in clusters (pairs): ``n_eff = p(1 - p) / V``, with ``V`` the
+    cluster-robust (linearised ratio) variance over the ``m`` clusters with a trial,
+
+    ``V = m/(m - 1) · Σ (hitsᵢ - p·trialsᵢ)² / (Σ trials)²``,
+
+    at least ``m`` (each cluster one verdict's worth; more where a pair's two verdicts
+    pull apart, as a consistent judge's one win in two does); ``n_eff = m`` when ``p`` is
+    0 or 1 or ``m < 2``, ``Σ trials`` when every cluster sits at the rate. Then Wilson's
+    ``(p + q²/2n ± q·sqrt(p(1-p)/n + q²/4n²)) / (1 + q²/n)`` at ``n = n_eff`` (it need
+    not be whole) with Student's quantile ``q = t(1-α/2; m-1)`` (the normal one below 2
+    clusters): the variance rests on ``m`` clusters, as Korn and Graubard's degrees of
+    freedom say. Read it as Wilson's interval with the verdicts discounted by the design
+    effect of their pairs. ``(nan, nan)`` with no trials.
+
+    Reference: Korn and Graubard (1998), Survey Methodology 24(2) (an interval of a
+    proportion at an effective sample size); Kish (1965), Survey Sampling (the design
+    effect); Wilson (1927).
+    """
+    k = np.asarray(hits, dtype=float)
+    t = np.asarray(trials, dtype=float)
+    total = float(t.sum())
+    if total == 0:
+        return (float("nan"), float("nan"))
+    p = float(k.sum()) / total
+    m = int((t > 0).sum())
+    spread = float(((k - p * t) ** 2).sum())
+    n_eff = float(m)
+    if 0 < p < 1 and m >= 2 and spread > 0:
+        variance = m / (m - 1) * spread / total**2
+        n_eff = max(float(m), p * (1 - p) / variance)
+    elif 0 < p < 1 and m >= 2:  # every cluster at the rate: no spread, the verdicts' n
+        n_eff = total
+    z = t_quantile(confidence, m - 1) if m >= 2 else normal_quantile(confidence)
+    centre = (p + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2)) / (1 + z * z / n_eff)
+    low = 0.0 if p == 0 else max(0.0, centre - half)
+    high = 1.0 if p == 1 else min(1.0, centre + half)
+    return (low, high)
 
 
 def pair_rate_fields(
