@@ -387,6 +387,8 @@ def readme_root_outputs() -> set[str]:
         if elsewhere or not re.match(r"\s*(?:JUDGE_\w+=\S+ )?(?:judge|vllm) ", line):
             continue
         for name in re.findall(flags + r" ([\w./-]+)", line):
+            if name.startswith("-"):  # a flag after a flag that takes none (`--json -o`)
+                continue
             if not name.startswith(("examples/", "tests/", "/")) and "FILE" not in name:
                 found.add(name.split("/")[0] + ("/" if "/" in name else ""))
     return found
