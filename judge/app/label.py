@@ -21,6 +21,7 @@ from judge.label.app import ANNOTATOR, LabelSession, create_label_app
 from judge.label.choices import Choice, label_choices
 from judge.label.export import export_labels
 from judge.label.labelset import LabelPlan, describe, open_label_store
+from judge.label.production import production_db, reopen_production_store
 from judge.label.queue import Queues
 from judge.rubric import Rubric, load_rubric
 from judge.web import serve
@@ -59,6 +60,7 @@ class Labelling:
     db: Path
     inputs: list[Path]
     token: str
+    production: bool = False  # INPUT is a `judge watch --label-dir` folder
 
 
 def export_sidecars(db: Path) -> list[Path]:
@@ -92,6 +94,9 @@ def prepare_labelling(request: LabelRequest, env: Mapping[str, str]) -> Labellin
     choices = label_choices(rubric)  # before the store: an unlabelled kind creates nothing
     source = Path(request.input)
     plan = LabelPlan(source, rubric, request.records, request.sample, request.seed, request.overlap)
+    if source.is_dir():  # `judge watch --label-dir`'s folder: a set that grows
+        db = production_db(source, rubric)
+        return Labelling(request, rubric, choices, plan, db, [], token, production=True)
     db = request.db or Path(f"{source.stem}.{rubric.id}.labels.sqlite")
     inputs = [source, *([request.records] if request.records else [])]
     return Labelling(request, rubric, choices, plan, db, inputs, token)
@@ -100,7 +105,10 @@ def prepare_labelling(request: LabelRequest, env: Mapping[str, str]) -> Labellin
 def serve_labelling(labelling: Labelling, *, say: Say) -> None:
     """Open the store, listen, say where, and serve until stopped."""
     request = labelling.request
-    store = open_label_store(labelling.db, labelling.plan)
+    if labelling.production:
+        store = reopen_production_store(labelling.db, labelling.rubric)
+    else:
+        store = open_label_store(labelling.db, labelling.plan)
     session = LabelSession(
         labelling.rubric,
         labelling.choices,

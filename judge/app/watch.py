@@ -64,6 +64,8 @@ class WatchRequest:
     rubrics_dir: tuple[Path, ...]
     judge: JudgeChoice
     shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
+    label_rate: float | None = None  # `--label-rate R --label-dir DIR` (judge.app.watch_labels)
+    label_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ def run_watch_job(
             options.exporter = stack.enter_context(EvaluationExporter(request.otel_endpoint))
         if request.metrics_port is not None:
             options.metrics = _serve_metrics(request.metrics_port, say)
+        _label_queue(request, rubric, options, stack)
         for line in judge_notes(config):
             say(line)
         say(f"watch: {source.name} -> {request.output}")
@@ -161,6 +164,32 @@ def _options(request: WatchRequest, prices: tuple[float, float] | None, say: Say
         max_polls=request.max_polls,
         say=say,
     )
+
+
+def _label_queue(
+    request: WatchRequest, rubric: Rubric, options: WatchOptions, stack: ExitStack
+) -> None:
+    """`--label-rate R --label-dir DIR`: queue a share of what is graded for people, and
+    set the live agreement on /metrics once a poll."""
+    if (request.label_rate is None) != (request.label_dir is None):
+        raise UsageError("--label-rate and --label-dir go together")
+    if request.label_dir is None or request.label_rate is None:
+        return
+    from judge.app.watch_labels import open_production_labels
+
+    labels = open_production_labels(
+        request.label_dir,
+        rubric,
+        request.output / (rubric.id + ".jsonl"),
+        rate=request.label_rate,
+        seed=request.sample_seed,
+        metrics=options.metrics,
+        say=options.say,
+    )
+    stack.callback(labels.store.close)
+    options.on_graded, options.on_poll = labels.graded, labels.polled
+    labels.polled()  # the gauges hold figures from the first scrape on
+    options.say(f"watch: labels queued to {labels.store.path} (rate {request.label_rate})")
 
 
 def _prices(request: WatchRequest) -> tuple[float, float] | None:

@@ -20,6 +20,8 @@ EXAMPLES = """examples:
       --max-cases-per-day 500
   judge watch --phoenix http://127.0.0.1:6006 --project rag-app --rubric faithfulness \\
       -o watch/ --budget-usd-per-day 5 --push --metrics-port 9464
+  judge watch --otlp traces.jsonl --rubric faithfulness -o watch/ --label-rate 0.05 \\
+      --label-dir labels/ --metrics-port 9464      (then: judge label labels/ --rubric faithfulness)
 """
 
 
@@ -51,6 +53,11 @@ def add_watch(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--push", action="store_true", help="Phoenix: write verdicts as annotations")
     r.add_argument("--otel-endpoint", metavar="URL", help="send gen_ai.evaluation.result events")
     r.add_argument("--metrics-port", type=int, help="serve Prometheus /metrics on 127.0.0.1:PORT")
+    lab = p.add_argument_group("labels from production")
+    lab.add_argument("--label-rate", type=float, metavar="R",
+                     help="queue this share of what is graded for people (seeded by --sample-seed)")  # fmt: skip
+    lab.add_argument("--label-dir", type=Path, metavar="DIR",
+                     help="the judge label store to queue to (DIR/RUBRIC.labels.sqlite, private)")  # fmt: skip
     add_judge_options(p)
     p.set_defaults(run=run_watch)
 

@@ -16,6 +16,11 @@ a heap of their order's positions still to offer and a heap of their skips, and 
 annotator. Building an annotator's order is the one step in proportion to the set, once per
 annotator and server start. One server per store: another process's labels are seen after
 a restart.
+
+A set that grows (`judge watch --label-dir` appends items while the server runs): each
+request first reads the items past the last one known (an indexed range, usually empty)
+and adds them as a batch: to every annotator's order after what was there, shuffled among
+themselves the same way, so an order never reshuffles what an annotator has seen.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ class Queues:
                 len(self._labellers.get(c, ())) >= r for c, r in self._required.items()
             )
             self._walks: dict[str, _Walk] = {}
+            self._batches = [0]  # where each batch of items starts in `_ids` (and every order)
+            self._batch_of: dict[str, int] = {}  # an appended item's batch (absent: batch 0)
             store.watch(self._changed)
 
     def order(self, annotator: str) -> list[str]:
@@ -65,6 +72,7 @@ class Queues:
 
     def next_item(self, annotator: str) -> StoredItem | None:
         with self.store.lock:
+            self._grow()
             walk = self._walk(annotator)
             while walk.fresh:
                 case_id = walk.order[walk.fresh[0]]
@@ -83,6 +91,7 @@ class Queues:
     def progress(self, annotator: str) -> dict[str, Any]:
         """This annotator's counts, and the whole set's: items with all the labels they need."""
         with self.store.lock:
+            self._grow()
             walk = self._walk(annotator)
             return {
                 "labelled": walk.labelled,
@@ -109,14 +118,37 @@ class Queues:
     def _rank(self, annotator: str, case_id: str) -> bytes:
         return hashlib.sha256(f"{self.seed}\x00{annotator}\x00{case_id}".encode()).digest()
 
+    def _grow(self) -> None:
+        """Add the items appended since the last look as one batch (module docstring)."""
+        rows = self.store.outline(after=len(self._ids))
+        if not rows:
+            return
+        batch, start = len(self._batches), len(self._ids)
+        self._batches.append(start)
+        for case_id, required in rows:
+            self._required[case_id] = required
+            self._batch_of[case_id] = batch
+            self._ids.append(case_id)
+        for annotator, walk in self._walks.items():
+            walk.order.extend(self._sorted(annotator, self._ids[start:]))
+            for position in range(start, len(walk.order)):
+                heapq.heappush(walk.fresh, position)
+                self._count(annotator, walk, walk.order[position], +1)
+
+    def _sorted(self, annotator: str, ids: list[str]) -> list[str]:
+        return sorted(ids, key=lambda c: (self._required[c] == 1, self._rank(annotator, c)))
+
     def _walk(self, annotator: str) -> _Walk:
         """The annotator's state, built on first sight (the one step in proportion to the
         set: their order, their answers read once)."""
         walk = self._walks.get(annotator)
         if walk is None:
-            order = sorted(
-                self._ids, key=lambda c: (self._required[c] == 1, self._rank(annotator, c))
-            )
+            bounds = [*self._batches, len(self._ids)]
+            order = [
+                case_id
+                for start, end in zip(bounds, bounds[1:], strict=False)
+                for case_id in self._sorted(annotator, self._ids[start:end])
+            ]
             answers = {e.case_id: e for e in self.store.events(annotator)}
             walk = _Walk(order, answers, fresh=list(range(len(order))))  # sorted: a heap
             walk.skips = [(e.seq, e.case_id) for e in answers.values() if e.action == "skip"]
@@ -177,9 +209,12 @@ class Queues:
                 heapq.heappush(walk.skips, (walk.answers[case_id].seq, case_id))
 
     def _position(self, annotator: str, walk: _Walk, case_id: str) -> int:
-        """Where `case_id` stands in the annotator's order (binary search on its sort key)."""
+        """Where `case_id` stands in the annotator's order (binary search on its sort key,
+        within its batch)."""
         key = (self._required[case_id] == 1, self._rank(annotator, case_id))
-        low, high = 0, len(walk.order)
+        batch = self._batch_of.get(case_id, 0)
+        low = self._batches[batch]
+        high = self._batches[batch + 1] if batch + 1 < len(self._batches) else len(walk.order)
         while low < high:
             mid = (low + high) // 2
             other = walk.order[mid]

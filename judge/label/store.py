@@ -134,8 +134,33 @@ class LabelStore:
             )
         self._items = None
 
+    def append_items(self, items: list[tuple[Item, dict[str, Any]]]) -> int:
+        """Add items after the last, for a set that grows (`judge watch --label-dir`); an id
+        the store holds already is left as it is, so a case appended twice (a watch
+        restarted) is queued once. Committed before it returns; how many were new."""
+        with self._transaction() as db:
+            start = db.execute("SELECT COALESCE(MAX(position) + 1, 0) FROM items").fetchone()[0]
+            added = 0
+            for item, view in items:
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?, ?)",
+                    (start + added, item.case_id, json.dumps(view), item.inclusion_probability,
+                     item.required),
+                )  # fmt: skip
+                added += cursor.rowcount
+        self._items = None
+        return added
+
+    def count_waiting(self) -> int:
+        """Items with fewer labels than they need: the labels still waiting for people."""
+        rows = self._query(
+            "SELECT COUNT(*) FROM items WHERE required > (SELECT COUNT(*) FROM events"
+            " WHERE events.case_id = items.case_id AND action = 'label')"
+        )
+        return int(rows[0][0])
+
     def items(self) -> list[StoredItem]:
-        if self._items is None:  # immutable once written
+        if self._items is None:  # read once; `append_items` makes it read again
             rows = self._query("SELECT * FROM items ORDER BY position")
             self._items = [
                 StoredItem(pos, cid, json.loads(view), prob, req)
@@ -151,9 +176,12 @@ class LabelStore:
         pos, cid, view, prob, req = rows[0]
         return StoredItem(pos, cid, json.loads(view), prob, req)
 
-    def outline(self) -> list[tuple[str, int]]:
-        """(case id, labels required) of every item in position order, without the views."""
-        return self._query("SELECT case_id, required FROM items ORDER BY position")
+    def outline(self, *, after: int = 0) -> list[tuple[str, int]]:
+        """(case id, labels required) of every item in position order, without the views;
+        `after`: only those from that position on (the items appended since)."""
+        return self._query(
+            "SELECT case_id, required FROM items WHERE position >= ? ORDER BY position", (after,)
+        )
 
     def count_items(self) -> tuple[int, int]:
         """(items, items needing more than one label)."""

@@ -63,6 +63,9 @@ class WatchOptions:
     metrics: GradingMetrics | None = None
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     say: Callable[[str], None] = print
+    # each graded case before its record is written (the label queue), and after each poll
+    on_graded: Callable[[Case, GradedRecord], None] | None = None
+    on_poll: Callable[[], None] | None = None
 
 
 async def watch(
@@ -75,6 +78,8 @@ async def watch(
         polls = 0
         while True:
             await run.poll_once()
+            if options.on_poll is not None:
+                options.on_poll()
             polls += 1
             if options.once or (options.max_polls is not None and polls >= options.max_polls):
                 return run.state
@@ -189,6 +194,8 @@ class _Run:
             self._say_budget(spent, now)
             return
         record = await self.grader.grade_case(case)
+        if options.on_graded is not None:
+            options.on_graded(case, record)
         writer.write(record)
         writer.flush()  # the records file is the log: graded is final once this returns
         self.graded.add(case.id)
