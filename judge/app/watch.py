@@ -96,10 +96,10 @@ def run_watch_job(
             options.exporter = stack.enter_context(EvaluationExporter(request.otel_endpoint))
         if request.metrics_port is not None:
             options.metrics = _serve_metrics(request.metrics_port, say)
-        _label_queue(request, rubric, options, stack)
         for line in judge_notes(config):
             say(line)
         say(f"watch: {source.name} -> {request.output}")
+        _label_queue(request, rubric, options, stack)
         state = asyncio.run(_watch(source, config, rubric, request.output, options))
     exporter = options.exporter
     exported = exporter.counts.line(exporter.endpoint) if exporter is not None else None

@@ -35,7 +35,11 @@ def add_label_command(sub: argparse._SubParsersAction) -> None:
         epilog=LABEL_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("input", metavar="INPUT", help="cases (JSONL or CSV), or `export`")
+    p.add_argument(
+        "input",
+        metavar="INPUT",
+        help="cases (JSONL or CSV), a `judge watch --label-dir` folder, or `export`",
+    )
     p.add_argument("--rubric", help="ID or ID@VERSION: its label set is offered")
     p.add_argument("--records", type=Path, help="graded records of INPUT: stratify the sample")
     p.add_argument(
