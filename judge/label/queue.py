@@ -180,6 +180,7 @@ class Queues:
     def _changed(self, annotator: str, case_id: str, event: Event | None) -> None:
         """One committed answer (or undo) of `annotator` for `case_id`: update that case's
         entries for every annotator seen so far (the store holds its lock meanwhile)."""
+        self._grow()  # an answer for a case appended since the last request is counted too
         if case_id not in self._required:
             return
         for name, walk in self._walks.items():

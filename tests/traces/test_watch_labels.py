@@ -152,6 +152,9 @@ def test_open_queues_offer_appended_items_after_what_was_there(tmp_path) -> None
     store.undo("ana")
     assert queues.next_item("ana").case_id == late.case_id  # back at its place
     assert queues.progress("ana")["left"] == 3 and store.count_waiting() == 3
+    store.append_items([(Item("c6", 1.0), {"question": "q", "answer": "a6"})])
+    store.record("bo", "c6", label="faithful")  # answered before any request saw it
+    assert queues.progress("ana")["left"] == 3 and store.count_waiting() == 3
     store.close()
 
 
@@ -263,3 +266,18 @@ def test_metrics_show_agreement_its_lower_bound_and_labels_waiting(tmp_path, ser
     assert _gauge(text, "judge_human_agreement_labels") == 30
     lower = _gauge(text, "judge_human_agreement_lower95")
     assert 0.5 < lower < 1.0
+
+
+def test_the_command_serves_the_label_gauges(tmp_path, capsys) -> None:
+    """`judge watch --metrics-port 0 --label-rate R --label-dir DIR`: the gauges are on the
+    served registry. (The job leaves its metrics server to the process's end, as the
+    command does; a daemon thread here.)"""
+    traffic = Traffic(tmp_path / "traces.jsonl")
+    traffic.send(8)
+    argv = ["watch", "--otlp", str(traffic.path), "--rubric", "faithfulness", "--once"]
+    argv += ["-o", str(tmp_path / "w"), "--metrics-port", "0"]
+    assert main([*argv, "--label-rate", "0.5", "--label-dir", str(tmp_path / "l")]) == 0
+    port = int(capsys.readouterr().err.split("metrics at http://127.0.0.1:")[1].split("/")[0])
+    text = _scrape(port)
+    assert _gauge(text, "judge_labels_waiting") == len(_queued(tmp_path / "l")) > 0
+    assert _gauge(text, "judge_human_agreement_labels") == 0
