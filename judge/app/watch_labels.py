@@ -85,7 +85,7 @@ class ProductionLabels:
     say: Callable[[str], None]
     gauges: LiveGauges | None = None
     judged: dict[str, str] = field(default_factory=dict)  # queued id -> the judge's label
-    queued_now: int = 0
+    last: tuple[Any, tuple[float, float, int]] | None = None  # (its pairs, the figures)
 
     def graded(self, case: Case, record: GradedRecord) -> None:
         """Queue `case` when it is drawn and the judge gave it a label (only a label can
@@ -94,7 +94,7 @@ class ProductionLabels:
             return
         item = Item(case.id, self.rate)
         try:
-            self.queued_now += self.store.append_items([(item, case_view(self.rubric, case))])
+            self.store.append_items([(item, case_view(self.rubric, case))])
         except sqlite3.Error as exc:  # the store busy past SQLite's wait: say, keep grading
             self.say(f"watch: {case.id} not queued for labelling: {exc}")
             return
@@ -117,6 +117,16 @@ class ProductionLabels:
         ids, human, judge = ids[-LIVE_WINDOW:], human[-LIVE_WINDOW:], judge[-LIVE_WINDOW:]
         if len(ids) < MIN_LABELS:
             return math.nan, math.nan, len(ids)
+        key = (ids, human, judge)
+        if self.last is not None and self.last[0] == key:  # no new label: the same figures
+            return self.last[1]
+        figures = self._figures(ids, human, judge)
+        self.last = (key, figures)
+        return figures
+
+    def _figures(
+        self, ids: list[str], human: list[str], judge: list[str]
+    ) -> tuple[float, float, int]:
         options = DriftOptions(min_labels=MIN_LABELS, seed=self.seed)
         report = drift_report(ids, human, judge, count_windows(len(ids), len(ids)), options)
         row = report["windows"][0]

@@ -281,3 +281,24 @@ def test_the_command_serves_the_label_gauges(tmp_path, capsys) -> None:
     text = _scrape(port)
     assert _gauge(text, "judge_labels_waiting") == len(_queued(tmp_path / "l")) > 0
     assert _gauge(text, "judge_human_agreement_labels") == 0
+
+
+def test_the_live_window_is_the_last_100_labelled_and_matches_scikit_learn(tmp_path) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    from judge.app.watch_labels import ProductionLabels
+
+    store = open_production_store(tmp_path / "l", RUBRIC, rate=1.0, seed=0)
+    ids = [f"c{n:03d}" for n in range(130)]
+    store.append_items([(Item(i, 1.0), {"question": "q", "answer": "a"}) for i in ids])
+    judge = {i: "faithful" if n % 2 else "unfaithful" for n, i in enumerate(ids)}
+    human = {i: judge[i] if n % 7 else "faithful" for n, i in enumerate(ids)}
+    for i in ids[:-10]:  # the last 10 queued, not labelled yet
+        store.record("ana", i, label=human[i])
+    live = ProductionLabels(store, RUBRIC, 1.0, 0, print, judged=dict(judge))
+    kappa, lower, n = live.latest_window()
+    window = ids[-110:-10]
+    expected = cohen_kappa_score([human[i] for i in window], [judge[i] for i in window])
+    assert n == 100 and kappa == pytest.approx(expected, abs=1e-12)
+    assert 0 < lower < kappa
+    store.close()
