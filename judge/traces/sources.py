@@ -19,7 +19,7 @@ from judge.schemas import Case
 from judge.traces.conversation import cases_of_traces
 from judge.traces.mapping import Extraction, Missing, TraceMapping
 from judge.traces.phoenix import PhoenixClient
-from judge.traces.spans import Span, read_otlp_file
+from judge.traces.spans import Span, open_regular, read_otlp_file
 
 __all__ = ["MAX_PENDING", "BadPosition", "OtlpFileSource", "PhoenixSource", "Poll", "TraceSource"]
 
@@ -119,7 +119,7 @@ class OtlpFileSource:
     def _identity(self, offset: int) -> dict[str, Any] | None:
         """Device, inode, size now, and the hash of the first min(offset, HEAD) bytes."""
         try:
-            with self.path.open("rb") as handle:
+            with open_regular(self.path) as handle:  # a FIFO or a device: one line
                 info = os.fstat(handle.fileno())
                 head = handle.read(min(offset, HEAD))
         except FileNotFoundError:

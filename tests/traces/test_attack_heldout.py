@@ -1,0 +1,89 @@
+"""Held-out attacks on `judge traces pull|push` and `judge watch` (issue 45's check: other
+sizes, names, depths and folders than its own tests): what is at the followed name (a FIFO,
+a device, a folder), the folder lock pre-made as a link or a folder, a checkpoint of the
+right JSON and the wrong shape, agent traces with thousands of tool spans, and who may
+read what the watch writes. Each ends in bounded time with one line, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.cli import main
+from tests.traces.test_watch_damaged import rag_line
+
+GUARD_S = 60  # a guard against a hang, not a timing: the fixed code ends at once
+
+
+def _ends(run: Callable[[], Any]) -> Any:
+    """Run `run` in a thread; fail the test (not hang it) if it does not end."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = run()
+        except BaseException as exc:  # handed back to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(GUARD_S)
+    assert not thread.is_alive(), "did not end"
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")
+
+
+def _write(path: Path, numbers: range, tag: str = "h") -> None:
+    with path.open("a") as out:
+        out.writelines(rag_line(n, tag) for n in numbers)
+
+
+def _watch(path: Path, folder: Path, *extra: str) -> int:
+    argv = ["watch", "--otlp", str(path), "--rubric", "faithfulness", "-o", str(folder)]
+    return main([*argv, "--once", *extra])
+
+
+def _one_error(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# ---- what stands at the followed name --------------------------------------------------
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _zero_link(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("make", [_fifo, _zero_link], ids=["fifo", "dev-zero-link"])
+def test_a_pull_of_what_is_no_regular_file_is_one_line(make, tmp_path, capsys) -> None:
+    """A FIFO with no writer was waited on forever; a link to /dev/zero read forever."""
+    path = tmp_path / "spans.otlp"
+    make(path)
+    rc = _ends(lambda: main(["traces", "pull", "--otlp", str(path), "-o", str(tmp_path / "c")]))
+    assert rc == 2
+    assert "not a regular file" in _one_error(capsys)
+
+
+@pytest.mark.parametrize("make", [_fifo, _zero_link], ids=["fifo", "dev-zero-link"])
+def test_a_followed_file_replaced_by_no_regular_file_is_one_line(make, tmp_path, capsys) -> None:
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    assert _watch(path, folder) == 0
+    path.rename(tmp_path / "collector.out.1")
+    make(path)
+    assert _ends(lambda: _watch(path, folder)) == 2
+    assert "not a regular file" in _one_error(capsys)
