@@ -14,6 +14,7 @@ it: one line, exit 2, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Iterator
@@ -139,8 +140,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
     if key in _HELD:
         yield
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock(folder)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -158,3 +158,23 @@ def folder_lock(folder: Path) -> Iterator[None]:
             _HELD.discard(key)
     finally:
         os.close(fd)
+
+
+def _open_lock(folder: Path) -> int:
+    """The lock file, created 0600 in `folder` (made if need be). Never through a link: a
+    lock name pre-made as a link to another file would have that file truncated and the
+    pid written into it. A link, a folder or anything not a regular file there, or a
+    folder that cannot be made, is a UsageError naming it."""
+    import stat
+
+    path = folder / LOCK
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        why = "a link" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
+        raise UsageError(f"-o {folder}: cannot hold the watch lock {path} ({why})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"-o {folder}: cannot hold the watch lock {path} (not a regular file)")
+    return fd

@@ -87,3 +87,40 @@ def test_a_followed_file_replaced_by_no_regular_file_is_one_line(make, tmp_path,
     make(path)
     assert _ends(lambda: _watch(path, folder)) == 2
     assert "not a regular file" in _one_error(capsys)
+
+
+# ---- the folder lock pre-made ------------------------------------------------------------
+
+
+def test_a_lock_pre_made_as_a_link_is_refused_and_its_target_kept(tmp_path, capsys) -> None:
+    """The lock was opened through a link: the file it named was truncated and the pid
+    written into it."""
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    folder.mkdir()
+    victim = tmp_path / "notes.txt"
+    victim.write_text("keep me\n")
+    (folder / ".watch.lock").symlink_to(victim)
+    assert _watch(path, folder) == 2
+    assert "a link" in _one_error(capsys)
+    assert victim.read_text() == "keep me\n"
+    assert not (folder / "faithfulness.jsonl").exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_a_lock_pre_made_as_no_file_is_one_line(kind, tmp_path, capsys) -> None:
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    folder.mkdir()
+    lock = folder / ".watch.lock"
+    lock.mkdir() if kind == "folder" else os.mkfifo(lock)
+    assert _ends(lambda: _watch(path, folder)) == 2
+    assert "watch lock" in _one_error(capsys)
+
+
+def test_a_watch_folder_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    folder.write_text("not a folder\n")
+    assert _watch(path, folder) == 2
+    assert "watch lock" in _one_error(capsys)
