@@ -12,7 +12,7 @@ from typing import Any
 from judge.engine.atomic import replace_text
 from judge.engine.inputs import iter_cases
 from judge.engine.records import scan_records
-from judge.errors import InputError
+from judge.errors import InputError, OutputWriteError, UsageError
 from judge.schemas import GradedRecord
 from judge.traces.conversation import cases_of_traces
 from judge.traces.mapping import Extraction, TraceMapping
@@ -68,9 +68,15 @@ def pull_phoenix(
 
 
 def write_cases(extraction: Extraction, output: Path) -> None:
-    """The cases as JSONL (written whole, then moved into place)."""
+    """The cases as JSONL (written whole, then moved into place). An `-o` that cannot be
+    a file (a folder, under a file, not ours to write) is a UsageError naming it."""
     text = "".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in extraction.cases)
-    replace_text(output, text)
+    try:
+        replace_text(output, text)
+    except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as exc:
+        raise UsageError(f"-o {output}: cannot be written ({exc.strerror})") from None
+    except OSError as exc:
+        raise OutputWriteError(str(output), exc, resume="nothing was written") from None
 
 
 def read_records(path: Path) -> list[GradedRecord]:

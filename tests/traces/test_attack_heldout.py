@@ -124,3 +124,13 @@ def test_a_watch_folder_that_is_a_file_is_one_line(tmp_path, capsys) -> None:
     folder.write_text("not a folder\n")
     assert _watch(path, folder) == 2
     assert "watch lock" in _one_error(capsys)
+
+
+@pytest.mark.parametrize("where", ["a-folder", "under-a-file"])
+def test_a_pull_to_where_no_file_can_be_is_one_line(where, tmp_path, capsys) -> None:
+    path = tmp_path / "spans.otlp"
+    _write(path, range(2))
+    (tmp_path / "plain").write_text("x\n")
+    output = tmp_path if where == "a-folder" else tmp_path / "plain" / "cases.jsonl"
+    assert main(["traces", "pull", "--otlp", str(path), "-o", str(output)]) == 2
+    assert "cannot be written" in _one_error(capsys)
