@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judge.engine.atomic import replace_text
 from judge.engine.records import loads_bounded
@@ -37,14 +37,35 @@ LOCK = ".watch.lock"
 _HELD: set[Path] = set()  # folders this process holds (the job's, then the loop's, lock)
 
 
+# what a spend and a tally can be: a negative, NaN or infinite amount, or a window stamp
+# that is not one (any letter sorts after every date: that window would never end), would
+# lift or stop the budget for good, so such a checkpoint is damaged, not read
+_COUNT = Field(default=0, ge=0)
+_USD = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+
+
 class _SpendForm(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    hour: str = ""
-    day: str = ""
-    hour_usd: float = 0.0
-    day_usd: float = 0.0
-    hour_cases: int = 0
-    day_cases: int = 0
+    hour: str = Field(default="", pattern=r"^(\d{4}-\d{2}-\d{2}T\d{2})?$")
+    day: str = Field(default="", pattern=r"^(\d{4}-\d{2}-\d{2})?$")
+    hour_usd: float = _USD
+    day_usd: float = _USD
+    hour_cases: int = _COUNT
+    day_cases: int = _COUNT
+
+
+class _TallyForm(BaseModel):
+    """One window's tally: both counts, never more passed than graded."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    graded: int = Field(ge=0)
+    passed: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _at_most_graded(self) -> _TallyForm:
+        if self.passed > self.graded:
+            raise ValueError("more passed than graded")
+        return self
 
 
 class _Form(BaseModel):
@@ -53,8 +74,8 @@ class _Form(BaseModel):
     model_config = ConfigDict(strict=True)
     position: dict[str, Any]
     spend: _SpendForm
-    windows: dict[str, dict[str, int]]
-    counts: dict[str, int]
+    windows: dict[str, _TallyForm]
+    counts: dict[str, Annotated[int, Field(ge=0)]]
     recent: list[str] | None = None
     records_size: int | None = None
     decided: dict[str, str] | None = None  # the first form
@@ -92,7 +113,7 @@ class WatchState:
             position=form.position,
             records_size=form.records_size,
             spend=Spend(**form.spend.model_dump()),
-            windows=form.windows,
+            windows={start: tally.model_dump() for start, tally in form.windows.items()},
             counts=form.counts,
             first_form=set(form.decided or ()),
         )

@@ -6,6 +6,7 @@ read what the watch writes. Each ends in bounded time with one line, never a tra
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -134,3 +135,46 @@ def test_a_pull_to_where_no_file_can_be_is_one_line(where, tmp_path, capsys) -> 
     output = tmp_path if where == "a-folder" else tmp_path / "plain" / "cases.jsonl"
     assert main(["traces", "pull", "--otlp", str(path), "-o", str(output)]) == 2
     assert "cannot be written" in _one_error(capsys)
+
+
+# ---- a checkpoint of the right JSON and the wrong shape ---------------------------------
+
+
+def _checkpoint(**changes: Any) -> dict[str, Any]:
+    spend = {"hour": "2026-12-05T08", "day": "2026-12-05", "hour_cases": 1, "day_cases": 1}
+    base = {"position": {}, "spend": spend, "windows": {}, "counts": {}, "recent": []}
+    return {**base, **changes}
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [
+        _checkpoint(windows={"2026-12-05T08:00:00Z": {}}),  # a tally without its counts
+        _checkpoint(windows={"2026-12-05T08:00:00Z": {"graded": 2, "passed": 7}}),
+        _checkpoint(windows={"2026-12-05T08:00:00Z": {"graded": -3, "passed": 0}}),
+        _checkpoint(spend={"day": "2026-12-05", "day_cases": -1_000_000}),  # lifts the budget
+        _checkpoint(spend={"hour": "zzzz", "hour_cases": 50}),  # a window that never ends
+        _checkpoint(counts={"graded": -1}),
+    ],
+    ids=["tally-empty", "more-passed", "negative-tally", "negative-spend", "bad-hour", "counts"],
+)
+def test_a_checkpoint_of_the_wrong_shape_is_one_line(checkpoint, tmp_path, capsys) -> None:
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    folder.mkdir()
+    (folder / "checkpoint.json").write_text(json.dumps(checkpoint))
+    assert _watch(path, folder, "--max-cases-per-day", "5") == 2
+    assert "not a watch checkpoint" in _one_error(capsys)
+    assert not (folder / "faithfulness.jsonl").exists()
+
+
+def test_a_nan_spend_does_not_lift_a_usd_budget(tmp_path, capsys) -> None:
+    """NaN compares false with every limit: a NaN spend never reached one."""
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    folder.mkdir()
+    spend = {"day": "2026-12-05", "day_usd": float("nan")}
+    (folder / "checkpoint.json").write_text(json.dumps(_checkpoint(spend=spend)))
+    prices = ("--price-input", "1", "--price-output", "1", "--budget-usd-per-day", "1")
+    assert _watch(path, folder, *prices) == 2
+    assert "finite" in _one_error(capsys)
