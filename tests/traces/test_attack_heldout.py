@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from judge.cli import main
+from judge.traces.conversation import cases_of_traces
+from judge.traces.spans import Span
 from tests.traces.test_watch_damaged import rag_line
 
 GUARD_S = 60  # a guard against a hang, not a timing: the fixed code ends at once
@@ -178,3 +180,46 @@ def test_a_nan_spend_does_not_lift_a_usd_budget(tmp_path, capsys) -> None:
     prices = ("--price-input", "1", "--price-output", "1", "--budget-usd-per-day", "1")
     assert _watch(path, folder, *prices) == 2
     assert "finite" in _one_error(capsys)
+
+
+# ---- agent traces with thousands of tool spans (the conversation path) -----------------
+
+TRACE = "cd" * 16
+
+
+def _agent_trace(tools: int, *, model_between: bool = False) -> list[Span]:
+    """An AGENT root, a model call, then `tools` tool spans (a model call after each when
+    `model_between`), none of their calls recorded by the model: each is made up."""
+    kind = "openinference.span.kind"
+    user = {"llm.input_messages.0.message.role": "user"}
+    user["llm.input_messages.0.message.content"] = "Check every warehouse."
+    root = Span(TRACE, "0" * 15 + "1", None, "agent", 1, {kind: "AGENT", "input.value": "q"})
+    spans = [root, Span(TRACE, "0" * 15 + "2", root.span_id, "llm", 2, {kind: "LLM", **user})]
+    for n in range(tools):
+        tool = {kind: "TOOL", "tool.name": f"stock_{n % 7}", "output.value": f"{n} left"}
+        spans.append(Span(TRACE, f"{n + 16:016x}", root.span_id, "tool", 10 + 2 * n, tool))
+        if model_between:
+            again = {kind: "LLM", **user, "llm.output_messages.0.message.role": "assistant"}
+            spans.append(
+                Span(TRACE, f"{n + 16:08x}{'f' * 8}", root.span_id, "llm", 11 + 2 * n, again)
+            )
+    return spans
+
+
+def test_thousands_of_tool_spans_make_one_whole_conversation() -> None:
+    """Each made-up call rescanned the transcript (quadratic): 9,000 tool spans took seconds,
+    100,000 would take most of an hour."""
+    found = _ends(
+        lambda: cases_of_traces(_agent_trace(4_000, model_between=True), shape="conversations")
+    )
+    (case,) = found.cases
+    assert sum(m.role == "tool" for m in case.messages) == 4_000
+
+
+def test_more_calls_than_a_case_holds_is_refused_in_one_line() -> None:
+    """Past the messages a case may hold the trace was still read whole, then dropped as
+    'no valid messages' after minutes; now it is refused at once, and said."""
+    found = _ends(lambda: cases_of_traces(_agent_trace(30_000), shape="conversations"))
+    assert found.cases == [] and found.missing == []
+    (line,) = found.broken
+    assert "30001 model and tool calls" in line and "refused" in line
