@@ -30,7 +30,7 @@ from judge.engine.records import loads_bounded
 from judge.errors import InputError, UsageError
 from judge.traces.sampling import Spend
 
-__all__ = ["LOCK", "RECENT", "WatchState", "folder_lock"]
+__all__ = ["LOCK", "RECENT", "WatchState", "folder_lock", "private_file", "private_folder"]
 
 RECENT = 10_000  # ids decided lately: a span exported twice within this many is read once
 LOCK = ".watch.lock"
@@ -190,7 +190,7 @@ def _open_lock(folder: Path) -> int:
 
     path = folder / LOCK
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
     except OSError as exc:
         why = "a link" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
@@ -199,3 +199,21 @@ def _open_lock(folder: Path) -> int:
         os.close(fd)
         raise UsageError(f"-o {folder}: cannot hold the watch lock {path} (not a regular file)")
     return fd
+
+
+def private_folder(folder: Path) -> None:
+    """Make the watch's folder 0700 when this makes it: what it holds (records, the
+    checkpoint's waiting spans) is case text, as the service's data folder holds. A folder
+    that was there is not ours to chmod."""
+    if not folder.is_dir():
+        folder.mkdir(parents=True, mode=0o700)
+        folder.chmod(0o700)  # mkdir's mode is filtered by the umask
+
+
+def private_file(path: Path) -> None:
+    """Create `path` empty and 0600 when it is not there (an append-only log opened later
+    with the umask's mode would be readable by every user); one that is there is kept."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be the watch's records ({exc.strerror})") from None

@@ -223,3 +223,32 @@ def test_more_calls_than_a_case_holds_is_refused_in_one_line() -> None:
     assert found.cases == [] and found.missing == []
     (line,) = found.broken
     assert "30001 model and tool calls" in line and "refused" in line
+
+
+# ---- who may read what the watch writes --------------------------------------------------
+
+
+def test_what_the_watch_writes_is_private_to_its_user(tmp_path) -> None:
+    """The records (the judge's reasons quote the case) were 0644 in a 0755 folder, whatever
+    the umask allowed; the checkpoint's waiting spans hold case text too."""
+    path, folder = tmp_path / "collector.out", tmp_path / "deep" / "watched"
+    _write(path, range(3))
+    old = os.umask(0o022)
+    try:
+        assert _watch(path, folder) == 0
+    finally:
+        os.umask(old)
+    assert folder.stat().st_mode & 0o777 == 0o700
+    written = [p for p in folder.iterdir() if p.is_file()]
+    assert {p.name for p in written} >= {"faithfulness.jsonl", "checkpoint.json"}
+    assert {p.name: p.stat().st_mode & 0o777 for p in written} == dict.fromkeys(
+        (p.name for p in written), 0o600
+    )
+
+
+def test_records_that_cannot_be_a_file_are_one_line(tmp_path, capsys) -> None:
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    (folder / "faithfulness.jsonl").mkdir(parents=True)
+    assert _watch(path, folder) == 2
+    assert "cannot be the watch's records" in _one_error(capsys)
