@@ -185,7 +185,8 @@ class PhoenixClient:
             raise PhoenixAnswerError(
                 f"Phoenix {self.shown}{path}", "the answer does not say what was stored"
             )
-        return min(len(stored), len(batch))
+        ids = [item for item in stored if isinstance(item, dict) and item.get("id")]
+        return min(len(ids), len(batch))  # an entry without its id is no stored annotation
 
     def _get(self, path: str, params: dict[str, Any], pull: _Pull | None = None) -> dict[str, Any]:
         data = self._send("GET", path, pull=pull, params=params)

@@ -18,6 +18,7 @@ import pytest
 from judge.cli import main
 from judge.traces.conversation import cases_of_traces
 from judge.traces.spans import Span
+from tests.traces.phoenix_fake import Answer, FakePhoenix, json_answer
 from tests.traces.test_watch_damaged import rag_line
 
 GUARD_S = 60  # a guard against a hang, not a timing: the fixed code ends at once
@@ -252,3 +253,31 @@ def test_records_that_cannot_be_a_file_are_one_line(tmp_path, capsys) -> None:
     (folder / "faithfulness.jsonl").mkdir(parents=True)
     assert _watch(path, folder) == 2
     assert "cannot be the watch's records" in _one_error(capsys)
+
+
+# ---- traces push: what Phoenix says it stored ---------------------------------------------
+
+
+def _graded(tmp_path: Path, count: int) -> Path:
+    path, folder = tmp_path / "collector.out", tmp_path / "graded"
+    _write(path, range(count))
+    assert _watch(path, folder) == 0
+    return folder / "faithfulness.jsonl"
+
+
+@pytest.mark.parametrize("data", [[None, None, None], [{}, {}, {}], [1, 2, 3]])
+def test_entries_that_are_no_stored_annotation_are_not_counted(data, tmp_path, capsys) -> None:
+    """A 200 whose `data` lists three things that are not annotations (no ids): nothing
+    is reported written, and the three graded records are not called 'not graded'."""
+    records = _graded(tmp_path, 3)
+    capsys.readouterr()
+
+    def route(method: str, path: str, query: Any, body: bytes) -> Answer:
+        return json_answer({"data": data})
+
+    with FakePhoenix(route) as fake:
+        argv = ["traces", "push", str(records), "--phoenix", fake.url, "--project", "p"]
+        main(argv)
+    out = capsys.readouterr().out
+    assert "0 span annotations written" in out
+    assert "not graded" not in out and "3 sent that Phoenix did not say it stored" in out
