@@ -13,10 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from judge.engine.records import loads_bounded
 from judge.errors import UsageError
 from judge.schemas import Case
-from judge.traces.spans import Span
+from judge.traces.spans import Span, loads_text
 
 __all__ = ["Extraction", "Missing", "TraceMapping", "cases_from_spans"]
 
@@ -310,7 +309,7 @@ def _message_json(value: str) -> list[tuple[str, str]] | None:
     """GenAI JSON messages: `[{"role", "parts": [{"type": "text", "content"}]}]` (or a
     plain `content`)."""
     try:
-        data = loads_bounded(value)  # an attribute is the app's text: bounded like any input
+        data = loads_text(value)  # an attribute is the app's text: bounded like any input
     except ValueError:  # not JSON, too deep, a number past the digit limit
         return None
     if not isinstance(data, list):

@@ -37,7 +37,7 @@ from judge.engine.records import loads_bounded
 from judge.errors import InputError, JudgeError, UsageError
 from judge.schemas import GradedRecord
 from judge.traces.otel import event_attributes
-from judge.traces.spans import Span
+from judge.traces.spans import Span, loads_text
 from judge.traces.urls import shown_url
 
 __all__ = ["PhoenixAnswerError", "PhoenixClient", "PhoenixError", "annotation_of"]
@@ -216,7 +216,7 @@ class PhoenixClient:
         if not body:
             return None
         try:
-            return loads_bounded(body)
+            return loads_text(body)  # no lone surrogate left to break the cases file
         except ValueError as exc:  # HTML, not UTF-8, too deep, too many digits
             kind = response.headers.get("content-type", "no content type")
             raise PhoenixAnswerError(

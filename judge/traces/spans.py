@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,11 +31,15 @@ __all__ = [
     "MAX_LINE",
     "Span",
     "flatten_value",
+    "loads_text",
     "open_regular",
     "read_otlp_file",
     "spans_of_line",
 ]
 
+# a lone UTF-16 surrogate escaped in JSON (`"\ud800"`): a str no UTF-8 file can hold
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LINE = 64 * 1024 * 1024  # a Collector line is one export batch: far under this
 CHUNK = 1024 * 1024
 
@@ -184,7 +189,7 @@ def spans_of_line(raw: bytes | str, path: str, line: int | None = None) -> list[
     """The spans of one OTLP JSON object (`{"resourceSpans": [...]}`), the line `line` of
     `path` (both named in the InputError a bad line raises)."""
     try:
-        data = loads_bounded(raw)
+        data = loads_text(raw)
     except ValueError as exc:  # not UTF-8, not JSON, too deep, too many digits
         raise InputError(path, [(line, None, f"not JSON ({_first_line(exc)})")]) from None
     if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
@@ -193,6 +198,42 @@ def spans_of_line(raw: bytes | str, path: str, line: int | None = None) -> list[
         return list(_spans(data["resourceSpans"]))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(path, [(line, None, f"not OTLP JSON ({_reason(exc)})")]) from None
+
+
+def loads_text(raw: bytes | str) -> Any:
+    """`loads_bounded`, with each lone surrogate a JSON text escapes (`"\ud800"`) in its
+    strings, keys included, replaced by U+FFFD: a trace's text must become a cases file,
+    and UTF-8 cannot hold a lone surrogate (writing it was a traceback). A ValueError for
+    what is not bounded JSON."""
+    data = loads_bounded(raw)
+    escaped = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    return _scrubbed(data) if _SURROGATE_ESCAPE.search(escaped) else data
+
+
+def _scrubbed(data: Any) -> Any:
+    """`data` with lone surrogates replaced, walked with a stack (JSON as deep as
+    `loads_bounded` allows, no recursion), containers changed in place."""
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data)
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            for n, value in enumerate(item):
+                if isinstance(value, str):
+                    item[n] = _SURROGATE.sub("\ufffd", value)
+                elif isinstance(value, list | dict):
+                    todo.append(value)
+        elif isinstance(item, dict):
+            pairs = list(item.items())
+            item.clear()
+            for key, value in pairs:
+                if isinstance(value, str):
+                    value = _SURROGATE.sub("\ufffd", value)
+                elif isinstance(value, list | dict):
+                    todo.append(value)
+                item[_SURROGATE.sub("\ufffd", key)] = value
+    return data
 
 
 def _first_line(exc: Exception) -> str:

@@ -281,3 +281,77 @@ def test_entries_that_are_no_stored_annotation_are_not_counted(data, tmp_path, c
     out = capsys.readouterr().out
     assert "0 span annotations written" in out
     assert "not graded" not in out and "3 sent that Phoenix did not say it stored" in out
+
+
+# ---- lone surrogates in attribute values ---------------------------------------------------
+
+
+def _surrogate_line() -> str:
+    """A request whose question, document and slice hold lone surrogates, escaped as JSON
+    allows (`"\\udc80"`): valid JSON, but no UTF-8 file can hold the text as decoded."""
+
+    def kv(key: str, text: str) -> dict[str, Any]:
+        return {"key": key, "value": {"stringValue": text}}
+
+    root, trace = "5" * 16, "6" * 32
+    messages = json.dumps([{"role": "user", "content": "rates \udfff?"}])
+    spans = [
+        {
+            "traceId": trace,
+            "spanId": root,
+            "name": "rag",
+            "attributes": [
+                kv("openinference.span.kind", "CHAIN"),
+                kv("llm.input_messages", messages),
+                kv("output.value", "fine \ud800"),
+                kv("app.region", "\udbff"),
+            ],
+        },
+        {
+            "traceId": trace,
+            "spanId": "7" * 16,
+            "parentSpanId": root,
+            "name": "fetch",
+            "attributes": [
+                kv("openinference.span.kind", "RETRIEVER"),
+                kv("retrieval.documents.0.document.content", "rates \udc80 rise"),
+            ],
+        },
+    ]
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n"
+
+
+def test_lone_surrogates_in_a_pull_become_replacement_characters(tmp_path, capsys) -> None:
+    """Writing the cases file was a traceback (surrogates not allowed)."""
+    path, output = tmp_path / "spans.otlp", tmp_path / "cases.jsonl"
+    path.write_text(_surrogate_line())
+    argv = ["traces", "pull", "--otlp", str(path), "-o", str(output)]
+    assert main([*argv, "--slice-attr", "app.region"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    (case,) = [json.loads(line) for line in output.read_bytes().decode("utf-8").splitlines()]
+    assert case["contexts"] == ["rates \ufffd rise"] and case["slices"] == ["\ufffd"]
+
+
+def test_lone_surrogates_do_not_end_a_watch(tmp_path, capsys) -> None:
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    path.write_text(_surrogate_line())
+    assert _watch(path, folder, "--slice-attr", "app.region") == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert (folder / "faithfulness.jsonl").read_bytes().decode("utf-8").count("\n") == 1
+
+
+def test_lone_surrogates_from_phoenix_are_replaced(tmp_path, capsys) -> None:
+    span = {
+        "name": "rag",
+        "context": {"trace_id": "8" * 32, "span_id": "9" * 16},
+        "span_kind": "CHAIN",
+        "start_time": "2026-12-01T10:00:00+00:00",
+        "attributes": {"input.value": "why \ud800?", "output.value": "because \udfff"},
+    }
+    body = json.dumps({"data": [span], "next_cursor": None}).encode()
+    output = tmp_path / "cases.jsonl"
+    with FakePhoenix(lambda *_: Answer(200, body)) as fake:
+        argv = ["traces", "pull", "--phoenix", fake.url, "--project", "p", "-o", str(output)]
+        assert main(argv) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    assert json.loads(output.read_bytes())["question"] == "why \ufffd?"
