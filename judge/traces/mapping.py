@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from pydantic import ValidationError
+
 from judge.errors import UsageError
 from judge.schemas import Case
 from judge.traces.spans import Span, loads_text
@@ -223,15 +225,18 @@ def _case(
     )  # the LLM span under a chain records it
     if response_id:
         metadata["response_id"] = response_id
-    case = Case(
-        id=root.span_id,
-        question=values["question"],
-        answer=values["answer"],
-        contexts=contexts,
-        retrieved_ids=ids if ids and len(ids) == len(contexts) else None,
-        slices=_slices(root, mapping.slices),
-        metadata=metadata,
-    )
+    try:
+        case = Case(
+            id=root.span_id,
+            question=values["question"],
+            answer=values["answer"],
+            contexts=contexts,
+            retrieved_ids=ids if ids and len(ids) == len(contexts) else None,
+            slices=_slices(root, mapping.slices),
+            metadata=metadata,
+        )
+    except ValidationError as exc:  # past a case's bounds (an id, more documents than it holds)
+        return None, (f"valid {exc.errors()[0]['loc'][0]}",)
     return case, ()
 
 

@@ -46,6 +46,7 @@ PAGE = 1000  # Phoenix's largest span page
 ANNOTATION_BATCH = 100
 SPAN_IDS_PER_READ = 1000  # Phoenix's MAX_SPAN_IDS
 MIB = 1024 * 1024
+MAX_ID = 128  # characters of a trace or span id (Phoenix's are 32 and 16 hex digits)
 
 
 class PhoenixError(JudgeError):
@@ -236,6 +237,8 @@ def span_of(item: dict[str, Any]) -> Span:
     ids = (context["trace_id"], context["span_id"], item.get("parent_id") or "")
     if not all(isinstance(i, str) for i in ids):
         raise TypeError("an id is not text")
+    if not all(0 < len(i) <= MAX_ID for i in ids[:2]):  # a case id is the span id, bounded
+        raise ValueError(f"an id is empty or over {MAX_ID} characters")
     return Span(
         trace_id=ids[0],
         span_id=ids[1],

@@ -355,3 +355,25 @@ def test_lone_surrogates_from_phoenix_are_replaced(tmp_path, capsys) -> None:
         assert main(argv) == 0
     assert "Traceback" not in capsys.readouterr().err
     assert json.loads(output.read_bytes())["question"] == "why \ufffd?"
+
+
+@pytest.mark.parametrize("span_id", ["e" * 513, ""], ids=["513-chars", "empty"])
+def test_a_phoenix_span_id_no_case_can_take_is_skipped_and_said(span_id, tmp_path, capsys) -> None:
+    """A span id past the 512 characters a case id may have was a ValidationError
+    traceback; an empty one vanished without a word."""
+    span = {
+        "name": "rag",
+        "context": {"trace_id": "8" * 32, "span_id": span_id},
+        "span_kind": "CHAIN",
+        "attributes": {"input.value": "why?", "output.value": "because"},
+    }
+    good = {**span, "context": {"trace_id": "9" * 32, "span_id": "a" * 16}}
+    body = json.dumps({"data": [span, good], "next_cursor": None}).encode()
+    output = tmp_path / "cases.jsonl"
+    with FakePhoenix(lambda *_: Answer(200, body)) as fake:
+        argv = ["traces", "pull", "--phoenix", fake.url, "--project", "p", "-o", str(output)]
+        assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert "an id is empty or over 128 characters" in captured.err + captured.out
+    assert [json.loads(line)["id"] for line in output.read_text().splitlines()] == ["a" * 16]
