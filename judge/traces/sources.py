@@ -59,12 +59,13 @@ def _poll_of(extraction: Extraction, position: dict[str, Any], skipped: Iterable
 class OtlpFileSource:
     """A file the Collector's file exporter appends to, followed as `tail -F` follows a
     name. Position: the byte offset of the first line not yet read, the file's identity
-    (device and inode, and a hash of its first bytes), and the spans of traces whose root
-    has not arrived (a trace is complete when its root span, the one without a parent,
-    has been written). A file replaced under the name (rotated), shorter than the offset
-    (truncated) or with other first bytes (truncated and written again) is read from its
-    start. At most `max_pending` waiting spans are kept: past that the oldest traces are
-    dropped, and said."""
+    (device and inode, hashes of its first bytes and of those before the offset), and the
+    spans of traces whose root has not arrived (a trace is complete when its root span,
+    the one without a parent, has been written). A file replaced under the name (rotated),
+    shorter than the offset (truncated) or with other bytes at its start or before the
+    offset (truncated in place and written again) is read from its start. At most
+    `max_pending` waiting spans are kept: past that the oldest traces are dropped, and
+    said."""
 
     path: Path
     mapping: TraceMapping
@@ -117,17 +118,27 @@ class OtlpFileSource:
         return offset, identity
 
     def _identity(self, offset: int) -> dict[str, Any] | None:
-        """Device, inode, size now, and the hash of the first min(offset, HEAD) bytes."""
+        """Device, inode, size now, and hashes of the first min(offset, HEAD) bytes and of
+        the HEAD bytes before `offset`: a Collector's lines all open with the same resource
+        attributes, so a file truncated in place (copytruncate) and written past the offset
+        again has the same head; the bytes before the offset tell it."""
         try:
             with open_regular(self.path) as handle:  # a FIFO or a device: one line
                 info = os.fstat(handle.fileno())
                 head = handle.read(min(offset, HEAD))
+                handle.seek(max(0, offset - HEAD))
+                tail = handle.read(min(offset, HEAD))
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise InputError(str(self.path), [(None, None, f"cannot be read ({exc})")]) from None
-        digest = hashlib.sha256(head).hexdigest()[:16]
-        return {"dev": info.st_dev, "ino": info.st_ino, "size": info.st_size, "head": digest}
+        return {
+            "dev": info.st_dev,
+            "ino": info.st_ino,
+            "size": info.st_size,
+            "head": hashlib.sha256(head).hexdigest()[:16],
+            "tail": hashlib.sha256(tail).hexdigest()[:16],
+        }
 
 
 def _split_complete(spans: Iterable[Span]) -> tuple[list[Span], list[Span]]:
@@ -147,7 +158,7 @@ def _other_file(saved: dict[str, Any], now: dict[str, Any]) -> bool:
     identity was kept has none: then only the size can tell)."""
     if (saved.get("dev"), saved.get("ino")) != (now["dev"], now["ino"]):
         return True
-    return saved.get("head") is not None and saved.get("head") != now["head"]
+    return any(saved.get(k) is not None and saved.get(k) != now[k] for k in ("head", "tail"))
 
 
 def _pending_spans(saved: Any, skipped: list[str]) -> list[Span]:

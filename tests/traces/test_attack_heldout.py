@@ -377,3 +377,33 @@ def test_a_phoenix_span_id_no_case_can_take_is_skipped_and_said(span_id, tmp_pat
     assert "Traceback" not in captured.err
     assert "an id is empty or over 128 characters" in captured.err + captured.out
     assert [json.loads(line)["id"] for line in output.read_text().splitlines()] == ["a" * 16]
+
+
+# ---- rotation by copytruncate, with the Collector's common line start -------------------
+
+
+def _collector_line(n: int, tag: str) -> str:
+    """`rag_line` with the resource attributes every line of a Collector's file opens with:
+    the first few hundred bytes of every line are the same."""
+    data = json.loads(rag_line(n, tag))
+    sdk = [
+        {"key": f"telemetry.sdk.k{i}", "value": {"stringValue": "opentelemetry"}} for i in range(9)
+    ]
+    data["resourceSpans"][0] = {"resource": {"attributes": sdk}, **data["resourceSpans"][0]}
+    return json.dumps(data) + "\n"
+
+
+def test_copytruncate_then_regrown_past_the_offset_is_read_from_its_start(tmp_path) -> None:
+    """logrotate's copytruncate keeps the inode; the file written again past the saved
+    offset before the next poll had the same first 256 bytes, so it was read from the old
+    offset: a torn line, and the requests before the offset never graded."""
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    path.write_text("".join(_collector_line(n, "c") for n in range(4)))
+    assert _watch(path, folder) == 0
+    (tmp_path / "collector.out.1").write_bytes(path.read_bytes())
+    with path.open("r+") as handle:
+        handle.truncate(0)
+        handle.write("".join(_collector_line(n, "d") for n in range(100, 107)))
+    assert _watch(path, folder) == 0
+    graded = (folder / "faithfulness.jsonl").read_text().splitlines()
+    assert len(graded) == 4 + 7
