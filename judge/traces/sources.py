@@ -7,6 +7,7 @@ is skipped and named in `Poll.skipped`: a source never ends a watch over one bad
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from judge.traces.spans import Span, open_regular, read_otlp_file
 __all__ = ["MAX_PENDING", "BadPosition", "OtlpFileSource", "PhoenixSource", "Poll", "TraceSource"]
 
 MAX_PENDING = 50_000  # spans of traces still waiting for their root, kept between polls
+MIB = 1024 * 1024
+MAX_PENDING_BYTES = 256 * MIB  # and their size, as the checkpoint holds them
 HEAD = 256  # bytes of the file's start whose hash tells a truncated-and-regrown file
 
 
@@ -72,6 +75,7 @@ class OtlpFileSource:
     required: tuple[str, ...]
     max_pending: int = MAX_PENDING
     shape: str = "auto"  # agent traces as conversations (judge.traces.conversation)
+    max_pending_bytes: int = MAX_PENDING_BYTES
 
     @property
     def name(self) -> str:
@@ -91,7 +95,7 @@ class OtlpFileSource:
                 offset = end
             identity = self._identity(offset) or identity
         complete, waiting = _split_complete(pending)
-        waiting = _bounded(waiting, self.max_pending, skipped)
+        waiting = _bounded(waiting, self.max_pending, skipped, self.max_pending_bytes)
         extraction = cases_of_traces(
             complete, self.mapping, required=self.required, shape=self.shape
         )
@@ -177,21 +181,32 @@ def _pending_spans(saved: Any, skipped: list[str]) -> list[Span]:
     return out
 
 
-def _bounded(waiting: list[Span], limit: int, skipped: list[str]) -> list[Span]:
-    """At most `limit` waiting spans: the oldest traces (by their newest span) go first."""
-    if len(waiting) <= limit:
+def _bounded(
+    waiting: list[Span], limit: int, skipped: list[str], max_bytes: int = MAX_PENDING_BYTES
+) -> list[Span]:
+    """At most `limit` waiting spans, and at most `max_bytes` of them as the checkpoint
+    holds them (a few spans of 60 MiB each would otherwise be kept, and rewritten each
+    poll, without end): the oldest traces (by their newest span) go first."""
+    sizes = [len(json.dumps(span.to_json(), default=str)) for span in waiting]
+    if len(waiting) <= limit and sum(sizes) <= max_bytes:
         return waiting
-    by_trace: dict[str, list[Span]] = {}
-    for span in waiting:
-        by_trace.setdefault(span.trace_id, []).append(span)
+    by_trace: dict[str, list[tuple[Span, int]]] = {}
+    for span, size in zip(waiting, sizes, strict=True):
+        by_trace.setdefault(span.trace_id, []).append((span, size))
     kept: list[Span] = []
-    dropped = 0
-    for trace in sorted(by_trace.values(), key=lambda t: max(s.start_ns for s in t), reverse=True):
-        if len(kept) + len(trace) <= limit:
-            kept.extend(trace)
+    held = dropped = 0
+    newest_first = sorted(by_trace.values(), key=lambda t: max(s.start_ns for s, _ in t))[::-1]
+    for trace in newest_first:
+        size = sum(n for _, n in trace)
+        if len(kept) + len(trace) <= limit and held + size <= max_bytes:
+            kept.extend(s for s, _ in trace)
+            held += size
         else:
             dropped += 1
-    skipped.append(f"dropped {dropped} traces whose root never came (over {limit} waiting spans)")
+    skipped.append(
+        f"dropped {dropped} traces whose root never came "
+        f"(over {limit} waiting spans or {max_bytes // MIB} MiB)"
+    )
     return kept
 
 

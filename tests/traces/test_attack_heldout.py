@@ -10,6 +10,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import pytest
 
 from judge.cli import main
 from judge.traces.conversation import cases_of_traces
+from judge.traces.mapping import TraceMapping
+from judge.traces.sources import OtlpFileSource
 from judge.traces.spans import Span
 from tests.traces.phoenix_fake import Answer, FakePhoenix, json_answer
 from tests.traces.test_watch_damaged import rag_line
@@ -407,3 +410,29 @@ def test_copytruncate_then_regrown_past_the_offset_is_read_from_its_start(tmp_pa
     assert _watch(path, folder) == 0
     graded = (folder / "faithfulness.jsonl").read_text().splitlines()
     assert len(graded) == 4 + 7
+
+
+# ---- waiting spans bounded by size, not only by count -----------------------------------
+
+
+def test_waiting_spans_are_bounded_by_their_size(tmp_path) -> None:
+    """Spans whose root never comes, each with a large attribute: a few were enough to
+    hold (and rewrite each poll) any amount of memory, under the span count's bound."""
+    path = tmp_path / "collector.out"
+    lines = []
+    for n in range(6):
+        data = json.loads(rag_line(n))
+        spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        spans.pop(0)  # the root never comes
+        big = {
+            "key": "retrieval.documents.1.document.content",
+            "value": {"stringValue": "x" * 40_000},
+        }
+        spans[0]["attributes"].append(big)
+        lines.append(json.dumps(data) + "\n")
+    path.write_text("".join(lines))
+    source = OtlpFileSource(path, TraceMapping(), ("question",), max_pending_bytes=100_000)
+    found = source.poll({}, datetime.now(UTC))
+    assert len(json.dumps(found.position["pending"])) <= 100_000
+    assert len(found.position["pending"]) == 2
+    assert any("dropped 4 traces" in line for line in found.skipped)
