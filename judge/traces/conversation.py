@@ -24,6 +24,8 @@ visited set and a depth bound, so a parent cycle or a repeated span id cannot lo
 - each tool span is a `tool` message (name, call id, result), matched to the call it answers
   (judge.traces.tool_answers); the trace's root `input.value` / `output.value` stand in for a
   missing first user message or final answer.
+- a tool span whose parent is not in the trace (its request never came) is no conversation:
+  it is skipped, and the trace named with the count.
 
 `goal` is the first user message; `tools` the first tool definitions a model call was offered;
 the id is the topmost span's id; `metadata` keeps `trace_id`, `span_id` and the last model
@@ -110,7 +112,14 @@ def _add_conversations(
     for span in spans.values():
         if span.parent_id in spans:
             children.setdefault(str(span.parent_id), []).append(span)
+    orphans = 0
     for root in _tops(spans):
+        if (
+            root.parent_id not in (None, root.span_id)
+            and mapping.kind_of(root) in mapping.tool_kinds
+        ):
+            orphans += 1  # a tool run whose request is not in the trace: no conversation
+            continue
         steps = _steps(root, children, mapping)
         if len(steps) > MAX_MESSAGES:  # each is a message at least: no case could hold them
             out.broken.append(
@@ -125,6 +134,11 @@ def _add_conversations(
             out.missing.append(Missing(root.trace_id, root.span_id, lacking))
         else:
             _add(out, case, root.start_ns)
+    if orphans:
+        out.broken.append(
+            f"trace {trace[0].trace_id}: {orphans} tool spans whose parent is not in the trace "
+            "skipped (no request to read a conversation from)"
+        )
 
 
 def _add(out: Extraction, case: Case, start: int) -> None:

@@ -436,3 +436,17 @@ def test_waiting_spans_are_bounded_by_their_size(tmp_path) -> None:
     assert len(json.dumps(found.position["pending"])) <= 100_000
     assert len(found.position["pending"]) == 2
     assert any("dropped 4 traces" in line for line in found.skipped)
+
+
+def test_tool_spans_whose_parent_is_not_in_the_trace_are_no_conversations() -> None:
+    """Each tool span whose parent never came was a case of its own: a made-up call and
+    its result, no user message, graded (and paid for) as a conversation."""
+    spans = _agent_trace(2)
+    kind = "openinference.span.kind"
+    for n in range(3):
+        tool = {kind: "TOOL", "tool.name": "refund", "output.value": "done"}
+        spans.append(Span(TRACE, f"{n + 900:016x}", "f" * 16, "tool", 500 + n, tool))
+    found = cases_of_traces(spans, shape="conversations")
+    assert [case.id for case in found.cases] == ["0" * 15 + "1"]
+    (line,) = found.broken
+    assert "3 tool spans whose parent is not in the trace" in line
