@@ -87,9 +87,15 @@ class PhoenixClient:
         if not self.url.startswith(("http://", "https://")):
             raise UsageError(f"--phoenix must be an http(s) URL, got {self.shown!r}")
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._http = httpx.Client(
-            base_url=self.url.rstrip("/"), headers=headers, timeout=self.timeout
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=self.url.rstrip("/"), headers=headers, timeout=self.timeout
+            )
+        except httpx.InvalidURL:  # its message quotes the URL's pieces: a password's, too
+            raise UsageError(
+                f"--phoenix {self.shown!r} is not a URL (a password holding @ / ? # or a "
+                "space must be percent-encoded)"
+            ) from None
 
     def close(self) -> None:
         self._http.close()

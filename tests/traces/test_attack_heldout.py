@@ -450,3 +450,27 @@ def test_tool_spans_whose_parent_is_not_in_the_trace_are_no_conversations() -> N
     assert [case.id for case in found.cases] == ["0" * 15 + "1"]
     (line,) = found.broken
     assert "3 tool spans whose parent is not in the trace" in line
+
+
+# ---- passwords typed without percent-encoding ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "password", ["p@ssw0rd-9", "pa/ssw0rd-9", "pa?ssw0rd-9", "pa ssw0rd-9", "p%40ssw0rd-9"]
+)
+def test_no_piece_of_a_password_is_printed(password, tmp_path, capsys) -> None:
+    """The user information was hidden up to its first `@` only (`http://***@ssw0rd-9@h`),
+    not at all with a `/`, `?` or space in it, and httpx's 'Invalid port' traceback quoted
+    the password's start."""
+    url = f"http://reader:{password}@127.0.0.1:9/"
+    argv = ["traces", "pull", "--phoenix", url, "--project", "p", "-o", str(tmp_path / "c")]
+    assert main(argv) in (1, 2)
+    endpoint = ("--otel-endpoint", url)
+    path = tmp_path / "collector.out"
+    _write(path, range(1))
+    assert _watch(path, tmp_path / "watched", *endpoint) == 0
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    assert "Traceback" not in said
+    assert "ssw0rd" not in said
+    assert "http://***@127.0.0.1:9/" in said
