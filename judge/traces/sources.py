@@ -27,6 +27,7 @@ __all__ = ["MAX_PENDING", "BadPosition", "OtlpFileSource", "PhoenixSource", "Pol
 MAX_PENDING = 50_000  # spans of traces still waiting for their root, kept between polls
 MIB = 1024 * 1024
 MAX_PENDING_BYTES = 256 * MIB  # and their size, as the checkpoint holds them
+STEP = timedelta(seconds=1)  # a clock behind the saved point by more: it was stepped back
 HEAD = 256  # bytes of the file's start whose hash tells a truncated-and-regrown file
 
 
@@ -231,6 +232,12 @@ class PhoenixSource:
     def poll(self, position: dict[str, Any], now: datetime) -> Poll:
         since = _moment(position.get("since")) or self.start
         horizon = now - timedelta(seconds=self.settle)
+        if since is not None and since > horizon + STEP and "since" in position:
+            # the clock was stepped back past the saved point (or forward, then back):
+            # waiting for it would skip every span started until the clock got there
+            # again, so reading goes on from now (what was decided is not decided twice)
+            note = f"the clock is behind the checkpoint ({since.isoformat()}): read from now"
+            return Poll(position={"since": horizon.isoformat()}, skipped=[note])
         if since is not None and since >= horizon:
             return Poll(position=dict(position))
         skipped: list[str] = []

@@ -10,7 +10,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -474,3 +474,30 @@ def test_no_piece_of_a_password_is_printed(password, tmp_path, capsys) -> None:
     assert "Traceback" not in said
     assert "ssw0rd" not in said
     assert "http://***@127.0.0.1:9/" in said
+
+
+# ---- Phoenix: the clock stepped forward, then back ----------------------------------------
+
+
+def test_a_phoenix_watch_reads_on_after_the_clock_steps_back(tmp_path) -> None:
+    """A checkpoint saved while the clock was ahead (stepped forward, then back) said
+    `since` a day on: every poll waited for the clock to get there, and every request
+    started meanwhile was never read."""
+    from judge.traces.phoenix import PhoenixClient
+    from judge.traces.sources import PhoenixSource
+
+    now = datetime(2026, 12, 5, 9, 0, 0, tzinfo=UTC)
+    span = {
+        "name": "rag",
+        "context": {"trace_id": "4" * 32, "span_id": "3" * 16},
+        "span_kind": "CHAIN",
+        "start_time": "2026-12-05T08:59:50+00:00",  # after the step back
+        "attributes": {"input.value": "why?", "output.value": "because"},
+    }
+    body = json.dumps({"data": [span], "next_cursor": None}).encode()
+    with FakePhoenix(lambda *_: Answer(200, body)) as fake, PhoenixClient(fake.url) as client:
+        source = PhoenixSource(client, "p", TraceMapping(), ("question",), settle=30)
+        first = source.poll({"since": "2026-12-06T09:00:00+00:00"}, now)
+        assert any("clock is behind" in line for line in first.skipped)
+        later = source.poll(first.position, now + timedelta(seconds=25))
+    assert [case.id for case, _ in later.cases] == ["3" * 16]
