@@ -29,11 +29,14 @@ from judge.engine.atomic import replace_text
 from judge.engine.records import loads_bounded
 from judge.errors import InputError, UsageError
 from judge.traces.sampling import Spend
+from judge.traces.spans import open_regular
 
 __all__ = ["LOCK", "RECENT", "WatchState", "folder_lock", "private_file", "private_folder"]
 
 RECENT = 10_000  # ids decided lately: a span exported twice within this many is read once
 LOCK = ".watch.lock"
+# the checkpoint's most: its waiting spans (judge.traces.sources, 256 MiB) and the rest
+MAX_BYTES = 320 * 1024 * 1024
 _HELD: set[Path] = set()  # folders this process holds (the job's, then the loop's, lock)
 
 
@@ -97,10 +100,10 @@ class WatchState:
 
     @classmethod
     def load(cls, path: Path) -> WatchState:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return cls()
         try:
-            form = _Form.model_validate(loads_bounded(path.read_bytes()))
+            form = _Form.model_validate(loads_bounded(_read_bounded(path)))
         except ValidationError as exc:
             where = ".".join(str(p) for p in exc.errors()[0]["loc"]) or "the top"
             raise _damaged(path, f"{where}: {exc.errors()[0]['msg']}") from None
@@ -141,6 +144,21 @@ class WatchState:
 
     def count(self, what: str, n: int = 1) -> None:
         self.counts[what] = self.counts.get(what, 0) + n
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The checkpoint's bytes: a regular file (a FIFO would be waited on, a link to
+    /dev/zero read until memory ran out) of at most MAX_BYTES; else an OSError or
+    ValueError saying why."""
+    try:
+        handle = open_regular(path)
+    except InputError as exc:
+        raise ValueError(str(exc).rsplit(": ", 1)[-1]) from None
+    with handle:
+        data = handle.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"over {MAX_BYTES} bytes")
+    return data
 
 
 def _damaged(path: Path, why: str) -> InputError:
@@ -213,7 +231,13 @@ def private_folder(folder: Path) -> None:
 def private_file(path: Path) -> None:
     """Create `path` empty and 0600 when it is not there (an append-only log opened later
     with the umask's mode would be readable by every user); one that is there is kept."""
+    import stat
+
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600)
     except OSError as exc:
         raise UsageError(f"{path}: cannot be the watch's records ({exc.strerror})") from None
+    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    os.close(fd)
+    if not regular:  # a link to /dev/zero: reading the records back would never end
+        raise UsageError(f"{path}: cannot be the watch's records (not a regular file)")

@@ -501,3 +501,26 @@ def test_a_phoenix_watch_reads_on_after_the_clock_steps_back(tmp_path) -> None:
         assert any("clock is behind" in line for line in first.skipped)
         later = source.poll(first.position, now + timedelta(seconds=25))
     assert [case.id for case, _ in later.cases] == ["3" * 16]
+
+
+# ---- the watch's own files replaced by what never ends ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("checkpoint.json", _fifo),
+        ("checkpoint.json", _zero_link),
+        ("faithfulness.jsonl", _zero_link),
+    ],
+    ids=["checkpoint-fifo", "checkpoint-dev-zero", "records-dev-zero"],
+)
+def test_the_watch_state_as_no_regular_file_is_one_line(name, make, tmp_path, capsys) -> None:
+    """A checkpoint that is a FIFO was waited on forever; one linked to /dev/zero, or
+    records linked to it, were read until memory ran out."""
+    path, folder = tmp_path / "collector.out", tmp_path / "watched"
+    _write(path, range(2))
+    folder.mkdir()
+    make(folder / name)
+    assert _ends(lambda: _watch(path, folder)) == 2
+    assert "not a regular file" in _one_error(capsys)
