@@ -18,7 +18,7 @@ from judge.traces.conversation import cases_of_traces
 from judge.traces.mapping import Extraction, TraceMapping
 from judge.traces.otel import EvaluationExporter, ExportCounts
 from judge.traces.phoenix import PhoenixClient
-from judge.traces.spans import Span, read_otlp_file
+from judge.traces.spans import Span, open_regular, read_otlp_file
 
 __all__ = [
     "export_records",
@@ -81,7 +81,12 @@ def write_cases(extraction: Extraction, output: Path) -> None:
 
 def read_records(path: Path) -> list[GradedRecord]:
     """The records of a records file; a line that is not a record is an InputError naming
-    the file and line."""
+    the file and line. Only a regular file is read (a FIFO would be waited on, /dev/zero
+    read until memory ran out): anything else is an InputError naming what it is."""
+    try:
+        open_regular(path).close()  # what it is, told before a line is read
+    except FileNotFoundError as exc:
+        raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
     out = []
     for offset, data in scan_records(path):
         try:

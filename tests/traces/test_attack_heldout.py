@@ -524,3 +524,14 @@ def test_the_watch_state_as_no_regular_file_is_one_line(name, make, tmp_path, ca
     make(folder / name)
     assert _ends(lambda: _watch(path, folder)) == 2
     assert "not a regular file" in _one_error(capsys)
+
+
+@pytest.mark.parametrize("make", [_fifo, _zero_link, Path.mkdir], ids=["fifo", "dev-zero", "dir"])
+def test_push_of_records_that_are_no_regular_file_is_one_line(make, tmp_path, capsys) -> None:
+    """Records that were a FIFO were waited on forever, /dev/zero read until memory ran out,
+    a folder a traceback."""
+    records = tmp_path / "graded.jsonl"
+    make(records)
+    argv = ["traces", "push", str(records), "--phoenix", "http://127.0.0.1:9", "--project", "p"]
+    assert _ends(lambda: main(argv)) == 2
+    assert "not a regular file" in _one_error(capsys)
