@@ -133,7 +133,7 @@ class PhoenixClient:
             for item in data:
                 try:
                     yield span_of(item)
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
                     if bad is not None:
                         bad(f"skipped a Phoenix span that is not one ({_reason(exc)})")
             cursor = page.get("next_cursor")

@@ -196,7 +196,7 @@ def spans_of_line(raw: bytes | str, path: str, line: int | None = None) -> list[
         raise InputError(path, [(line, None, "not OTLP JSON (no resourceSpans list)")])
     try:
         return list(_spans(data["resourceSpans"]))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise InputError(path, [(line, None, f"not OTLP JSON ({_reason(exc)})")]) from None
 
 

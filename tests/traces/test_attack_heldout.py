@@ -535,3 +535,38 @@ def test_push_of_records_that_are_no_regular_file_is_one_line(make, tmp_path, ca
     argv = ["traces", "push", str(records), "--phoenix", "http://127.0.0.1:9", "--project", "p"]
     assert _ends(lambda: main(argv)) == 2
     assert "not a regular file" in _one_error(capsys)
+
+
+# ---- Infinity where OTLP JSON has an integer ------------------------------------------------
+
+
+def _infinite_line(where: str) -> str:
+    span: dict[str, Any] = {
+        "traceId": "ab" * 16,
+        "spanId": "0" * 15 + "1",
+        "name": "rag",
+        "attributes": [
+            {"key": "openinference.span.kind", "value": {"stringValue": "CHAIN"}},
+            {"key": "input.value", "value": {"stringValue": "q"}},
+            {"key": "output.value", "value": {"stringValue": "a"}},
+        ],
+    }
+    if where == "start":
+        span["startTimeUnixNano"] = float("inf")
+    else:
+        span["attributes"].append({"key": "tokens", "value": {"intValue": 1e400}})
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n"
+
+
+@pytest.mark.parametrize("where", ["start", "int-value"])
+def test_an_infinite_integer_is_one_line_in_a_pull_and_skipped_in_a_watch(
+    where, tmp_path, capsys
+) -> None:
+    """JSON's Infinity (or 1e400) where an integer goes was an OverflowError traceback."""
+    path = tmp_path / "spans.otlp"
+    path.write_text(_infinite_line(where))
+    assert main(["traces", "pull", "--otlp", str(path), "-o", str(tmp_path / "c")]) == 2
+    assert "not OTLP JSON" in _one_error(capsys)
+    assert _watch(path, tmp_path / "watched") == 0
+    captured = capsys.readouterr()
+    assert "skipped a line" in captured.out + captured.err and "Traceback" not in captured.err
