@@ -203,7 +203,10 @@ def conversation_case(
     root: Span, steps: list[Span], mapping: TraceMapping, required: tuple[str, ...]
 ) -> tuple[Case | None, tuple[str, ...]]:
     """The case of one topmost span and its model and tool calls, or the fields it lacks."""
-    messages = answer_calls(_transcript(root, steps, mapping))
+    said = _transcript(root, steps, mapping)
+    if sum(len(m.get("tool_calls") or []) for m in said) > MAX_MESSAGES:
+        return None, (f"valid messages (over {MAX_MESSAGES} tool calls)",)
+    messages = answer_calls(said)
     values: dict[str, Any] = {
         "messages": messages,
         "goal": first_user_text_of(messages),

@@ -91,12 +91,13 @@ def answer_calls(messages: list[Message]) -> list[Message]:
 
 
 class _OpenCalls:
-    """The calls made and not yet answered, in order; found by id through an index, so a
-    trace of thousands of calls is matched in linear time, not quadratic."""
+    """The calls made and not yet answered, in order; found through an index by id and by
+    name, so a trace of thousands of calls is matched without rescanning them all."""
 
     def __init__(self) -> None:
         self.calls: dict[int, dict[str, Any]] = {}  # by a running number: insertion order
         self.by_id: dict[str, list[int]] = {}
+        self.by_name: dict[str, list[int]] = {}
         self.count = 0
 
     def extend(self, calls: list[dict[str, Any]]) -> None:
@@ -104,6 +105,7 @@ class _OpenCalls:
             self.calls[self.count] = call
             if call.get("id"):
                 self.by_id.setdefault(str(call["id"]), []).append(self.count)
+            self.by_name.setdefault(str(call["function"]["name"]), []).append(self.count)
             self.count += 1
 
     def take(self, message: Message) -> dict[str, Any] | None:
@@ -112,17 +114,16 @@ class _OpenCalls:
         wanted, name = message.get("tool_call_id"), message.get("name")
         for number in self.by_id.get(str(wanted), []) if wanted else []:
             if number in self.calls:
-                return self._remove(number)
-        for number, call in self.calls.items():
-            if wanted and call.get("id"):
-                continue  # both have ids, and they differ
-            if name and call["function"]["name"] != name:
-                continue
-            return self._remove(number)
+                return self.calls.pop(number)
+        numbers = self.by_name.get(str(name), []) if name else list(self.calls)
+        while numbers and numbers[0] not in self.calls:
+            numbers.pop(0)  # answered already: never looked at again
+        for number in numbers:
+            call = self.calls.get(number)
+            if call is None or (wanted and call.get("id")):
+                continue  # answered, or both have ids and they differ
+            return self.calls.pop(number)
         return None
-
-    def _remove(self, number: int) -> dict[str, Any]:
-        return self.calls.pop(number)
 
 
 def _made_up_call(message: Message) -> dict[str, Any]:

@@ -570,3 +570,24 @@ def test_an_infinite_integer_is_one_line_in_a_pull_and_skipped_in_a_watch(
     assert _watch(path, tmp_path / "watched") == 0
     captured = capsys.readouterr()
     assert "skipped a line" in captured.out + captured.err and "Traceback" not in captured.err
+
+
+def test_a_model_call_of_more_tool_calls_than_a_case_holds_is_refused_at_once() -> None:
+    """20,000 calls in one GenAI output message and 5,000 tool spans of another name: each
+    tool span scanned every open call (minutes at larger sizes), then the case was dropped
+    as 'no valid messages'; now it is refused before matching, saying why."""
+    kind = "openinference.span.kind"
+    root = Span(TRACE, "0" * 15 + "1", None, "agent", 1, {kind: "AGENT", "input.value": "q"})
+    calls = [{"type": "tool_call", "id": f"c{n}", "name": "scan"} for n in range(20_000)]
+    model = {
+        kind: "LLM",
+        "gen_ai.input.messages": json.dumps([{"role": "user", "content": "Scan all."}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": calls}]),
+    }
+    spans = [root, Span(TRACE, "0" * 15 + "2", root.span_id, "llm", 2, model)]
+    tool = {kind: "TOOL", "tool.name": "other", "output.value": "r"}
+    spans += [Span(TRACE, f"{n + 99:016x}", root.span_id, "t", 3 + n, tool) for n in range(5_000)]
+    found = _ends(lambda: cases_of_traces(spans, shape="conversations"))
+    assert found.cases == []
+    (missing,) = found.missing
+    assert "over 10000 tool calls" in str(missing)
