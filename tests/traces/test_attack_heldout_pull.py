@@ -300,3 +300,18 @@ def test_a_model_call_of_more_tool_calls_than_a_case_holds_is_refused_at_once() 
     assert found.cases == []
     (missing,) = found.missing
     assert "over 10000 tool calls" in str(missing)
+
+
+def test_a_trace_of_thousands_of_requests_is_read_in_linear_time() -> None:
+    """One trace id shared by 30,000 requests (a batch job traced as one trace): each
+    request re-indexed the whole trace, so 8,000 took 45 s and 30,000 most of an hour."""
+    kind = "openinference.span.kind"
+    spans = []
+    for n in range(30_000):
+        request = {kind: "CHAIN", "input.value": f"q{n}", "output.value": "a"}
+        spans.append(Span(TRACE, f"{n + 1:016x}", None, "rag", n, request))
+        found = {kind: "RETRIEVER", "retrieval.documents.0.document.content": "d"}
+        spans.append(Span(TRACE, f"{n + 10**6:016x}", f"{n + 1:016x}", "fetch", n, found))
+    extraction = _ends(lambda: cases_of_traces(spans, shape="answers"))
+    assert len(extraction.cases) == 30_000
+    assert extraction.cases[-1].contexts == ["d"]
