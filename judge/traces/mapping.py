@@ -179,17 +179,28 @@ def _looped_span(ids: Mapping[str, Span]) -> str | None:
 
 
 def _roots(trace: list[Span], ids: Mapping[str, Span], mapping: TraceMapping) -> list[Span]:
-    """The topmost spans of a root kind (the trace's parent links do not loop)."""
-    roots = []
-    for span in trace:
-        if mapping.kind_of(span) not in mapping.root_kinds:
-            continue
-        parent = ids.get(span.parent_id or "")
-        while parent is not None and mapping.kind_of(parent) not in mapping.root_kinds:
-            parent = ids.get(parent.parent_id or "")
-        if parent is None:
-            roots.append(span)
-    return roots
+    """The topmost spans of a root kind (the trace's parent links do not loop). Whether a
+    span is or has an ancestor of a root kind is remembered along each walk up, so a deep
+    chain is walked once, not once per span under it."""
+    covered: dict[str, bool] = {}
+
+    def under_a_root(span_id: str | None) -> bool:
+        path, current, value = [], span_id, False
+        while current is not None and current in ids:
+            if current in covered:
+                value = covered[current]
+                break
+            path.append(current)
+            if mapping.kind_of(ids[current]) in mapping.root_kinds:
+                value = True
+                break
+            current = ids[current].parent_id
+        for seen in path:
+            covered[seen] = value
+        return value
+
+    kinds = mapping.root_kinds
+    return [s for s in trace if mapping.kind_of(s) in kinds and not under_a_root(s.parent_id)]
 
 
 def _children(trace: list[Span]) -> dict[str, list[Span]]:
