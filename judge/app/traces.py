@@ -54,11 +54,13 @@ class Pulled:
 
 @dataclass(frozen=True)
 class Pushed:
-    """The span annotations written, and the records left out (not graded)."""
+    """The span annotations written, the records left out (not graded), and the graded
+    records Phoenix did not say it stored (sent, not counted as written)."""
 
     written: int
     left: int
     target: str
+    unstored: int = 0
 
 
 def mapping_of(project: ProjectConfig | None, slice_attr: tuple[str, ...]) -> TraceMapping:
@@ -116,4 +118,5 @@ def push_traces(request: TracesRequest, env: Mapping[str, str]) -> Pushed:
     with phoenix_client(request, env) as client:
         written = push_phoenix(client, records)
     target = f"{shown_url(request.phoenix)} project {request.project}"
-    return Pushed(written, len(records) - written, target)
+    graded = sum(r.status in ("ok", "abstained") for r in records)  # what annotate sends
+    return Pushed(written, len(records) - graded, target, unstored=graded - written)

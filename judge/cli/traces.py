@@ -81,7 +81,10 @@ def run_traces(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     mapping = mapping_of(getattr(args, "project_config", None), request.slice_attr)
     if request.action == "push":
         pushed = push_traces(request, env)
-        note = f" ({pushed.left} not graded: api_error or parse_error)" if pushed.left else ""
+        notes = [f"{pushed.left} not graded: api_error or parse_error"] if pushed.left else []
+        if pushed.unstored:
+            notes.append(f"{pushed.unstored} sent that Phoenix did not say it stored")
+        note = f" ({'; '.join(notes)})" if notes else ""
         print(f"traces: {pushed.written} span annotations written to {pushed.target}{note}")
         return 0
     pulled = pull_traces(request, env, mapping)

@@ -24,6 +24,8 @@ visited set and a depth bound, so a parent cycle or a repeated span id cannot lo
 - each tool span is a `tool` message (name, call id, result), matched to the call it answers
   (judge.traces.tool_answers); the trace's root `input.value` / `output.value` stand in for a
   missing first user message or final answer.
+- a tool span whose parent is not in the trace (its request never came) is no conversation:
+  it is skipped, and the trace named with the count.
 
 `goal` is the first user message; `tools` the first tool definitions a model call was offered;
 the id is the topmost span's id; `metadata` keeps `trace_id`, `span_id` and the last model
@@ -43,6 +45,7 @@ from judge.traces.mapping import Extraction, Missing, TraceMapping, cases_from_s
 from judge.traces.span_messages import read_messages, read_system, read_tools, text_of
 from judge.traces.spans import Span
 from judge.traces.tool_answers import answer_calls, tool_message
+from judge.transcript import MAX_MESSAGES
 
 __all__ = ["SHAPES", "cases_of_traces", "conversation_case", "is_agent_trace"]
 
@@ -109,8 +112,21 @@ def _add_conversations(
     for span in spans.values():
         if span.parent_id in spans:
             children.setdefault(str(span.parent_id), []).append(span)
+    orphans = 0
     for root in _tops(spans):
+        if (
+            root.parent_id not in (None, root.span_id)
+            and mapping.kind_of(root) in mapping.tool_kinds
+        ):
+            orphans += 1  # a tool run whose request is not in the trace: no conversation
+            continue
         steps = _steps(root, children, mapping)
+        if len(steps) > MAX_MESSAGES:  # each is a message at least: no case could hold them
+            out.broken.append(
+                f"trace {root.trace_id}: span {root.span_id}: {len(steps)} model and tool calls, "
+                f"over the {MAX_MESSAGES} messages a case holds: refused"
+            )
+            continue
         if not steps and mapping.kind_of(root) not in mapping.root_kinds:
             continue  # not a request, and no model or tool call under it: nothing was said
         case, lacking = conversation_case(root, steps, mapping, required)
@@ -118,6 +134,11 @@ def _add_conversations(
             out.missing.append(Missing(root.trace_id, root.span_id, lacking))
         else:
             _add(out, case, root.start_ns)
+    if orphans:
+        out.broken.append(
+            f"trace {trace[0].trace_id}: {orphans} tool spans whose parent is not in the trace "
+            "skipped (no request to read a conversation from)"
+        )
 
 
 def _add(out: Extraction, case: Case, start: int) -> None:
@@ -182,7 +203,10 @@ def conversation_case(
     root: Span, steps: list[Span], mapping: TraceMapping, required: tuple[str, ...]
 ) -> tuple[Case | None, tuple[str, ...]]:
     """The case of one topmost span and its model and tool calls, or the fields it lacks."""
-    messages = answer_calls(_transcript(root, steps, mapping))
+    said = _transcript(root, steps, mapping)
+    if sum(len(m.get("tool_calls") or []) for m in said) > MAX_MESSAGES:
+        return None, (f"valid messages (over {MAX_MESSAGES} tool calls)",)
+    messages = answer_calls(said)
     values: dict[str, Any] = {
         "messages": messages,
         "goal": first_user_text_of(messages),
@@ -215,20 +239,20 @@ def first_user_text_of(messages: list[dict[str, Any]]) -> str | None:
 
 
 def _transcript(root: Span, steps: list[Span], mapping: TraceMapping) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
+    said = _Said()
     opened = False
     for span in steps:
         if mapping.kind_of(span) in mapping.tool_kinds:
-            messages.append(tool_message(span, mapping))
+            said.add([tool_message(span, mapping)])
             continue
         inputs = read_messages(span.attributes, mapping.input_messages)
         if not opened:
-            messages.extend(_opening(span, inputs, mapping))
+            said.add(_opening(span, inputs, mapping))
             opened = True
         else:
-            messages.extend(_new_inputs(messages, inputs))
-        messages.extend(read_messages(span.attributes, mapping.output_messages))
-    return _root_fallbacks(root, messages)
+            said.add(said.new_inputs(inputs))
+        said.add(read_messages(span.attributes, mapping.output_messages))
+    return _root_fallbacks(root, said.messages)
 
 
 def _opening(
@@ -242,24 +266,42 @@ def _opening(
     return inputs
 
 
-def _new_inputs(
-    messages: list[dict[str, Any]], inputs: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """What a later model call's input adds: the user messages past those already in the
-    transcript, and results of calls made but not yet answered (an untraced tool)."""
-    users = sum(1 for m in messages if m["role"] == "user")
-    called = {c.get("id") for m in messages for c in m.get("tool_calls") or []} - {None}
-    answered = {m.get("tool_call_id") for m in messages if m["role"] == "tool"}
-    out, seen_users = [], 0
-    for message in inputs:
-        if message["role"] == "user":
-            seen_users += 1
-            if seen_users > users:
-                out.append(message)
-        elif message["role"] == "tool" and message.get("tool_call_id") in called - answered:
-            answered.add(message["tool_call_id"])
-            out.append(message)
-    return out
+class _Said:
+    """The transcript so far, with what a later model call's input is compared against
+    (the user messages, the calls made, the calls answered) kept as it grows: each model
+    call costs its own input, not the whole transcript again."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.users = 0
+        self.called: set[Any] = set()
+        self.answered: set[Any] = set()
+
+    def add(self, messages: list[dict[str, Any]]) -> None:
+        for message in messages:
+            self.messages.append(message)
+            self.users += message["role"] == "user"
+            self.called.update(c.get("id") for c in message.get("tool_calls") or [])
+            if message["role"] == "tool":
+                self.answered.add(message.get("tool_call_id"))
+        self.called.discard(None)
+
+    def new_inputs(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What a later model call's input adds: the user messages past those already in
+        the transcript, and results of calls made but not yet answered (an untraced tool)."""
+        out, seen_users, answered = [], 0, set()  # answered here: this input's own results
+        for message in inputs:
+            if message["role"] == "user":
+                seen_users += 1
+                if seen_users > self.users:
+                    out.append(message)
+            elif message["role"] == "tool":
+                call_id = message.get("tool_call_id")
+                fresh = call_id not in self.answered and call_id not in answered
+                if call_id in self.called and fresh:
+                    answered.add(call_id)
+                    out.append(message)
+        return out
 
 
 def _root_fallbacks(root: Span, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

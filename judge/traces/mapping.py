@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from judge.engine.records import loads_bounded
+from pydantic import ValidationError
+
 from judge.errors import UsageError
 from judge.schemas import Case
-from judge.traces.spans import Span
+from judge.traces.spans import Span, loads_text
 
 __all__ = ["Extraction", "Missing", "TraceMapping", "cases_from_spans"]
 
@@ -147,8 +148,9 @@ def cases_from_spans(
             out.broken.append(f"trace {trace_id}: span {looped}'s parent links loop")
             continue
         trace = sorted(ids.values(), key=lambda s: (s.start_ns, s.span_id))
+        children = _children(trace)  # once a trace: per root, 8,000 roots took 45 s
         for root in _roots(trace, ids, mapping):
-            case, lacking = _case(root, trace, mapping, needed)
+            case, lacking = _case(root, children, mapping, needed)
             if lacking:
                 out.missing.append(Missing(root.trace_id, root.span_id, lacking))
             else:
@@ -177,23 +179,39 @@ def _looped_span(ids: Mapping[str, Span]) -> str | None:
 
 
 def _roots(trace: list[Span], ids: Mapping[str, Span], mapping: TraceMapping) -> list[Span]:
-    """The topmost spans of a root kind (the trace's parent links do not loop)."""
-    roots = []
-    for span in trace:
-        if mapping.kind_of(span) not in mapping.root_kinds:
-            continue
-        parent = ids.get(span.parent_id or "")
-        while parent is not None and mapping.kind_of(parent) not in mapping.root_kinds:
-            parent = ids.get(parent.parent_id or "")
-        if parent is None:
-            roots.append(span)
-    return roots
+    """The topmost spans of a root kind (the trace's parent links do not loop). Whether a
+    span is or has an ancestor of a root kind is remembered along each walk up, so a deep
+    chain is walked once, not once per span under it."""
+    covered: dict[str, bool] = {}
+
+    def under_a_root(span_id: str | None) -> bool:
+        path, current, value = [], span_id, False
+        while current is not None and current in ids:
+            if current in covered:
+                value = covered[current]
+                break
+            path.append(current)
+            if mapping.kind_of(ids[current]) in mapping.root_kinds:
+                value = True
+                break
+            current = ids[current].parent_id
+        for seen in path:
+            covered[seen] = value
+        return value
+
+    kinds = mapping.root_kinds
+    return [s for s in trace if mapping.kind_of(s) in kinds and not under_a_root(s.parent_id)]
 
 
-def _descendants(root: Span, trace: list[Span]) -> list[Span]:
+def _children(trace: list[Span]) -> dict[str, list[Span]]:
+    """Each span id's children, in the trace's order."""
     children: dict[str, list[Span]] = {}
     for span in trace:
         children.setdefault(span.parent_id or "", []).append(span)
+    return children
+
+
+def _descendants(root: Span, children: dict[str, list[Span]]) -> list[Span]:
     out, todo, seen = [], [root.span_id], {root.span_id}
     while todo:
         for child in children.get(todo.pop(), []):
@@ -205,9 +223,9 @@ def _descendants(root: Span, trace: list[Span]) -> list[Span]:
 
 
 def _case(
-    root: Span, trace: list[Span], mapping: TraceMapping, needed: tuple[str, ...]
+    root: Span, children: dict[str, list[Span]], mapping: TraceMapping, needed: tuple[str, ...]
 ) -> tuple[Case | None, tuple[str, ...]]:
-    under = _descendants(root, trace)
+    under = _descendants(root, children)
     retrievers = [s for s in under if mapping.kind_of(s) in mapping.retriever_kinds]
     contexts, ids = _documents(retrievers, mapping)
     values: dict[str, Any] = {
@@ -224,15 +242,18 @@ def _case(
     )  # the LLM span under a chain records it
     if response_id:
         metadata["response_id"] = response_id
-    case = Case(
-        id=root.span_id,
-        question=values["question"],
-        answer=values["answer"],
-        contexts=contexts,
-        retrieved_ids=ids if ids and len(ids) == len(contexts) else None,
-        slices=_slices(root, mapping.slices),
-        metadata=metadata,
-    )
+    try:
+        case = Case(
+            id=root.span_id,
+            question=values["question"],
+            answer=values["answer"],
+            contexts=contexts,
+            retrieved_ids=ids if ids and len(ids) == len(contexts) else None,
+            slices=_slices(root, mapping.slices),
+            metadata=metadata,
+        )
+    except ValidationError as exc:  # past a case's bounds (an id, more documents than it holds)
+        return None, (f"valid {exc.errors()[0]['loc'][0]}",)
     return case, ()
 
 
@@ -310,7 +331,7 @@ def _message_json(value: str) -> list[tuple[str, str]] | None:
     """GenAI JSON messages: `[{"role", "parts": [{"type": "text", "content"}]}]` (or a
     plain `content`)."""
     try:
-        data = loads_bounded(value)  # an attribute is the app's text: bounded like any input
+        data = loads_text(value)  # an attribute is the app's text: bounded like any input
     except ValueError:  # not JSON, too deep, a number past the digit limit
         return None
     if not isinstance(data, list):

@@ -37,7 +37,7 @@ from judge.engine.records import loads_bounded
 from judge.errors import InputError, JudgeError, UsageError
 from judge.schemas import GradedRecord
 from judge.traces.otel import event_attributes
-from judge.traces.spans import Span
+from judge.traces.spans import Span, loads_text
 from judge.traces.urls import shown_url
 
 __all__ = ["PhoenixAnswerError", "PhoenixClient", "PhoenixError", "annotation_of"]
@@ -46,6 +46,7 @@ PAGE = 1000  # Phoenix's largest span page
 ANNOTATION_BATCH = 100
 SPAN_IDS_PER_READ = 1000  # Phoenix's MAX_SPAN_IDS
 MIB = 1024 * 1024
+MAX_ID = 128  # characters of a trace or span id (Phoenix's are 32 and 16 hex digits)
 
 
 class PhoenixError(JudgeError):
@@ -86,9 +87,15 @@ class PhoenixClient:
         if not self.url.startswith(("http://", "https://")):
             raise UsageError(f"--phoenix must be an http(s) URL, got {self.shown!r}")
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._http = httpx.Client(
-            base_url=self.url.rstrip("/"), headers=headers, timeout=self.timeout
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=self.url.rstrip("/"), headers=headers, timeout=self.timeout
+            )
+        except httpx.InvalidURL:  # its message quotes the URL's pieces: a password's, too
+            raise UsageError(
+                f"--phoenix {self.shown!r} is not a URL (a password holding @ / ? # or a "
+                "space must be percent-encoded)"
+            ) from None
 
     def close(self) -> None:
         self._http.close()
@@ -126,7 +133,7 @@ class PhoenixClient:
             for item in data:
                 try:
                     yield span_of(item)
-                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
                     if bad is not None:
                         bad(f"skipped a Phoenix span that is not one ({_reason(exc)})")
             cursor = page.get("next_cursor")
@@ -185,7 +192,8 @@ class PhoenixClient:
             raise PhoenixAnswerError(
                 f"Phoenix {self.shown}{path}", "the answer does not say what was stored"
             )
-        return min(len(stored), len(batch))
+        ids = [item for item in stored if isinstance(item, dict) and item.get("id")]
+        return min(len(ids), len(batch))  # an entry without its id is no stored annotation
 
     def _get(self, path: str, params: dict[str, Any], pull: _Pull | None = None) -> dict[str, Any]:
         data = self._send("GET", path, pull=pull, params=params)
@@ -215,7 +223,7 @@ class PhoenixClient:
         if not body:
             return None
         try:
-            return loads_bounded(body)
+            return loads_text(body)  # no lone surrogate left to break the cases file
         except ValueError as exc:  # HTML, not UTF-8, too deep, too many digits
             kind = response.headers.get("content-type", "no content type")
             raise PhoenixAnswerError(
@@ -235,6 +243,8 @@ def span_of(item: dict[str, Any]) -> Span:
     ids = (context["trace_id"], context["span_id"], item.get("parent_id") or "")
     if not all(isinstance(i, str) for i in ids):
         raise TypeError("an id is not text")
+    if not all(0 < len(i) <= MAX_ID for i in ids[:2]):  # a case id is the span id, bounded
+        raise ValueError(f"an id is empty or over {MAX_ID} characters")
     return Span(
         trace_id=ids[0],
         span_id=ids[1],

@@ -12,13 +12,13 @@ from typing import Any
 from judge.engine.atomic import replace_text
 from judge.engine.inputs import iter_cases
 from judge.engine.records import scan_records
-from judge.errors import InputError
+from judge.errors import InputError, OutputWriteError, UsageError
 from judge.schemas import GradedRecord
 from judge.traces.conversation import cases_of_traces
 from judge.traces.mapping import Extraction, TraceMapping
 from judge.traces.otel import EvaluationExporter, ExportCounts
 from judge.traces.phoenix import PhoenixClient
-from judge.traces.spans import Span, read_otlp_file
+from judge.traces.spans import Span, open_regular, read_otlp_file
 
 __all__ = [
     "export_records",
@@ -68,14 +68,25 @@ def pull_phoenix(
 
 
 def write_cases(extraction: Extraction, output: Path) -> None:
-    """The cases as JSONL (written whole, then moved into place)."""
+    """The cases as JSONL (written whole, then moved into place). An `-o` that cannot be
+    a file (a folder, under a file, not ours to write) is a UsageError naming it."""
     text = "".join(c.model_dump_json(exclude_defaults=True) + "\n" for c in extraction.cases)
-    replace_text(output, text)
+    try:
+        replace_text(output, text)
+    except (IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as exc:
+        raise UsageError(f"-o {output}: cannot be written ({exc.strerror})") from None
+    except OSError as exc:
+        raise OutputWriteError(str(output), exc, resume="nothing was written") from None
 
 
 def read_records(path: Path) -> list[GradedRecord]:
     """The records of a records file; a line that is not a record is an InputError naming
-    the file and line."""
+    the file and line. Only a regular file is read (a FIFO would be waited on, /dev/zero
+    read until memory ran out): anything else is an InputError naming what it is."""
+    try:
+        open_regular(path).close()  # what it is, told before a line is read
+    except FileNotFoundError as exc:
+        raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
     out = []
     for offset, data in scan_records(path):
         try:

@@ -7,6 +7,7 @@ is skipped and named in `Poll.skipped`: a source never ends a watch over one bad
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,11 +20,14 @@ from judge.schemas import Case
 from judge.traces.conversation import cases_of_traces
 from judge.traces.mapping import Extraction, Missing, TraceMapping
 from judge.traces.phoenix import PhoenixClient
-from judge.traces.spans import Span, read_otlp_file
+from judge.traces.spans import Span, open_regular, read_otlp_file
 
 __all__ = ["MAX_PENDING", "BadPosition", "OtlpFileSource", "PhoenixSource", "Poll", "TraceSource"]
 
 MAX_PENDING = 50_000  # spans of traces still waiting for their root, kept between polls
+MIB = 1024 * 1024
+MAX_PENDING_BYTES = 256 * MIB  # and their size, as the checkpoint holds them
+STEP = timedelta(seconds=1)  # a clock behind the saved point by more: it was stepped back
 HEAD = 256  # bytes of the file's start whose hash tells a truncated-and-regrown file
 
 
@@ -59,18 +63,20 @@ def _poll_of(extraction: Extraction, position: dict[str, Any], skipped: Iterable
 class OtlpFileSource:
     """A file the Collector's file exporter appends to, followed as `tail -F` follows a
     name. Position: the byte offset of the first line not yet read, the file's identity
-    (device and inode, and a hash of its first bytes), and the spans of traces whose root
-    has not arrived (a trace is complete when its root span, the one without a parent,
-    has been written). A file replaced under the name (rotated), shorter than the offset
-    (truncated) or with other first bytes (truncated and written again) is read from its
-    start. At most `max_pending` waiting spans are kept: past that the oldest traces are
-    dropped, and said."""
+    (device and inode, hashes of its first bytes and of those before the offset), and the
+    spans of traces whose root has not arrived (a trace is complete when its root span,
+    the one without a parent, has been written). A file replaced under the name (rotated),
+    shorter than the offset (truncated) or with other bytes at its start or before the
+    offset (truncated in place and written again) is read from its start. At most
+    `max_pending` waiting spans are kept: past that the oldest traces are dropped, and
+    said."""
 
     path: Path
     mapping: TraceMapping
     required: tuple[str, ...]
     max_pending: int = MAX_PENDING
     shape: str = "auto"  # agent traces as conversations (judge.traces.conversation)
+    max_pending_bytes: int = MAX_PENDING_BYTES
 
     @property
     def name(self) -> str:
@@ -90,7 +96,7 @@ class OtlpFileSource:
                 offset = end
             identity = self._identity(offset) or identity
         complete, waiting = _split_complete(pending)
-        waiting = _bounded(waiting, self.max_pending, skipped)
+        waiting = _bounded(waiting, self.max_pending, skipped, self.max_pending_bytes)
         extraction = cases_of_traces(
             complete, self.mapping, required=self.required, shape=self.shape
         )
@@ -117,17 +123,27 @@ class OtlpFileSource:
         return offset, identity
 
     def _identity(self, offset: int) -> dict[str, Any] | None:
-        """Device, inode, size now, and the hash of the first min(offset, HEAD) bytes."""
+        """Device, inode, size now, and hashes of the first min(offset, HEAD) bytes and of
+        the HEAD bytes before `offset`: a Collector's lines all open with the same resource
+        attributes, so a file truncated in place (copytruncate) and written past the offset
+        again has the same head; the bytes before the offset tell it."""
         try:
-            with self.path.open("rb") as handle:
+            with open_regular(self.path) as handle:  # a FIFO or a device: one line
                 info = os.fstat(handle.fileno())
                 head = handle.read(min(offset, HEAD))
+                handle.seek(max(0, offset - HEAD))
+                tail = handle.read(min(offset, HEAD))
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise InputError(str(self.path), [(None, None, f"cannot be read ({exc})")]) from None
-        digest = hashlib.sha256(head).hexdigest()[:16]
-        return {"dev": info.st_dev, "ino": info.st_ino, "size": info.st_size, "head": digest}
+        return {
+            "dev": info.st_dev,
+            "ino": info.st_ino,
+            "size": info.st_size,
+            "head": hashlib.sha256(head).hexdigest()[:16],
+            "tail": hashlib.sha256(tail).hexdigest()[:16],
+        }
 
 
 def _split_complete(spans: Iterable[Span]) -> tuple[list[Span], list[Span]]:
@@ -147,7 +163,7 @@ def _other_file(saved: dict[str, Any], now: dict[str, Any]) -> bool:
     identity was kept has none: then only the size can tell)."""
     if (saved.get("dev"), saved.get("ino")) != (now["dev"], now["ino"]):
         return True
-    return saved.get("head") is not None and saved.get("head") != now["head"]
+    return any(saved.get(k) is not None and saved.get(k) != now[k] for k in ("head", "tail"))
 
 
 def _pending_spans(saved: Any, skipped: list[str]) -> list[Span]:
@@ -166,21 +182,32 @@ def _pending_spans(saved: Any, skipped: list[str]) -> list[Span]:
     return out
 
 
-def _bounded(waiting: list[Span], limit: int, skipped: list[str]) -> list[Span]:
-    """At most `limit` waiting spans: the oldest traces (by their newest span) go first."""
-    if len(waiting) <= limit:
+def _bounded(
+    waiting: list[Span], limit: int, skipped: list[str], max_bytes: int = MAX_PENDING_BYTES
+) -> list[Span]:
+    """At most `limit` waiting spans, and at most `max_bytes` of them as the checkpoint
+    holds them (a few spans of 60 MiB each would otherwise be kept, and rewritten each
+    poll, without end): the oldest traces (by their newest span) go first."""
+    sizes = [len(json.dumps(span.to_json(), default=str)) for span in waiting]
+    if len(waiting) <= limit and sum(sizes) <= max_bytes:
         return waiting
-    by_trace: dict[str, list[Span]] = {}
-    for span in waiting:
-        by_trace.setdefault(span.trace_id, []).append(span)
+    by_trace: dict[str, list[tuple[Span, int]]] = {}
+    for span, size in zip(waiting, sizes, strict=True):
+        by_trace.setdefault(span.trace_id, []).append((span, size))
     kept: list[Span] = []
-    dropped = 0
-    for trace in sorted(by_trace.values(), key=lambda t: max(s.start_ns for s in t), reverse=True):
-        if len(kept) + len(trace) <= limit:
-            kept.extend(trace)
+    held = dropped = 0
+    newest_first = sorted(by_trace.values(), key=lambda t: max(s.start_ns for s, _ in t))[::-1]
+    for trace in newest_first:
+        size = sum(n for _, n in trace)
+        if len(kept) + len(trace) <= limit and held + size <= max_bytes:
+            kept.extend(s for s, _ in trace)
+            held += size
         else:
             dropped += 1
-    skipped.append(f"dropped {dropped} traces whose root never came (over {limit} waiting spans)")
+    skipped.append(
+        f"dropped {dropped} traces whose root never came "
+        f"(over {limit} waiting spans or {max_bytes // MIB} MiB)"
+    )
     return kept
 
 
@@ -205,6 +232,12 @@ class PhoenixSource:
     def poll(self, position: dict[str, Any], now: datetime) -> Poll:
         since = _moment(position.get("since")) or self.start
         horizon = now - timedelta(seconds=self.settle)
+        if since is not None and since > horizon + STEP and "since" in position:
+            # the clock was stepped back past the saved point (or forward, then back):
+            # waiting for it would skip every span started until the clock got there
+            # again, so reading goes on from now (what was decided is not decided twice)
+            note = f"the clock is behind the checkpoint ({since.isoformat()}): read from now"
+            return Poll(position={"since": horizon.isoformat()}, skipped=[note])
         if since is not None and since >= horizon:
             return Poll(position=dict(position))
         skipped: list[str] = []

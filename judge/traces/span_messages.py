@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from judge.traces.spans import loads_text
+
 __all__ = ["read_messages", "read_system", "read_tools", "text_of"]
 
 MAX_INDEX = 10_000  # messages, calls or tools one attribute list may hold
@@ -88,8 +90,8 @@ def text_of(value: Any) -> str | None:
 
 def _json(value: str) -> Any:
     try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
+        return loads_text(value)  # bounded, and no lone surrogate left in its strings
+    except ValueError:
         return None
 
 

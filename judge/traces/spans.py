@@ -7,13 +7,18 @@ JSON encoding); protobuf's own JSON mapping writes them in base64, and both are 
 A line that is not such an object (not UTF-8, not JSON, nested too deep, a number past
 Python's digit limit, a span without its ids) is an `InputError` naming the file and line;
 a reader that must go on (`judge watch`) passes `bad=` and the line is skipped instead. A
-line longer than `MAX_LINE` is refused the same way, read in bounded pieces.
+line longer than `MAX_LINE` is refused the same way, read in bounded pieces. Only a regular
+file is read (`open_regular`): a FIFO, a device (`/dev/zero`) or a folder at the name would
+be waited on or read forever, so it is refused in one line.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import os
+import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +27,19 @@ from typing import Any, BinaryIO
 from judge.engine.records import loads_bounded
 from judge.errors import InputError
 
-__all__ = ["MAX_LINE", "Span", "flatten_value", "read_otlp_file", "spans_of_line"]
+__all__ = [
+    "MAX_LINE",
+    "Span",
+    "flatten_value",
+    "loads_text",
+    "open_regular",
+    "read_otlp_file",
+    "spans_of_line",
+]
 
+# a lone UTF-16 surrogate escaped in JSON (`"\ud800"`): a str no UTF-8 file can hold
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_LINE = 64 * 1024 * 1024  # a Collector line is one export batch: far under this
 CHUNK = 1024 * 1024
 
@@ -86,8 +102,8 @@ def read_otlp_file(
     it is left for the next read. A bad line raises its InputError, or with `bad` is handed
     to it and skipped (its spans an empty list)."""
     try:
-        handle = path.open("rb")
-    except OSError as exc:
+        handle = open_regular(path)
+    except FileNotFoundError as exc:
         raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
     with handle:
         number = _line_number(handle, start)
@@ -109,6 +125,35 @@ def read_otlp_file(
                 bad(exc)
                 spans = []
             yield offset, spans
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading when it is a regular file (a link to one is followed);
+    anything else an InputError naming what it is. Opened without blocking, so a FIFO with
+    no writer is refused rather than waited on; FileNotFoundError passes through (a source
+    between a rotation's move and create is not there for a moment)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise InputError(str(path), [(None, None, f"refused: {what}, not a regular file")])
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
 
 
 def _next_line(handle: BinaryIO, max_line: int) -> tuple[bytes | None, int]:
@@ -144,15 +189,51 @@ def spans_of_line(raw: bytes | str, path: str, line: int | None = None) -> list[
     """The spans of one OTLP JSON object (`{"resourceSpans": [...]}`), the line `line` of
     `path` (both named in the InputError a bad line raises)."""
     try:
-        data = loads_bounded(raw)
+        data = loads_text(raw)
     except ValueError as exc:  # not UTF-8, not JSON, too deep, too many digits
         raise InputError(path, [(line, None, f"not JSON ({_first_line(exc)})")]) from None
     if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
         raise InputError(path, [(line, None, "not OTLP JSON (no resourceSpans list)")])
     try:
         return list(_spans(data["resourceSpans"]))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise InputError(path, [(line, None, f"not OTLP JSON ({_reason(exc)})")]) from None
+
+
+def loads_text(raw: bytes | str) -> Any:
+    """`loads_bounded`, with each lone surrogate a JSON text escapes (`"\ud800"`) in its
+    strings, keys included, replaced by U+FFFD: a trace's text must become a cases file,
+    and UTF-8 cannot hold a lone surrogate (writing it was a traceback). A ValueError for
+    what is not bounded JSON."""
+    data = loads_bounded(raw)
+    escaped = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    return _scrubbed(data) if _SURROGATE_ESCAPE.search(escaped) else data
+
+
+def _scrubbed(data: Any) -> Any:
+    """`data` with lone surrogates replaced, walked with a stack (JSON as deep as
+    `loads_bounded` allows, no recursion), containers changed in place."""
+    if isinstance(data, str):
+        return _SURROGATE.sub("\ufffd", data)
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            for n, value in enumerate(item):
+                if isinstance(value, str):
+                    item[n] = _SURROGATE.sub("\ufffd", value)
+                elif isinstance(value, list | dict):
+                    todo.append(value)
+        elif isinstance(item, dict):
+            pairs = list(item.items())
+            item.clear()
+            for key, value in pairs:
+                if isinstance(value, str):
+                    value = _SURROGATE.sub("\ufffd", value)
+                elif isinstance(value, list | dict):
+                    todo.append(value)
+                item[_SURROGATE.sub("\ufffd", key)] = value
+    return data
 
 
 def _first_line(exc: Exception) -> str:

@@ -61,19 +61,21 @@ def answer_calls(messages: list[Message]) -> list[Message]:
     messages = copy.deepcopy(messages)
     ids = _Ids(messages)
     out: list[Message] = []
-    open_calls: list[dict[str, Any]] = []
+    open_calls = _OpenCalls()
     last_assistant: int | None = None
+    tools_since = True  # only tool results since the last assistant turn (linear: no rescan)
     for message in messages:
         if message["role"] == "assistant":
-            last_assistant = len(out)
+            last_assistant, tools_since = len(out), True
             open_calls.extend(message.get("tool_calls") or [])
+        elif message["role"] != "tool":
+            tools_since = False
         if message["role"] == "tool":
-            call = _match(open_calls, message)
+            call = open_calls.take(message)
             if call is None:
                 call = _made_up_call(message)
-                last_assistant = _attach(out, last_assistant, call)
-            else:
-                open_calls.remove(call)
+                last_assistant = _attach(out, last_assistant if tools_since else None, call)
+                tools_since = True
             if not call.get("id"):
                 call["id"] = ids.take(message.get("tool_call_id"), message.get(_OWN_ID))
             message["tool_call_id"] = call["id"]
@@ -88,21 +90,40 @@ def answer_calls(messages: list[Message]) -> list[Message]:
     return out
 
 
-def _match(open_calls: list[dict[str, Any]], message: Message) -> dict[str, Any] | None:
-    """The open call a tool message answers: the one with its id, else the first of the
-    same name whose id does not say otherwise."""
-    wanted, name = message.get("tool_call_id"), message.get("name")
-    if wanted:
-        for call in open_calls:
-            if call.get("id") == wanted:
-                return call
-    for call in open_calls:
-        if wanted and call.get("id"):
-            continue  # both have ids, and they differ
-        if name and call["function"]["name"] != name:
-            continue
-        return call
-    return None
+class _OpenCalls:
+    """The calls made and not yet answered, in order; found through an index by id and by
+    name, so a trace of thousands of calls is matched without rescanning them all."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, dict[str, Any]] = {}  # by a running number: insertion order
+        self.by_id: dict[str, list[int]] = {}
+        self.by_name: dict[str, list[int]] = {}
+        self.count = 0
+
+    def extend(self, calls: list[dict[str, Any]]) -> None:
+        for call in calls:
+            self.calls[self.count] = call
+            if call.get("id"):
+                self.by_id.setdefault(str(call["id"]), []).append(self.count)
+            self.by_name.setdefault(str(call["function"]["name"]), []).append(self.count)
+            self.count += 1
+
+    def take(self, message: Message) -> dict[str, Any] | None:
+        """The open call a tool message answers (removed): the one with its id, else the
+        first of the same name whose id does not say otherwise."""
+        wanted, name = message.get("tool_call_id"), message.get("name")
+        for number in self.by_id.get(str(wanted), []) if wanted else []:
+            if number in self.calls:
+                return self.calls.pop(number)
+        numbers = self.by_name.get(str(name), []) if name else list(self.calls)
+        while numbers and numbers[0] not in self.calls:
+            numbers.pop(0)  # answered already: never looked at again
+        for number in numbers:
+            call = self.calls.get(number)
+            if call is None or (wanted and call.get("id")):
+                continue  # answered, or both have ids and they differ
+            return self.calls.pop(number)
+        return None
 
 
 def _made_up_call(message: Message) -> dict[str, Any]:
@@ -117,9 +138,9 @@ def _made_up_call(message: Message) -> dict[str, Any]:
 
 
 def _attach(out: list[Message], last_assistant: int | None, call: dict[str, Any]) -> int:
-    """Put a made-up call in the assistant turn before the tool message (when only tool
-    results came since), or in a new assistant message; the index of that message."""
-    if last_assistant is not None and all(m["role"] == "tool" for m in out[last_assistant + 1 :]):
+    """Put a made-up call in the assistant turn `last_assistant` (given only when nothing
+    but tool results came since), or in a new assistant message; that message's index."""
+    if last_assistant is not None:
         turn = out[last_assistant]
         turn["tool_calls"] = [*(turn.get("tool_calls") or []), call]
         return last_assistant

@@ -34,7 +34,7 @@ from judge.engine.records import RecordWriter, scan_records
 from judge.errors import InputError
 from judge.kinds import get_kind
 from judge.schemas import Case, GradedRecord
-from judge.traces.checkpoint import WatchState, folder_lock
+from judge.traces.checkpoint import WatchState, folder_lock, private_file
 from judge.traces.otel import EvaluationExporter
 from judge.traces.phoenix import PhoenixClient, PhoenixError
 from judge.traces.sampling import Budget, Sampling, window_rows
@@ -72,8 +72,7 @@ async def watch(
     source: TraceSource, grader: Grader, folder: Path, options: WatchOptions
 ) -> WatchState:
     """Run the watch until `once`/`max_polls` says stop (or forever); the final state."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with folder_lock(folder):
+    with folder_lock(folder):  # makes the folder, 0700
         run = _Run(source, grader, folder, options)
         polls = 0
         while True:
@@ -95,6 +94,7 @@ class _Run:
         self.windows_path = folder / WINDOWS
         self.records = folder / f"{grader.rubric.id}.jsonl"
         self.state = WatchState.load(self.checkpoint)
+        private_file(self.records)  # case text: 0600, as the checkpoint is
         kind = get_kind(grader.rubric.kind)
         self.threshold = kind.threshold(grader.rubric)
         self.said_budget = ""
