@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 from judge.cli import main
 from tests.helpers import REPO
 from tests.label_support import LabelServer
-from tests.view.test_view_browser import CHROMIUM, ViewServer, playwright_api
+from tests.view.test_view_browser import ViewServer, playwright_api
 
 pytestmark = pytest.mark.browser
 expect = playwright_api.expect
@@ -47,16 +46,6 @@ def first_agent_case(cases: Path) -> dict[str, Any]:
 
 def tool_names(case: dict[str, Any]) -> list[str]:
     return [c["function"]["name"] for m in case["messages"] for c in m.get("tool_calls") or []]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def test_the_pulled_case_holds_the_tool_calls_in_the_traces_order(pulled: Path) -> None:

@@ -24,7 +24,6 @@ from tests.helpers import REPO, ChildProcess
 from tests.view.support import Runs, make_runs, read_jsonl
 
 pytestmark = pytest.mark.browser
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = Path(os.environ.get("JUDGE_SCREENSHOTS") or REPO / "build" / "screenshots")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install -e '.[dev]'")
 expect = playwright_api.expect
@@ -73,17 +72,6 @@ def server(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vie
     started = ViewServer(str(runs.root), "--labels", str(runs.labels), env=env)
     yield started
     started.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
-    with playwright_api.sync_playwright() as p:
-        # --no-sandbox: CI containers run as root, where Chromium's sandbox cannot start
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 
 from tests.label_support import LabelServer
 from tests.view.conversations import LONG_RESULT, write_run
-from tests.view.test_view_browser import CHROMIUM, ViewServer, playwright_api, shoot
+from tests.view.test_view_browser import ViewServer, playwright_api, shoot
 
 pytestmark = pytest.mark.browser
 expect = playwright_api.expect
@@ -41,16 +41,6 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("agent-runs")
     write_run(folder / "agent")
     return folder
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM)")
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

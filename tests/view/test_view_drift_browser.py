@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import REPO
-from tests.view.test_view_browser import ViewServer, browser, expect, page, shoot  # noqa: F401
+from tests.view.test_view_browser import ViewServer, expect, page, shoot  # noqa: F401
 
 pytestmark = pytest.mark.browser
 RECORDS = REPO / "examples" / "drift" / "graded.jsonl"
