@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from judge import lexical
 from judge.kinds._base import Choice, KindStats, Scored, VerdictModel
 from judge.kinds._conversation import ConversationKind, transcript
-from judge.kinds.faithfulness import ClaimVerdict, FaithfulnessStats
+from judge.kinds.faithfulness import ClaimVerdict, FaithfulnessStats, scored_claims
 from judge.schemas import Case, GradedRecord
 from judge.transcript import Message, assistant_turns
 
@@ -132,11 +132,7 @@ class ConversationFaithfulnessKind(ConversationKind):
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         assert isinstance(verdict, ConversationFaithfulnessVerdict)
-        if not verdict.claims:
-            return Scored("abstained")
-        supported = sum(c.verdict == "supported" for c in verdict.claims)
-        label = "faithful" if supported == len(verdict.claims) else "unfaithful"
-        return Scored("ok", supported / len(verdict.claims), label)
+        return scored_claims(verdict.claims)
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         return [

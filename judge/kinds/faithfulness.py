@@ -9,6 +9,7 @@ answer-level hallucination rates and the contradicted claims.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -89,6 +90,16 @@ def claims_verdict(
     return FaithfulnessVerdict(claims=claims)
 
 
+def scored_claims(claims: Sequence[ClaimVerdict]) -> Scored:
+    """Supported claims over all claims, `faithful` when every one is; no claim at all is
+    its own outcome (`abstained`), never 0 or 1 (DESIGN.md "Verdicts")."""
+    if not claims:
+        return Scored("abstained")
+    supported = sum(c.verdict == "supported" for c in claims)
+    label = "faithful" if supported == len(claims) else "unfaithful"
+    return Scored("ok", supported / len(claims), label)
+
+
 class FaithfulnessKind(Kind):
     name = "faithfulness"
     verdict_name = "FaithfulnessVerdict"
@@ -111,11 +122,7 @@ class FaithfulnessKind(Kind):
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         assert isinstance(verdict, FaithfulnessVerdict)
-        if not verdict.claims:
-            return Scored("abstained")
-        supported = sum(c.verdict == "supported" for c in verdict.claims)
-        label = "faithful" if supported == len(verdict.claims) else "unfaithful"
-        return Scored("ok", supported / len(verdict.claims), label)
+        return scored_claims(verdict.claims)
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         return [
