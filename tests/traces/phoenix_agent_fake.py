@@ -6,15 +6,13 @@ ISO start times, and `openinference.span.kind` moved out of the attributes into
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 from opentelemetry.sdk.trace import ReadableSpan
+
+from tests.traces.phoenix_fake import Answer, FakePhoenix, json_answer
 
 
 def phoenix_span(span: ReadableSpan) -> dict[str, Any]:
@@ -36,50 +34,16 @@ def phoenix_span(span: ReadableSpan) -> dict[str, Any]:
     }
 
 
-class FakePhoenix:
-    """Serves `spans` for project `project`, oldest first, `page` a request."""
+def agent_phoenix(project: str, spans: Sequence[ReadableSpan], page: int = 2) -> FakePhoenix:
+    """Phoenix serving `spans` for project `project`, oldest first, `page` a request (the
+    loopback stand-in of tests/traces/phoenix_fake.py, with a route that pages them)."""
+    items = sorted((phoenix_span(s) for s in spans), key=lambda s: s["start_time"])
 
-    def __init__(self, project: str, spans: Sequence[ReadableSpan], page: int = 2) -> None:
-        items = sorted((phoenix_span(s) for s in spans), key=lambda s: s["start_time"])
-        fake = self
+    def route(method: str, path: str, query: dict[str, list[str]], body: bytes) -> Answer:
+        if method != "GET" or path != f"/v1/projects/{project}/spans":
+            return Answer(404)
+        start = int(query.get("cursor", ["0"])[0])
+        following = str(start + page) if start + page < len(items) else None
+        return json_answer({"data": items[start : start + page], "next_cursor": following})
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                url = urlparse(self.path)
-                if url.path != f"/v1/projects/{project}/spans":
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                start = int(parse_qs(url.query).get("cursor", ["0"])[0])
-                fake.requests += 1
-                body = {
-                    "data": items[start : start + page],
-                    "next_cursor": str(start + page) if start + page < len(items) else None,
-                }
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.requests = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakePhoenix:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    return FakePhoenix(route)

@@ -24,7 +24,7 @@ from tests.traces.agent_support import (
     trace_openinference,
 )
 from tests.traces.otlp_support import REQUESTS, rag_provider, trace_request, write_otlp
-from tests.traces.phoenix_agent_fake import FakePhoenix
+from tests.traces.phoenix_agent_fake import agent_phoenix
 
 CONVENTIONS = {"openinference": trace_openinference, "genai": trace_genai}
 RUBRIC = """id: agent-goal
@@ -181,7 +181,7 @@ def test_phoenix_pull_gives_the_same_case(tmp_path, convention) -> None:
     path = tmp_path / "agent.jsonl"
     write_otlp(path, spans)
     out = tmp_path / "cases.jsonl"
-    with FakePhoenix("agents", spans) as phoenix:
+    with agent_phoenix("agents", spans) as phoenix:
         argv = ["traces", "pull", "--phoenix", phoenix.url, "--project", "agents"]
         assert main([*argv, "-o", str(out)]) == 0
         assert phoenix.requests > 1  # it paged
@@ -206,7 +206,7 @@ def test_watch_on_phoenix_grades_one_conversation(tmp_path, rubrics, server_fact
     provider, exporter = rag_provider("agent-app")
     _, root = trace_genai(provider)
     folder = tmp_path / "watch"
-    with FakePhoenix("agents", exporter.get_finished_spans()) as phoenix:
+    with agent_phoenix("agents", exporter.get_finished_spans()) as phoenix:
         argv = ["watch", "--phoenix", phoenix.url, "--project", "agents", "--once"]
         argv += ["--settle-seconds", "0", "--rubric", "agent-goal", "-o", str(folder)]
         env = {"OPENAI_API_KEY": "test-key", "XDG_CACHE_HOME": str(tmp_path / "cache")}
