@@ -8,7 +8,9 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +213,26 @@ class ChildProcess:
             self.proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             self.kill()
+
+
+HANG_GUARD_S = 60  # a guard against a hang, not a timing: fixed code ends at once
+
+
+def ends(run: Callable[[], Any], guard: float = HANG_GUARD_S) -> Any:
+    """Run `run` in a thread and return what it returns (or raise what it raised); fail the
+    test, rather than hang it, when it has not ended after `guard` seconds."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = run()
+        except BaseException as exc:  # handed back to the test
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(guard)
+    assert not thread.is_alive(), "did not end"
+    if "error" in out:
+        raise out["error"]
+    return out.get("value")

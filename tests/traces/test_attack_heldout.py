@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,28 +19,8 @@ import pytest
 from judge.cli import main
 from judge.traces.mapping import TraceMapping
 from judge.traces.sources import OtlpFileSource
+from tests.helpers import ends as _ends
 from tests.traces.test_watch_damaged import rag_line
-
-GUARD_S = 60  # a guard against a hang, not a timing: the fixed code ends at once
-
-
-def _ends(run: Callable[[], Any]) -> Any:
-    """Run `run` in a thread; fail the test (not hang it) if it does not end."""
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = run()
-        except BaseException as exc:  # handed back to the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(GUARD_S)
-    assert not thread.is_alive(), "did not end"
-    if "error" in out:
-        raise out["error"]
-    return out.get("value")
 
 
 def _write(path: Path, numbers: range, tag: str = "h") -> None:

@@ -6,36 +6,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from judge.cli import main
 from judge.traces.phoenix import Limits, PhoenixClient, PhoenixError
+from tests.helpers import ends as _ends
 from tests.traces.phoenix_fake import Answer, FakePhoenix, json_answer, phoenix_span
-
-GUARD_S = 60  # a guard against a hang, not a timing: the fixed code ends at once
-
-
-def _ends(run: Callable[[], Any]) -> Any:
-    """Run `run` in a thread; fail the test (not hang it) if it does not end."""
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = run()
-        except BaseException as exc:  # handed back to the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(GUARD_S)
-    assert not thread.is_alive(), "did not end"
-    if "error" in out:
-        raise out["error"]
-    return out.get("value")
 
 
 def _pull(url: str, tmp_path, *extra: str) -> int:

@@ -5,8 +5,6 @@ no traceback: the trace is skipped and counted, or the file refused in one line 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +13,8 @@ import pytest
 from judge.cli import main
 from judge.traces.mapping import cases_from_spans
 from judge.traces.spans import Span
+from tests.helpers import ends as _ends
 from tests.traces.otlp_support import REQUESTS, rag_provider, trace_request, write_otlp
-
-GUARD_S = 60  # a guard against a hang (the old code loops for ever), not a timing
-
-
-def _ends(run: Callable[[], Any]) -> Any:
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        out["value"] = run()
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(GUARD_S)
-    assert not thread.is_alive(), "did not end"
-    return out["value"]
 
 
 def _span(span_id: str, parent: str | None, trace: str = "t1", kind: str = "CHAIN") -> Span:
