@@ -184,7 +184,7 @@ def _item_view(session: LabelSession, annotator: str, item: StoredItem) -> dict[
     if view.get("reference"):
         out["reference"] = view["reference"]
     for name in ("messages", "expected_tool_calls", "goal"):  # a conversation's transcript
-        if view.get(name):
+        if view.get(name) is not None:  # [] expected calls: "none expected", shown
             out[name] = view[name]
     if view.get("messages_a") or view.get("messages_b"):  # two, in this annotator's order
         pair = [view.get("messages_a") or [], view.get("messages_b") or []]

@@ -109,7 +109,8 @@ def case_view(rubric: Rubric, case: Case) -> dict[str, Any]:
     for name in ("contexts", "reference", "answer", "answer_a", "answer_b"):
         if name in wanted and getattr(case, name):
             view[name] = getattr(case, name)
-    shown = [n for n in CONVERSATION_VIEW if n in wanted and getattr(case, n)]
+    # an empty list of expected calls says "no call expected": shown, not dropped
+    shown = [n for n in CONVERSATION_VIEW if n in wanted and getattr(case, n) is not None]
     if shown:  # a conversation: the transcript as the judge reads it (plain JSON)
         payload = rubric.payload(case)
         view.update({name: payload[name] for name in shown if name in payload})

@@ -109,3 +109,18 @@ def test_the_label_app_serves_the_same_transcript(tmp_path: Path) -> None:
     from judge.web.assets import shared_asset
 
     assert b"judgeTranscript" in shared_asset("transcript.js")
+
+
+def test_the_label_page_shows_an_empty_list_of_expected_calls() -> None:
+    """`expected_tool_calls: []` says "no call expected": the blind page shows it (the
+    agent's calls stand beside an empty list), it is not dropped as if unknown."""
+    from judge.label.choices import case_view
+    from judge.rubric import load_rubric
+    from judge.schemas import Case
+
+    chat = next(c for c in conversations() if c["id"] == "chat-4")
+    view = case_view(
+        load_rubric("trajectory"), Case.model_validate(chat | {"expected_tool_calls": []})
+    )
+    assert view["expected_tool_calls"] == []
+    assert [m["role"] for m in view["messages"]] == ["user", "assistant"]

@@ -123,6 +123,13 @@
     table.append(node("thead"), node("tbody"));
     table.tHead.append(head);
     const rows = Math.max(actual.length, expected.length);
+    if (!rows) {
+      const none = node("td", "muted", "no call made, none expected");
+      none.colSpan = 2;
+      const row = node("tr");
+      row.append(none);
+      table.tBodies[0].append(row);
+    }
     for (let i = 0; i < rows; i++) {
       const row = node("tr");
       const left = node("td"), right = node("td");
