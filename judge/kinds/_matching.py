@@ -25,7 +25,7 @@ from collections import defaultdict, deque
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from judge.transcript import Call, canonical
+from judge.transcript import Call, canonical, json_equal
 
 ARGUMENT_MODES = ("exact", "ignore", "subset")
 _EXACT = 2**53  # integers below this in size are floats exactly; larger ones: canonical
@@ -76,9 +76,9 @@ def fits(actual: Call, expected: Call, mode: str) -> bool:
     if not isinstance(actual.arguments, dict) or not isinstance(expected.arguments, dict):
         return False
     if mode == "exact":
-        return bool(canonical(actual.arguments) == canonical(expected.arguments))
+        return json_equal(actual.arguments, expected.arguments)
     return all(
-        key in actual.arguments and canonical(actual.arguments[key]) == canonical(value)
+        key in actual.arguments and json_equal(actual.arguments[key], value)
         for key, value in expected.arguments.items()
     )
 
