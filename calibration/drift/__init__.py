@@ -3,7 +3,7 @@ change against a reference and an alarm held at a false-alarm rate over the stre
 
 from __future__ import annotations
 
-from calibration.drift.alarm import Alarm, cusum, drift_alarm, kappa_of_tables
+from calibration.drift.alarm import Alarm, drift_alarm, kappa_of_tables, span_scan
 from calibration.drift.stream import DriftOptions, ReferenceTable, drift_report
 from calibration.drift.windows import Window, count_windows, parse_time, time_windows
 
@@ -13,10 +13,10 @@ __all__ = [
     "ReferenceTable",
     "Window",
     "count_windows",
-    "cusum",
     "drift_alarm",
     "drift_report",
     "kappa_of_tables",
     "parse_time",
+    "span_scan",
     "time_windows",
 ]

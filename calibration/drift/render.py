@@ -58,7 +58,7 @@ def drift_markdown(report: dict[str, Any]) -> str:
         f"- alarm: {alarm['method']}; alpha {alarm['alpha']}, threshold {_num(alarm['threshold'])}",
         "",
         f"| window | n | {name} [95%] | AC1 [95%] | judge pass | human pass "
-        "| change vs reference [95%] | CUSUM | verdict |",
+        "| change vs reference [95%] | scan | verdict |",
         "|---|---:|---|---|---|---|---|---:|---|",
     ]
     for row in report["windows"]:
@@ -66,7 +66,7 @@ def drift_markdown(report: dict[str, Any]) -> str:
             f"| {row['window']} | {row['n']} | {_num(row['agreement'])} "
             f"{_ci(row['agreement_ci95'])} | {_num(row.get('ac1'))} {_ci(row.get('ac1_ci95'))} "
             f"| {_rate(row, 'judge')} | {_rate(row, 'human')} | {_change(row)} "
-            f"| {_num(row['cusum'])} | {_verdict(row, ref)} |"
+            f"| {_num(row['scan'])} | {_verdict(row, ref)} |"
         )
     notes = [
         f"- window {r['window']}: {r['prevalence_note']}"

@@ -31,7 +31,7 @@ import numpy as np
 
 from calibration.agreement.metrics import _weight_matrix, label_values
 from calibration.agreement.small_sample import SMALL_SAMPLE
-from calibration.drift.alarm import CUSUM_K, SIMULATIONS, drift_alarm
+from calibration.drift.alarm import SIMULATIONS, SPAN, drift_alarm
 from calibration.drift.windows import Window
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
@@ -41,8 +41,9 @@ from calibration.pairs.analysis import AnalysisOptions, analyse, scale_of
 __all__ = ["DriftOptions", "ReferenceTable", "drift_report"]
 
 ALARM_METHOD = (
-    "one-sided CUSUM (Page 1954, k = 1) of each window's studentised drop in agreement "
-    "below the reference; threshold: the 1 - alpha quantile of the largest CUSUM over "
+    "window-limited scan (GLR, Lai 1995): each window's largest studentised drop in "
+    "agreement below the reference, the window alone or pooled with the one before; "
+    "threshold: the 1 - alpha quantile of the largest scan over "
     "simulated streams with no drift (parametric bootstrap from the pooled table, "
     "Westfall-Young max-T), so the chance of any false alarm over the stream is alpha"
 )
@@ -125,7 +126,7 @@ def _window_row(window, pairs, order, analysis, coefficient, options) -> dict[st
     row.update(_figures([pairs.ids[i] for i in take], [pairs.human[i] for i in take],
                         [pairs.judge[i] for i in take], order, analysis, coefficient))  # fmt: skip
     row["enough"], row["needs"] = _enough(row, options.min_labels)
-    row.update(difference=None, difference_ci95=None, drop=None, cusum=None, alarm=False)
+    row.update(difference=None, difference_ci95=None, drop=None, scan=None, alarm=False)
     return row
 
 
@@ -231,7 +232,7 @@ def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
     out: dict[str, Any] = {
         "method": ALARM_METHOD,
         "alpha": options.alpha,
-        "k": CUSUM_K,
+        "span": SPAN,
         "simulations": options.simulations,
         "seed": options.seed,
         "threshold": None,
@@ -252,8 +253,8 @@ def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
         simulations=options.simulations,
         seed=options.seed,
     )
-    for row, drop, level, fired in zip(tested, found.drops, found.cusum, found.alarms, strict=True):
-        row.update(drop=drop, cusum=level, alarm=fired)
+    for row, drop, level, fired in zip(tested, found.drops, found.scan, found.alarms, strict=True):
+        row.update(drop=drop, scan=level, alarm=fired)
     fired_windows = [r["window"] for r in tested if r["alarm"]]
     out.update(
         threshold=found.threshold,

@@ -15,7 +15,7 @@ __all__ = ["render_drift_report", "write_drift_report"]
 
 _COLUMNS = (
     "window", "n", "agreement", "agreement_ci95", "ac1", "judge_pass_rate",
-    "human_pass_rate", "difference", "difference_ci95", "cusum", "verdict",
+    "human_pass_rate", "difference", "difference_ci95", "scan", "verdict",
 )  # fmt: skip
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 
 import numpy as np
@@ -14,11 +15,11 @@ from calibration.drift import (
     DriftOptions,
     ReferenceTable,
     count_windows,
-    cusum,
     drift_alarm,
     drift_report,
     kappa_of_tables,
     parse_time,
+    span_scan,
     time_windows,
 )
 from calibration.drift.alarm import kappa_variance_of_tables
@@ -80,8 +81,28 @@ def test_batch_kappa_variance_equals_the_projects_fleiss_cohen_everitt_variance(
         assert value == pytest.approx(weighted_kappa_variance(table.astype(float), d)[1], rel=1e-12)
 
 
-def test_cusum_forgets_lone_dips_and_adds_lasting_drops() -> None:
-    assert cusum([0.5, 3.0, -2.0, 3.0, 3.0], k=1.0).tolist() == [0.0, 2.0, 0.0, 2.0, 4.0]
+def _studentised_drop(reference, table) -> float:
+    """``(κ_r - κ_s) / sqrt(V_r + V_s)``, from the project's one-table kappa and variance."""
+    d = 1 - np.eye(2)
+    ref, tab = np.asarray(reference, float), np.asarray(table, float)
+    gap = kappa_from_confusion(ref) - kappa_from_confusion(tab)
+    return gap / np.sqrt(weighted_kappa_variance(ref, d)[1] + weighted_kappa_variance(tab, d)[1])
+
+
+def test_the_scan_is_the_larger_drop_of_the_window_alone_and_pooled_with_the_one_before() -> None:
+    ref = [[40, 10], [10, 40]]
+    windows = [[[20, 5], [5, 20]], [[18, 7], [8, 17]], [[17, 8], [9, 16]], [[24, 1], [1, 24]]]
+    got = span_scan(ref, windows, 1 - np.eye(2))
+    alone = [_studentised_drop(ref, w) for w in windows]
+    pooled = [_studentised_drop(ref, np.add(a, b)) for a, b in itertools.pairwise(windows)]
+    assert got[0] == pytest.approx(alone[0])
+    assert got.tolist() == pytest.approx([alone[0], *map(max, zip(alone[1:], pooled, strict=True))])
+    # two middling windows pooled say more than either alone; a good window pulls down
+    assert pooled[1] > max(alone[1], alone[2]) and got[2] == pytest.approx(pooled[1])
+    assert alone[3] < 0 and got[3] == pytest.approx(pooled[2]) and got[3] < got[2]
+    longer = span_scan(ref, windows, 1 - np.eye(2), span=3)
+    three = _studentised_drop(ref, np.add(np.add(windows[0], windows[1]), windows[2]))
+    assert longer[2] == pytest.approx(max(got[2], three))
 
 
 def test_count_windows_and_calendar_windows_are_named_by_their_period() -> None:

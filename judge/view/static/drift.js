@@ -78,7 +78,7 @@
 
   function table(data, runId, h) {
     const el = h.el;
-    const head = ["window", "from – to", "n", data.coefficient, "95% CI", "Δ vs reference", "95% CI", "CUSUM", "verdict", "disagreements"];
+    const head = ["window", "from – to", "n", data.coefficient, "95% CI", "Δ vs reference", "95% CI", "scan", "verdict", "disagreements"];
     return el("table", { id: "drift-table" },
       el("thead", {}, el("tr", {}, head.map((t) => el("th", {}, t)))),
       el("tbody", {}, data.windows.map((w) => {
@@ -87,7 +87,7 @@
         const row = el("tr", { "data-window": w.window, class: w.alarm ? "alarm" : w.enough ? null : "few" },
           el("td", {}, w.window), el("td", { class: "muted" }, w.start ? `${w.start} – ${w.end}` : ""),
           el("td", { class: "num" }, w.n), el("td", { class: "num" }, h.fmt(w.agreement)), el("td", {}, h.ci(w.agreement_ci95)),
-          el("td", { class: "num" }, h.fmt(w.difference)), el("td", {}, h.ci(w.difference_ci95)), el("td", { class: "num" }, h.fmt(w.cusum)),
+          el("td", { class: "num" }, h.fmt(w.difference)), el("td", {}, h.ci(w.difference_ci95)), el("td", { class: "num" }, h.fmt(w.scan)),
           el("td", {}, verdict),
           el("td", { class: "num" }, w.disagreements && w.disagreements.length ? el("a", { href: target(runId, w, h.enc) }, w.disagreements.length) : "0"));
         row.addEventListener("click", (e) => { if (e.target.tagName !== "A" && w.disagreements && w.disagreements.length) location.hash = target(runId, w, h.enc); });
