@@ -2,15 +2,17 @@
 drop of 0.2 in kappa is caught.
 
     nice -n 10 python benchmarks/drift.py [--streams 500] [--null-streams N] [--seed 44] [--write]
-    nice -n 10 python benchmarks/drift.py --null-check|--power-check [--kappa K ...] --streams N
+    nice -n 10 python benchmarks/drift.py --null-check|--power-check [--kappa K ...]
+        [--reference file|first|past] --streams N
     nice -n 10 python benchmarks/drift.py --threshold-check --kappa K --streams N
 
 Each stream: 10 windows of 100 labelled cases (two classes), drawn from the 2x2 table with
 the setting's kappa and pass rate (people and judge alike:
 `calibration.agreement.kappa_variance.cell_probabilities`). With drift, windows 6-10 (after
 the midpoint) are drawn at kappa - 0.2. The reference is either a release calibration of
-500 labels from the undrifted table (`--reference FILE`) or the stream's first window
-(`--reference first`, the default of the command). Every stream goes through
+500 labels from the undrifted table (`--reference FILE`), the stream's first window
+(`--reference first`, the default of the command) or, for each window, all the windows
+before it (`--reference past`). Every stream goes through
 `calibration.drift.drift_alarm`, the function `judge drift` calls, at alpha = 0.05 with its
 default 4,000 simulated null streams (seeded per stream; each from a table drawn from the pooled table's Dirichlet posterior).
 
@@ -40,7 +42,8 @@ WINDOWS, SIZE, CHANGE, DROP, RELEASE = 10, 100, 5, 0.2, 500
 ALPHA = 0.05
 NOTES = "<!-- notes: kept by --write -->"
 # (kappa before the drop, pass rate, reference): the reference is "file" (a release
-# calibration of RELEASE labels) or "first" (the stream's first window)
+# calibration of RELEASE labels), "first" (the stream's first window) or "past" (each
+# window against all the windows before it)
 SETTINGS = [
     (0.8, 0.5, "file"),
     (0.9, 0.5, "file"),
@@ -48,6 +51,8 @@ SETTINGS = [
     (0.8, 0.75, "file"),
     (0.8, 0.5, "first"),
     (0.7, 0.5, "first"),
+    (0.8, 0.5, "past"),
+    (0.7, 0.5, "past"),
 ]
 
 
@@ -64,7 +69,8 @@ def one_stream(rng, kappa: float, rate: float, reference: str, drift: bool) -> i
     else:
         ref, tested, offset = tables[0], tables[1:], 1
     seed = int(rng.integers(2**31))
-    alarm = drift_alarm(ref, tested, 1 - np.eye(2), alpha=ALPHA, seed=seed)
+    past = reference == "past"
+    alarm = drift_alarm(ref, tested, 1 - np.eye(2), alpha=ALPHA, past=past, seed=seed)
     return alarm.alarms.index(True) + offset if any(alarm.alarms) else None
 
 
@@ -86,13 +92,13 @@ def setting_row(
     }
 
 
-def check(streams: int, seed: int, kappas: list[float], drift: bool) -> None:
+def check(streams: int, seed: int, kappas: list[float], drift: bool, reference: str) -> None:
     """More streams of one kind, for a tighter rate than the table's: without drift, the
-    share with any alarm; with drift, the share whose first alarm is window 6 or 7. The
-    release reference, pass rate 0.5."""
+    share with any alarm; with drift, the share whose first alarm is window 6 or 7. Pass
+    rate 0.5."""
     rng = np.random.default_rng(seed)
     for kappa in kappas:
-        firsts = [one_stream(rng, kappa, 0.5, "file", drift) for _ in range(streams)]
+        firsts = [one_stream(rng, kappa, 0.5, reference, drift) for _ in range(streams)]
         if drift:
             hits = sum(a is not None and CHANGE <= a <= CHANGE + 1 for a in firsts)
             what = "caught within two windows"
@@ -158,7 +164,8 @@ def markdown(rows: list[dict], streams: int, null_streams: int, seed: int, secon
         f"- {DROP} from window {CHANGE + 1}; alarm: `calibration.drift.drift_alarm` "
         f"(scan of spans of up to 2 windows, threshold from 4,000 simulated null streams), alpha = {ALPHA}. "
         f"Reference `file`: a release calibration of {RELEASE} labels; `first`: the stream's "
-        f"first window. Shares over {null_streams} streams without drift and {streams} with, "
+        "first window; `past`: all the windows before each. "
+        f"Shares over {null_streams} streams without drift and {streams} with, "
         "with Wilson 95% intervals.",
         "",
         f"| kappa | pass rate | reference | no drift: any alarm (bar: <= {ALPHA}) "
@@ -183,12 +190,14 @@ def main() -> None:
     parser.add_argument("--power-check", action="store_true", help="only streams with drift")
     parser.add_argument("--kappa", type=float, nargs="+", default=[0.9, 0.8], help="of a check")
     parser.add_argument("--threshold-check", action="store_true", help="only threshold_check")
+    parser.add_argument("--reference", choices=["file", "first", "past"], default="file",
+                        help="of a null or power check")  # fmt: skip
     args = parser.parse_args()
     if args.threshold_check:
         threshold_check(args.streams, args.seed, args.kappa[-1])
         return
     if args.null_check or args.power_check:
-        check(args.streams, args.seed, args.kappa, drift=args.power_check)
+        check(args.streams, args.seed, args.kappa, args.power_check, args.reference)
         return
     rng = np.random.default_rng(args.seed)
     null_streams = args.null_streams or args.streams

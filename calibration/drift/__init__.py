@@ -3,7 +3,7 @@ change against a reference and an alarm held at a false-alarm rate over the stre
 
 from __future__ import annotations
 
-from calibration.drift.alarm import Alarm, drift_alarm, kappa_of_tables, span_scan
+from calibration.drift.alarm import Alarm, drift_alarm, kappa_of_tables, past_scan, span_scan
 from calibration.drift.stream import DriftOptions, ReferenceTable, drift_report
 from calibration.drift.windows import Window, count_windows, parse_time, time_windows
 
@@ -17,6 +17,7 @@ __all__ = [
     "drift_report",
     "kappa_of_tables",
     "parse_time",
+    "past_scan",
     "span_scan",
     "time_windows",
 ]

@@ -23,6 +23,13 @@ share it, and a sum of their ``x`` counts it again for each. ``SPAN = 2`` becaus
 alarm is meant to fire within two windows of a lasting drop; a drop lasting longer keeps
 alarming, each window with its own span. A window alarms when its scan passes ``h``.
 
+Against its past (``past``, ``--reference past``), a span is compared with all the windows
+before it, pooled, in place of one reference: the first window is the start, and the
+reference grows as the stream does, so a stream needs no release calibration to be
+tested against hundreds of labels (:func:`past_scan`). It tests for a change, not for a
+level: a slow slide, each window a little below the last, shows less against a past that
+slides with it than against a fixed reference.
+
 Measured against Page's CUSUM (``S_w = max(0, S_{w-1} + x_w - 1)`` of the windows' ``x``),
 which this replaced, on the same seeded streams (``benchmarks/drift.md``, 10 windows of
 100 labels, kappa 0.2 lower from window 6): within two windows of the change it catches
@@ -69,6 +76,7 @@ __all__ = [
     "drift_alarm",
     "kappa_of_tables",
     "kappa_variance_of_tables",
+    "past_scan",
     "span_scan",
 ]
 
@@ -127,17 +135,17 @@ def kappa_variance_of_tables(tables: ArrayLike, disagreement: ArrayLike) -> np.n
 
 
 def _drops(reference: np.ndarray, tables: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """The studentised drops ``x`` of ``tables`` (``..., W, k, k``) below ``reference``
-    (``..., k, k``); an undefined kappa (a simulated table with one class) is no evidence
-    either way (0)."""
+    """The studentised drops ``x`` of ``tables`` (``..., k, k``) below ``reference`` (tables
+    that broadcast against them); an undefined kappa (a simulated table with one class) is
+    no evidence either way (0)."""
 
     def variance(t: np.ndarray) -> np.ndarray:
         n = t.sum(axis=(-1, -2))
         return np.fmax(kappa_variance_of_tables(t, d), 1.0 / n**2)
 
-    gap = kappa_of_tables(reference, d)[..., None] - kappa_of_tables(tables, d)
+    gap = kappa_of_tables(reference, d) - kappa_of_tables(tables, d)
     with np.errstate(invalid="ignore"):
-        x = gap / np.sqrt(variance(reference)[..., None] + variance(tables))
+        x = gap / np.sqrt(variance(reference) + variance(tables))
     return np.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
 
 
@@ -155,10 +163,36 @@ def span_scan(
     for length in range(1, min(span, tables.shape[-3]) + 1):
         pooled = total.copy()
         pooled[..., length:, :, :] -= total[..., :-length, :, :]
-        x = _drops(ref, pooled, d)
+        x = _drops(ref[..., None, :, :], pooled, d)
         x[..., : length - 1] = -np.inf  # the first windows have no span this long
         out = np.maximum(out, x)
     return out
+
+
+def past_scan(windows: ArrayLike, disagreement: ArrayLike, span: int = SPAN) -> np.ndarray:
+    """Each window's scan against its past: the largest studentised drop of the tables
+    pooled over the spans of at most ``span`` of ``windows`` (``..., W, k, k``, in stream
+    order) that end at it, below all the windows before the span, pooled. The first window
+    has no past (``-inf``). Shape ``(..., W)``."""
+    tables = np.asarray(windows, dtype=float)
+    d = np.asarray(disagreement, dtype=float)
+    total = np.cumsum(tables, axis=-3)
+    count = tables.shape[-3]
+    out = np.full(tables.shape[:-2], -np.inf)
+    for length in range(1, min(span, count - 1) + 1):
+        before = total[..., : count - length, :, :]  # windows 0 .. w - length
+        spans = total[..., length:, :, :] - before  # windows w - length + 1 .. w
+        out[..., length:] = np.maximum(out[..., length:], _drops(before, spans, d))
+    return out
+
+
+def _scan(ref: np.ndarray, tables: np.ndarray, d: np.ndarray, span: int, past: bool):
+    """The scan of ``tables`` against ``ref`` (``past``: against their past, ``ref`` the
+    stream's first window, which is not tested)."""
+    if not past:
+        return span_scan(ref, tables, d, span)
+    stream = np.concatenate([ref[..., None, :, :], tables], axis=-3)
+    return past_scan(stream, d, span)[..., 1:]
 
 
 def drift_alarm(
@@ -169,19 +203,21 @@ def drift_alarm(
     alpha: float = 0.05,
     simulations: int = SIMULATIONS,
     span: int = SPAN,
+    past: bool = False,
     seed: int = 0,
 ) -> Alarm:
     """The alarm of the tested ``windows`` (confusion tables, in stream order) against the
-    ``reference`` table; see the module docstring. Seeded: the same inputs give the same
-    threshold."""
+    ``reference`` table; see the module docstring. With ``past``, ``reference`` is the
+    stream's first window and each span is tested against all the windows before it
+    (:func:`past_scan`). Seeded: the same inputs give the same threshold."""
     ref = np.asarray(reference, dtype=float)
     tables = np.asarray([np.asarray(w, dtype=float) for w in windows])
     d = np.asarray(disagreement, dtype=float)
     pooled = ref + tables.sum(axis=0)
     sizes = tables.sum(axis=(-1, -2))
-    drops = _drops(ref, tables, d)
-    observed = span_scan(ref, tables, d, span)
-    null_max = _null_maxima(pooled, float(ref.sum()), sizes, d, simulations, span, seed)
+    drops = _scan(ref, tables, d, 1, past)
+    observed = _scan(ref, tables, d, span, past)
+    null_max = _null_maxima(pooled, float(ref.sum()), sizes, d, simulations, (span, past), seed)
     threshold = float(np.quantile(null_max, 1 - alpha))
     largest = float(observed.max()) if observed.size else 0.0
     return Alarm(
@@ -193,7 +229,7 @@ def drift_alarm(
     )
 
 
-def _null_maxima(pooled, n_ref, sizes, d, simulations, span, seed) -> np.ndarray:
+def _null_maxima(pooled, n_ref, sizes, d, simulations, scan, seed) -> np.ndarray:
     """The largest scan of ``simulations`` streams with no drift. Each stream's table is
     first drawn from the pooled table's Dirichlet posterior
     (:func:`calibration.inference.intervals.dirichlet_tables`), then its reference and
@@ -211,5 +247,5 @@ def _null_maxima(pooled, n_ref, sizes, d, simulations, span, seed) -> np.ndarray
         ref = rng.multinomial(int(n_ref), p).reshape(len(p), *shape)
         wins = np.stack([rng.multinomial(int(n), p) for n in sizes], axis=1)
         wins = wins.reshape(len(p), len(sizes), *shape)
-        out.append(span_scan(ref, wins, d, span).max(axis=-1))
+        out.append(_scan(ref, wins, d, *scan).max(axis=-1))
     return np.concatenate(out)

@@ -10,7 +10,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["drift_chart_png", "drift_markdown"]
+__all__ = ["drift_chart_png", "drift_markdown", "reference_text"]
 
 NAMES = {"kappa": "kappa", "weighted_kappa": "weighted kappa"}
 
@@ -42,6 +42,16 @@ def _verdict(row: dict[str, Any], reference: dict[str, Any]) -> str:
     return "**ALARM**" if row["alarm"] else "ok"
 
 
+def reference_text(ref: dict[str, Any], name: str) -> str:
+    """What each window is compared with, in words."""
+    if ref.get("kind") == "past":
+        return f"past: each window against all the windows before it, pooled (from {ref['name']})"
+    return (
+        f"{ref.get('kind')} {ref.get('name')} (n {ref.get('n', '-')}, "
+        f"{name} {_num(ref.get('agreement'))} {_ci(ref.get('agreement_ci95'))})"
+    )
+
+
 def drift_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: what was compared, one row a window, the alarm's verdict."""
     name = NAMES[report["coefficient"]]
@@ -53,8 +63,7 @@ def drift_markdown(report: dict[str, Any]) -> str:
         f"# Judge drift: {name} with people, window by window",
         "",
         f"- windows: {report['windowing']}; time: {report.get('time_source') or 'file order'}",
-        f"- reference: {ref.get('kind')} {ref.get('name')} (n {ref.get('n', '-')}, "
-        f"{name} {_num(ref.get('agreement'))} {_ci(ref.get('agreement_ci95'))})",
+        f"- reference: {reference_text(ref, name)}",
         f"- alarm: {alarm['method']}; alpha {alarm['alpha']}, threshold {_num(alarm['threshold'])}",
         "",
         f"| window | n | {name} [95%] | AC1 [95%] | judge pass | human pass "
@@ -92,6 +101,10 @@ def drift_chart_png(report: dict[str, Any]) -> bytes:
         if ref.get("agreement_ci95"):
             low, high = ref["agreement_ci95"]
             ax.axhspan(low, high, color="#2b6cb0", alpha=0.12, label="reference 95%")
+    past = [(x, row["past"]["agreement"]) for x, row in enumerate(rows) if row.get("past")]
+    for x, value in past:  # --reference past: what each window is compared with
+        label = "the windows before, pooled" if x == past[0][0] else "_past"  # "_": no legend
+        ax.hlines(value, x - 0.35, x + 0.35, color="#2b6cb0", lw=1.5, ls="--", label=label)
     for x, row in enumerate(rows):
         colour = "#c53030" if row["alarm"] else ("#1a202c" if row["enough"] else "#a0aec0")
         ci = row["agreement_ci95"]
@@ -101,7 +114,8 @@ def drift_chart_png(report: dict[str, Any]) -> bytes:
     ax.set_xticks(range(len(rows)), [r["window"] for r in rows], rotation=45, ha="right")
     ax.set_ylabel(NAMES[report["coefficient"]])
     ax.set_title("agreement by window (red: alarm; grey: too few labels)", fontsize=10)
-    ax.legend(loc="lower left", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower left", fontsize=8)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()

@@ -8,8 +8,10 @@ label dominates and kappa's chance term swings); the judge's and the people's pa
 with Wilson intervals (two-class labels). Every figure comes from
 :func:`calibration.pairs.analysis.analyse`, so a window reads as a calibration of its own.
 
-Against the reference (the first window with enough labels, a named window, or a
-calibration's confusion table): the difference ``Δ = A_w - A_r`` with the MOVER interval
+Against the reference (the first window with enough labels, a named window, a
+calibration's confusion table, or, with ``past``, all the windows with enough labels before
+this one, pooled, a reference of its own for each window): the difference
+``Δ = A_w - A_r`` with the MOVER interval
 built from the two coefficients' own intervals ``[l, u]``:
 ``[Δ - sqrt((A_w - l_w)² + (u_r - A_r)²), Δ + sqrt((u_w - A_w)² + (A_r - l_r)²)]``
 (Zou and Donner (2008), Stat. Med. 27(10); Newcombe (1998) for proportions): it keeps the
@@ -62,7 +64,7 @@ class ReferenceTable:
 class DriftOptions:
     """Choices that change the figures and the alarm."""
 
-    reference: str | ReferenceTable = "first"  # "first", a window's name, or a table
+    reference: str | ReferenceTable = "first"  # "first", "past", a window's name, or a table
     alpha: float = 0.05
     min_labels: int = SMALL_SAMPLE
     weights: Literal["linear", "quadratic"] = "linear"  # for ordinal scales only
@@ -96,8 +98,10 @@ def drift_report(
     rows = [_window_row(w, pairs, order, analysis, coefficient, options) for w in windows]
     reference = _reference(rows, order, analysis, coefficient, options)
     tested = [r for r in rows if r["enough"] and r is not reference.get("row")]
+    if reference["kind"] == "past":
+        _against_the_past(rows, windows, pairs, order, analysis, coefficient)
     for row in tested:
-        row["difference"], row["difference_ci95"] = _difference(row, reference)
+        row["difference"], row["difference_ci95"] = _difference(row, row.get("past", reference))
     alarm = _alarm(reference, tested, order, weights, options)
     reference.pop("row", None)
     return {
@@ -181,15 +185,33 @@ def _reference(rows, order, analysis, coefficient, options) -> dict[str, Any]:
         figures.pop("disagreements", None)
         return {"kind": "file", "name": chosen.source, **figures}
     enough = [r for r in rows if r["enough"]]
-    if chosen == "first":
+    if chosen in ("first", "past"):
         row = enough[0] if enough else None
     else:
         row = next((r for r in rows if r["window"] == chosen), None)
         _check_window(row, chosen, rows)
     if row is None:
         return {"kind": "window", "name": None, "row": None}
+    if chosen == "past":
+        # each window has its own reference, its past: no one figure to draw as a band
+        figures = {**_ref_figures(row), "agreement": None, "agreement_ci95": None}
+        return {"kind": "past", "name": row["window"], "row": row, **figures}
     kind = "first" if chosen == "first" else "window"
     return {"kind": kind, "name": row["window"], "row": row, **_ref_figures(row)}
+
+
+def _against_the_past(rows, windows, pairs, order, analysis, coefficient) -> None:
+    """For ``--reference past``: each window with enough labels after the first gets
+    ``past``, the figures of all the windows with enough labels before it, pooled."""
+    before: list[int] = []
+    for window, row in zip(windows, rows, strict=True):
+        if not row["enough"]:
+            continue
+        if before:
+            figures = _figures([pairs.ids[i] for i in before], [pairs.human[i] for i in before],
+                               [pairs.judge[i] for i in before], order, analysis, coefficient)  # fmt: skip
+            row["past"] = {k: figures[k] for k in ("n", "agreement", "agreement_ci95")}
+        before += list(window.positions)
 
 
 def _check_window(row: dict[str, Any] | None, name: str, rows: list[dict[str, Any]]) -> None:
@@ -230,7 +252,9 @@ def _difference(row, reference) -> tuple[float, tuple[float, float] | None]:
 
 def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "method": ALARM_METHOD,
+        "method": ALARM_METHOD
+        if reference.get("kind") != "past"
+        else ALARM_METHOD.replace("below the reference", "below all the windows before it"),
         "alpha": options.alpha,
         "span": SPAN,
         "simulations": options.simulations,
@@ -241,7 +265,7 @@ def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
         "first_window": None,
         "windows": [],
     }
-    if reference.get("agreement") is None or not tested:
+    if reference.get("confusion_matrix") is None or not tested:
         return out
     k = len(order)
     d = _weight_matrix(k, weights, label_values(order) if weights else None)
@@ -251,6 +275,7 @@ def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
         d / d.max(),
         alpha=options.alpha,
         simulations=options.simulations,
+        past=reference["kind"] == "past",
         seed=options.seed,
     )
     for row, drop, level, fired in zip(tested, found.drops, found.scan, found.alarms, strict=True):

@@ -148,7 +148,7 @@ def _options(request: DriftRequest) -> DriftOptions:
         seed=request.seed,
     )
     reference = request.reference
-    if reference != "first" and Path(reference).exists():
+    if reference not in ("first", "past") and Path(reference).exists():
         return replace(options, reference=read_reference(reference))
     return replace(options, reference=reference)
 

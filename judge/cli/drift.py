@@ -42,9 +42,10 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                      help="windows of N labelled cases each, in file order")  # fmt: skip
     p.add_argument("--time-field", metavar="FIELD",
                    help="the records' time field for --by (default: graded_at, then trace_time)")  # fmt: skip
-    p.add_argument("--reference", default="first", metavar="first|WINDOW|FILE",
-                   help="compare with the first window (default), a named window, or a "
-                   "calibration.json of judge calibrate -o DIR")  # fmt: skip
+    p.add_argument("--reference", default="first", metavar="first|past|WINDOW|FILE",
+                   help="compare with the first window (default), all the windows before "
+                   "each (past), a named window, or a calibration.json of judge calibrate "
+                   "-o DIR")  # fmt: skip
     p.add_argument("--alpha", type=rate, default=0.05,
                    help="false-alarm rate over the whole stream (default: 0.05)")  # fmt: skip
     p.add_argument("--min-labels", type=non_negative_int, default=30, metavar="N",

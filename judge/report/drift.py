@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from calibration.drift.render import reference_text
 from judge.report.html import definitions, document, esc, section, table
 from judge.report.write import write_html
 
@@ -51,7 +52,7 @@ def render_drift_report(report: dict[str, Any], chart_png_base64: str) -> str:
             ),
             ("windows", report["windowing"]),
             ("time", report["time_source"]),
-            ("reference", f"{ref.get('kind')} {ref.get('name')} (n {ref.get('n')})"),
+            ("reference", reference_text(ref, report["coefficient"].replace("_", " "))),
             ("alarm", alarm["method"]),
             ("alpha, threshold", f"{alarm['alpha']}, {alarm['threshold']}"),
         ]

@@ -10,8 +10,8 @@ records' time (`time_field`, else graded_at, then the trace time). Given neither
 when every labelled record has a time, else windows of DEFAULT_WINDOW. Each window also
 lists its cases' ids (`ids`), so the page links a window to its records.
 
-The reference is `first` or a window's name: never a file, since a request must not name
-files for the server to read.
+The reference is `first`, `past` or a window's name: never a file, since a request must
+not name files for the server to read.
 """
 
 from __future__ import annotations

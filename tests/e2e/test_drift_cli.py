@@ -6,6 +6,7 @@ bad input exits 2 naming the file and line."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -85,6 +86,23 @@ def test_a_judge_that_starts_to_disagree_exits_3_and_names_the_window(
     assert result["status"]["verdict"] == "alarm" and out == ""
     page = html.read_text("utf-8")
     assert "data:image/png;base64," in page and "Judge drift" in page
+
+
+def test_against_the_past_a_judge_that_starts_to_disagree_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graded, labels = write_stream(tmp_path, [0.8] * 4 + [0.45] * 4, seed=2)
+    html = tmp_path / "drift.html"
+    args = [str(graded), "--labels", str(labels), "--window", "100", "--reference", "past"]
+    code, out, err = run([*args, "--html", str(html)], capsys)
+    assert code == 3, err
+    assert (
+        "- reference: past: each window against all the windows before it, pooled (from 1)" in out
+    )
+    assert "| 1 | 100 |" in out and "| reference |" in out
+    assert "drop in agreement below all the windows before it" in out
+    assert re.search(r"drift: alarm: agreement dropped at window [56]\n", err), err
+    assert "past: each window against all the windows before it" in html.read_text("utf-8")
 
 
 def test_windows_by_week_state_the_time_source(

@@ -19,6 +19,7 @@ from calibration.drift import (
     drift_report,
     kappa_of_tables,
     parse_time,
+    past_scan,
     span_scan,
     time_windows,
 )
@@ -103,6 +104,52 @@ def test_the_scan_is_the_larger_drop_of_the_window_alone_and_pooled_with_the_one
     longer = span_scan(ref, windows, 1 - np.eye(2), span=3)
     three = _studentised_drop(ref, np.add(np.add(windows[0], windows[1]), windows[2]))
     assert longer[2] == pytest.approx(max(got[2], three))
+
+
+def test_the_past_scan_tests_each_span_against_every_window_before_it_pooled() -> None:
+    windows = [[[20, 5], [5, 20]], [[22, 3], [4, 21]], [[17, 8], [9, 16]], [[15, 10], [9, 16]]]
+    got = past_scan(windows, 1 - np.eye(2))
+    total = np.cumsum(windows, axis=0)
+    alone = [_studentised_drop(total[w - 1], windows[w]) for w in (1, 2, 3)]
+    pooled = [_studentised_drop(total[w - 2], total[w] - total[w - 2]) for w in (2, 3)]
+    assert got[0] == -np.inf  # the first window has no past
+    assert got[1:].tolist() == pytest.approx(
+        [alone[0], *map(max, zip(alone[1:], pooled, strict=True))]
+    )
+    assert got[3] == pytest.approx(pooled[1]) and pooled[1] > alone[2]
+
+
+def test_against_the_past_each_window_is_compared_with_all_the_windows_before_it() -> None:
+    kappas = [0.8, 0.8, 0.8, 0.8, 0.35, 0.35]
+    ids, human, judge = _stream(6, 100, kappas, seed=10)
+    options = DriftOptions(reference="past", **FAST)
+    report = drift_report(ids, human, judge, count_windows(600, 100), options)
+    assert report["reference"]["kind"] == "past" and report["reference"]["name"] == "1"
+    assert report["reference"]["agreement"] is None  # no one band to draw
+    first, *rest = report["windows"]
+    assert "past" not in first and first["difference"] is None
+    for w, row in enumerate(rest, start=1):
+        before = slice(0, 100 * w)
+        expected = cohen_kappa_score(human[before], judge[before])
+        assert row["past"]["n"] == 100 * w
+        assert row["past"]["agreement"] == pytest.approx(expected)
+        assert row["difference"] == pytest.approx(row["agreement"] - expected)
+    assert report["alarm"]["first_window"] in ("5", "6")
+    steady = drift_report(ids[:400], human[:400], judge[:400], count_windows(400, 100), options)
+    assert steady["status"]["verdict"] == "stable"
+
+
+def test_against_the_past_the_false_alarm_rate_is_held_at_alpha() -> None:
+    rng = np.random.default_rng(12)
+    p = cell_probabilities(0.7, 0.6, 0.6).ravel()
+    streams = 300
+    fired = 0
+    for s in range(streams):
+        first, *windows = _null_tables(rng, p, [100] * 9)
+        alarm = drift_alarm(first, windows, 1 - np.eye(2), simulations=500, past=True, seed=s)
+        fired += any(alarm.alarms)
+    # 0.05 plus two binomial standard errors at 300 streams (0.025)
+    assert fired / streams <= 0.075
 
 
 def test_count_windows_and_calendar_windows_are_named_by_their_period() -> None:

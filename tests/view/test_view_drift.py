@@ -47,7 +47,11 @@ def command(tmp_path: Path, *flags: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("params", "flags"),
-    [({"window": 60}, ("--window", "60")), ({"by": "week"}, ("--by", "week"))],
+    [
+        ({"window": 60}, ("--window", "60")),
+        ({"by": "week"}, ("--by", "week")),
+        ({"by": "week", "reference": "past"}, ("--by", "week", "--reference", "past")),
+    ],
 )
 def test_figures_equal_judge_drift_json(
     client: TestClient, tmp_path: Path, params: dict[str, Any], flags: tuple[str, ...]

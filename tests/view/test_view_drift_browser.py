@@ -63,3 +63,25 @@ def test_the_chart_marks_the_alarm_and_a_point_opens_its_disagreements(
     shown = page.locator("#records tbody tr").evaluate_all("rows => rows.map(r => r.dataset.id)")
     assert shown and all(people[i] != judged[i] for i in shown)
     shoot(page, "drift-disagreements")
+
+
+def test_against_the_past_each_window_shows_its_own_reference(
+    page: Any,  # noqa: F811
+    server: ViewServer,
+) -> None:
+    page.goto(server.url)
+    page.locator("#runs tbody tr a", has_text="drift").click()
+    expect(page.locator("#drift-chart")).to_be_visible()
+    page.evaluate("location.hash = location.hash.split('?')[0] + '?by=week&reference=past'")
+    expect(page.locator("main")).to_contain_text("each window against all the windows before it")
+    page.locator("#drift-window").fill("60")
+    page.locator("#drift-by").select_option("")
+    page.locator("form.filters button").click()  # the form keeps the reference
+    expect(page.locator("#drift-table tbody tr")).to_have_count(6)
+    expect(page.locator("#drift-reference")).to_have_count(0)  # no one band: each its own
+    expect(page.locator("#drift-chart line.past")).to_have_count(5)  # all but the first
+    expect(page.locator("#drift-table tr[data-window='1']")).to_contain_text("reference")
+    expect(page.locator("#drift-chart circle.point.alarm").first).to_have_attribute(
+        "data-window", "4"
+    )
+    expect(page.locator("main")).to_contain_text("each window against all the windows before it")

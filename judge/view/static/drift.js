@@ -51,6 +51,11 @@
         title(`reference ${ref.name}: ${h.fmt(ref.agreement)} ${h.ci(ref.agreement_ci95)}`)));
     }
     if (ref.agreement !== null && ref.agreement !== undefined) root.append(svg("line", { class: "reference-line", x1: LEFT, x2: W - RIGHT, y1: y(ref.agreement), y2: y(ref.agreement) }));
+    // --reference past: each window's own reference, the windows before it pooled
+    data.windows.forEach((w, i) => {
+      if (w.past && w.past.agreement !== null) root.append(svg("line", { class: "reference-line past", x1: x(i) - 12, x2: x(i) + 12, y1: y(w.past.agreement), y2: y(w.past.agreement) },
+        title(`windows before, pooled (n ${w.past.n}): ${h.fmt(w.past.agreement)} ${h.ci(w.past.agreement_ci95)}`)));
+    });
     data.windows.forEach((w, i) => root.append(windowMark(w, x(i), y, runId, h)));
     return root;
   }
@@ -95,14 +100,15 @@
       })));
   }
 
-  function form(data, runId, h) {
+  function form(data, runId, query, h) {
     const el = h.el;
     const size = el("input", { type: "number", min: 1, id: "drift-window", value: data.cut.window || "", size: 5 });
     const by = el("select", { id: "drift-by" }, el("option", { value: "" }, "count"),
       ["day", "week", "month"].map((p) => el("option", { value: p, selected: data.cut.by === p }, p)));
     return el("form", { class: "filters", onsubmit: (e) => {
       e.preventDefault();
-      location.hash = `#/drift/${h.enc(runId)}?` + (by.value ? `by=${by.value}` : `window=${h.enc(size.value || "100")}`);
+      const keep = ["reference", "alpha", "min_labels", "time_field"].filter((k) => query.get(k)).map((k) => `&${k}=${h.enc(query.get(k))}`).join("");
+      location.hash = `#/drift/${h.enc(runId)}?` + (by.value ? `by=${by.value}` : `window=${h.enc(size.value || "100")}`) + keep;
     } }, el("label", {}, "windows by", by), el("label", {}, "labels a window", size), el("button", { class: "action" }, "Apply"));
   }
 
@@ -115,8 +121,8 @@
     const el = h.el, ref = data.reference;
     h.show(`Agreement with people over time: ${run.rubric}`,
       el("p", { id: "drift-status", class: data.alarm.fired ? "notes" : "muted" }, `${data.status.verdict}: ${data.status.reason}`),
-      el("p", { class: "muted" }, `${data.n} labelled cases; windows: ${data.windowing}${data.cut.by ? ` (${data.time_source})` : ""}; ${data.coefficient} with its 95% interval; reference: ${ref.name === null ? "none" : `${ref.kind} ${ref.name}`} (band); a window needs ${data.min_labels} labels. Click a point or a row for that window's disagreements.`),
-      form(data, runId, h), chart(data, runId, h), table(data, runId, h),
+      el("p", { class: "muted" }, `${data.n} labelled cases; windows: ${data.windowing}${data.cut.by ? ` (${data.time_source})` : ""}; ${data.coefficient} with its 95% interval; reference: ${ref.name === null ? "none" : ref.kind === "past" ? `past, each window against all the windows before it (from ${ref.name})` : `${ref.kind} ${ref.name} (band)`}; a window needs ${data.min_labels} labels. Click a point or a row for that window's disagreements.`),
+      form(data, runId, query, h), chart(data, runId, h), table(data, runId, h),
       el("p", { class: "muted" }, `alarm: ${data.alarm.method}; alpha ${data.alarm.alpha}.`));
   }
 
