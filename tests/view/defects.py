@@ -3,7 +3,6 @@ and a bound on anything that could hang."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from judge.view import create_view_app, open_viewer
 from judge.view.viewer import Viewer
+from tests.helpers import ends
 from tests.view.support import TOKEN, write_jsonl
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -42,21 +42,7 @@ def run_file(path: Path, n: int, **fields: Any) -> Path:
 
 def bounded(work: Callable[[], Any]) -> Any:
     """`work()` in a thread, failed if it has not returned within BOUND_S."""
-    out: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            out["value"] = work()
-        except BaseException as exc:  # re-raised here, in the test's thread
-            out["error"] = exc
-
-    thread = threading.Thread(target=call, daemon=True)
-    thread.start()
-    thread.join(BOUND_S)
-    assert not thread.is_alive(), "hung"
-    if "error" in out:
-        raise out["error"]
-    return out["value"]
+    return ends(work, BOUND_S)
 
 
 def serve(viewer: Viewer) -> TestClient:

@@ -85,3 +85,4 @@ def test_against_the_past_each_window_shows_its_own_reference(
         "data-window", "4"
     )
     expect(page.locator("main")).to_contain_text("each window against all the windows before it")
+    shoot(page, "drift-past")
