@@ -18,7 +18,14 @@ from judge.project_config import ProjectConfig
 from judge.rubric import load_rubric
 from judge.traces.mapping import TraceMapping
 from judge.traces.phoenix import PhoenixClient
-from judge.traces.pull import pull_otlp, pull_phoenix, push_phoenix, read_records, write_cases
+from judge.traces.pull import (
+    Streamed,
+    pull_otlp,
+    pull_phoenix_into,
+    push_phoenix,
+    read_records,
+    write_cases,
+)
 from judge.traces.urls import shown_url
 
 
@@ -48,8 +55,10 @@ class Pulled:
     cases: int
     source: str
     output: Path
-    missing: list[str]
+    missing: list[str]  # the first lines of each; the counts below count them all
     broken: list[str]
+    missing_count: int
+    broken_count: int
 
 
 @dataclass(frozen=True)
@@ -92,22 +101,48 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
         required = get_kind(rubric.kind).required_inputs(rubric)
     if request.otlp is not None:
         extraction = pull_otlp(request.otlp, mapping, required=required, shape=request.shape)
+        write_cases(extraction, request.output)
+        missing = [str(m) for m in extraction.missing]
         source = str(request.otlp)
+        broken = extraction.broken
+        cases = len(extraction.cases)
+        return Pulled(cases, source, request.output, missing, broken, len(missing), len(broken))
+    with phoenix_client(request, env) as client:
+        streamed = pull_phoenix_into(
+            client,
+            str(request.project),
+            request.output,
+            mapping,
+            since=request.since,
+            until=request.until,
+            required=required,
+            shape=request.shape,
+        )
+    if streamed.stopped is not None:
+        raise _kept(streamed, request.output)
+    tally = streamed.tally
+    source = f"{shown_url(str(request.phoenix))} project {request.project}"
+    return Pulled(
+        streamed.cases,
+        source,
+        request.output,
+        tally.missing,
+        tally.broken,
+        tally.missing_count,
+        tally.broken_count,
+    )
+
+
+def _kept(streamed: Streamed, output: Path) -> Exception:
+    """The error that stopped a pull, saying what was kept of it (one line still)."""
+    exc = streamed.stopped
+    assert exc is not None
+    if streamed.cases:
+        kept = f"the {streamed.cases} cases of the spans pulled before it are in {output}"
     else:
-        with phoenix_client(request, env) as client:
-            extraction = pull_phoenix(
-                client,
-                str(request.project),
-                mapping,
-                since=request.since,
-                until=request.until,
-                required=required,
-                shape=request.shape,
-            )
-        source = f"{shown_url(str(request.phoenix))} project {request.project}"
-    write_cases(extraction, request.output)
-    missing = [str(m) for m in extraction.missing]
-    return Pulled(len(extraction.cases), source, request.output, missing, extraction.broken)
+        kept = "no case was pulled before it; nothing was written"
+    exc.args = (f"{exc}; {kept}",)
+    return exc
 
 
 def push_traces(request: TracesRequest, env: Mapping[str, str]) -> Pushed:

@@ -89,25 +89,26 @@ def run_traces(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return 0
     pulled = pull_traces(request, env, mapping)
     print(f"traces: {pulled.cases} cases from {pulled.source} -> {pulled.output}")
-    _print_skipped(pulled.broken, "traces or spans skipped, unreadable")
-    if pulled.missing:
+    _print_skipped(pulled.broken, "traces or spans skipped, unreadable", pulled.broken_count)
+    if pulled.missing_count:
         print(
-            f"traces: {len(pulled.missing)} answered requests skipped, lacking a field "
+            f"traces: {pulled.missing_count} answered requests skipped, lacking a field "
             f"the rubric needs:",
             file=sys.stderr,
         )
         for missing in pulled.missing[:MISSING_SHOWN]:
             print(f"  {missing}", file=sys.stderr)
-        if len(pulled.missing) > MISSING_SHOWN:
-            print(f"  ... and {len(pulled.missing) - MISSING_SHOWN} more", file=sys.stderr)
+        if pulled.missing_count > MISSING_SHOWN:
+            print(f"  ... and {pulled.missing_count - MISSING_SHOWN} more", file=sys.stderr)
     return 0
 
 
-def _print_skipped(lines: list[str], what: str) -> None:
-    if not lines:
+def _print_skipped(lines: list[str], what: str, count: int | None = None) -> None:
+    count = len(lines) if count is None else count
+    if not count:
         return
-    print(f"traces: {len(lines)} {what}:", file=sys.stderr)
+    print(f"traces: {count} {what}:", file=sys.stderr)
     for line in lines[:MISSING_SHOWN]:
         print(f"  {line}", file=sys.stderr)
-    if len(lines) > MISSING_SHOWN:
-        print(f"  ... and {len(lines) - MISSING_SHOWN} more", file=sys.stderr)
+    if count > MISSING_SHOWN:
+        print(f"  ... and {count - MISSING_SHOWN} more", file=sys.stderr)

@@ -47,7 +47,7 @@ from judge.traces.spans import Span
 from judge.traces.tool_answers import answer_calls, tool_message
 from judge.transcript import MAX_MESSAGES
 
-__all__ = ["SHAPES", "cases_of_traces", "conversation_case", "is_agent_trace"]
+__all__ = ["SHAPES", "add_trace", "cases_of_traces", "conversation_case", "is_agent_trace"]
 
 SHAPES = ("auto", "conversations", "answers")
 # the case fields a rubric reads that only a conversation case has
@@ -73,20 +73,31 @@ def cases_of_traces(
     by_trace: dict[str, list[Span]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, []).append(span)
-    out, plain = Extraction(), []
+    out = Extraction()
     for trace in by_trace.values():
-        if chosen == "conversations" or (chosen == "auto" and is_agent_trace(trace, mapping)):
-            _add_conversations(trace, mapping, needed, out)
-        else:
-            plain.extend(trace)
-    if plain:
-        answers = cases_from_spans(plain, mapping, required=needed or ("question", "answer"))
-        for case in answers.cases:
-            _add(out, case, answers.starts[case.id])
-        out.missing.extend(answers.missing)
-        out.broken.extend(answers.broken)  # traces skipped whole (a parent loop), named
+        add_trace(trace, mapping, needed, chosen, out)
     out.cases.sort(key=lambda c: (out.starts[c.id], c.id))
     return out
+
+
+def add_trace(
+    trace: list[Span],
+    mapping: TraceMapping,
+    required: tuple[str, ...],
+    chosen: str,
+    out: Extraction,
+) -> None:
+    """One trace's cases into `out` (unsorted): its conversations where `chosen` (from
+    shape_for) makes it one, else its question/answer cases. A pull that streams (one trace
+    at a time, judge.traces.spool) and a whole file read the same way."""
+    if chosen == "conversations" or (chosen == "auto" and is_agent_trace(trace, mapping)):
+        _add_conversations(trace, mapping, required, out)
+        return
+    answers = cases_from_spans(trace, mapping, required=required or ("question", "answer"))
+    for case in answers.cases:
+        _add(out, case, answers.starts[case.id])
+    out.missing.extend(answers.missing)
+    out.broken.extend(answers.broken)  # traces skipped whole (a parent loop), named
 
 
 def shape_for(required: tuple[str, ...], shape: str) -> str:

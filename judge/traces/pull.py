@@ -5,6 +5,7 @@ prints them."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,16 +15,18 @@ from judge.engine.inputs import iter_cases
 from judge.engine.records import scan_records
 from judge.errors import InputError, OutputWriteError, UsageError
 from judge.schemas import GradedRecord
-from judge.traces.conversation import cases_of_traces
+from judge.traces.conversation import add_trace, cases_of_traces, shape_for
 from judge.traces.mapping import Extraction, TraceMapping
 from judge.traces.otel import EvaluationExporter, ExportCounts
-from judge.traces.phoenix import PhoenixClient
+from judge.traces.phoenix import PhoenixClient, PhoenixError
 from judge.traces.spans import Span, open_regular, read_otlp_file
+from judge.traces.spool import MAX_TRACE_BYTES, CaseSpool, PullTally, SpanSpool
 
 __all__ = [
     "export_records",
     "pull_otlp",
     "pull_phoenix",
+    "pull_phoenix_into",
     "push_phoenix",
     "read_records",
     "trace_links",
@@ -65,6 +68,63 @@ def pull_phoenix(
     extraction = cases_of_traces(spans, mapping, required=required, shape=shape)
     extraction.broken[:0] = bad
     return extraction
+
+
+@dataclass
+class Streamed:
+    """A streamed pull: the cases written, what was skipped, and the error that stopped the
+    pull before Phoenix had no more (a cap, a cursor loop, Phoenix gone), if one did."""
+
+    cases: int
+    tally: PullTally
+    stopped: PhoenixError | None = None
+
+
+def pull_phoenix_into(
+    client: PhoenixClient,
+    project: str,
+    output: Path,
+    mapping: TraceMapping | None = None,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    required: Iterable[str] = (),
+    shape: str = "auto",
+) -> Streamed:
+    """`pull_phoenix`, holding a bounded window (judge.traces.spool): each page spooled to
+    disk as it comes, each trace turned into cases alone. A pull stopped by one of its
+    limits, a cursor loop or Phoenix failing midway still writes the cases of the spans
+    it had (when there are any) and returns the error in `stopped` for the caller to say."""
+    mapping = mapping or TraceMapping()
+    needed = tuple(required)
+    chosen = shape_for(needed, shape)
+    tally = PullTally()
+    stopped: PhoenixError | None = None
+    with SpanSpool() as spool:
+        page: list[Span] = []
+        try:
+            for span in client.spans(project, since=since, until=until, bad=tally.skipped):
+                page.append(span)
+                if len(page) >= 1000:
+                    spool.add(page)
+                    page = []
+        except PhoenixError as exc:
+            stopped = exc
+        spool.add(page)
+        found = CaseSpool(spool)
+        for trace in spool.traces(lambda tid, size: tally.skipped(_too_big(tid, size))):
+            one = Extraction()
+            add_trace(trace, mapping, needed, chosen, one)
+            found.add(one)
+            tally.add(one)
+        if found.count or stopped is None:
+            found.write(output)
+        return Streamed(found.count, tally, stopped)
+
+
+def _too_big(trace_id: str, size: int) -> str:
+    mib, cap = size / (1024 * 1024), MAX_TRACE_BYTES // (1024 * 1024)
+    return f"trace {trace_id}: {mib:.0f} MiB of spans, over the {cap} MiB one trace may hold"
 
 
 def write_cases(extraction: Extraction, output: Path) -> None:
