@@ -39,3 +39,22 @@ def replace_text(path: Path, text: str) -> Path:
     with replacing(path) as handle:
         handle.write(text.encode("utf-8"))
     return path
+
+
+def open_private(path: Path) -> IO[bytes]:
+    """`path` opened for writing from empty, readable by its owner alone (0600) whatever
+    the umask: files that hold case text (a service's job input and records)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # a file that was there keeps its mode through O_CREAT
+    return os.fdopen(fd, "wb")
+
+
+def touch_private(path: Path) -> Path:
+    """`path` created empty if missing (its content kept if not), readable by its owner
+    alone (0600) whatever the umask: a file that is appended to later."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return path

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from judge.engine.atomic import touch_private
 from judge.engine.files import grade_file
 from judge.engine.measure.human_labels import HumanLabels, human_labels_from_text
 from judge.engine.pricing import prices_for
@@ -200,6 +201,7 @@ class JobRunner:
         except ValueError as exc:
             raise JobDamaged(str(exc)) from None
         await asyncio.to_thread(_check_input, job, source)
+        touch_private(records)  # case text: 0600 before the first record is appended
         labels = await asyncio.to_thread(_labels, self.store.labels_path(job))
         grader = self.pool.grader(job.judge, rubric)
         last_saved = time.monotonic()

@@ -24,6 +24,7 @@ from fastapi import Request
 from pydantic import ValidationError
 
 from calibration.io.jsontext import TOO_DEEP, text_too_deep
+from judge.engine.atomic import open_private
 from judge.engine.inputs import iter_rows, validate_file
 from judge.engine.measure.human_labels import (
     HumanLabels,
@@ -98,7 +99,8 @@ async def submit_json(state: ServiceState, request: Request, key: str | None) ->
         lines = (json.dumps(item.row(), ensure_ascii=False) + "\n" for item in parsed.cases)
         checksum = await asyncio.to_thread(_write_lines, folder / "cases.jsonl", lines)
         if labels is not None:
-            (folder / HUMAN_LABELS).write_text(labels.as_jsonl(), "utf-8")
+            with open_private(folder / HUMAN_LABELS) as handle:
+                handle.write(labels.as_jsonl().encode("utf-8"))
         stored = Stored(folder, "cases.jsonl", len(parsed.cases), checksum)
         return await _create(state, stored, rubric, judge, key, digest)
 
@@ -119,7 +121,7 @@ async def submit_upload(
     try:
         hasher = hashlib.sha256(f"{kind}\0{rubric.ref}\0{judge}\0".encode())
         content = hashlib.sha256()
-        with (folder / name).open("wb") as handle:
+        with open_private(folder / name) as handle:
             async for chunk in request.stream():
                 hasher.update(chunk)
                 content.update(chunk)
@@ -256,7 +258,7 @@ def storing(folder: Path) -> Iterator[None]:
 def _write_lines(path: Path, lines: Iterator[str]) -> str:
     """Write `lines`; returns the sha256 of the bytes written."""
     digest = hashlib.sha256()
-    with path.open("wb") as handle:
+    with open_private(path) as handle:
         for line in lines:
             data = line.encode("utf-8")
             digest.update(data)

@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Route
 
 from judge.rubric import RubricLibrary
 from judge.view.app import create_view_app
+from judge.view.index import private_folder
 from judge.view.query import Engine
 from judge.view.runs import Catalog, ViewRun
 from judge.view.viewer import Viewer
@@ -68,7 +69,7 @@ class JobCatalog(Catalog):
         records = self._files.get(job.id)
         if records is None:
             folder = self.scratch / job.id
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_folder(folder)  # view/records/<job>, each part 0700 whatever the umask
             records = self.store.records_file(job, folder)  # a done job's: never changes
             self._files[job.id] = records
         cases = records.parent / "cases.jsonl"
@@ -81,6 +82,8 @@ def job_routes(
     """Routes that hand `/`, `/api/...` and `/static/...` to a viewer of the store's jobs
     (added to the service's app after its own routes)."""
     folder = store.data_dir / "view"
+    for part in (folder, folder / "records"):
+        private_folder(part)  # case text below: 0700 (an older version's 0755 made private)
     catalog = JobCatalog(store, folder / "records")
     viewer = Viewer(catalog, Engine(), folder / "index", library)
     app = create_view_app(viewer, token=token, allowed_hosts=allowed_hosts)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from judge.engine.atomic import open_private
 from judge.engine.cache import VerdictCache
 from judge.engine.inputs import iter_rows
 from judge.errors import UsageError
@@ -297,7 +298,7 @@ class PostgresStore:
     def records_file(self, job: Job, scratch: Path) -> Path:
         """The job's records written to `scratch`/records.jsonl (input order)."""
         path = scratch / "records.jsonl"
-        with path.open("wb") as handle:
+        with open_private(path) as handle:
             for page in self._pages(job.id):
                 handle.write(page)
         return path
