@@ -25,7 +25,6 @@ from pathlib import Path
 from types import TracebackType
 
 from judge.engine.atomic import replacing
-from judge.schemas import Case
 from judge.traces.mapping import Extraction
 from judge.traces.spans import Span
 
@@ -52,7 +51,6 @@ class SpanSpool:
             """
         )
         self.spans = 0
-        self.bytes = 0
 
     def add(self, spans: Iterable[Span]) -> None:
         """Keep these spans (a span id seen before keeps its first copy)."""
@@ -62,7 +60,6 @@ class SpanSpool:
                 "INSERT OR IGNORE INTO spans (span_id, trace_id, data) VALUES (?, ?, ?)", rows
             )
         self.spans += max(cursor.rowcount, 0)
-        self.bytes += sum(len(r[2]) for r in rows)
 
     def traces(self, too_big: Callable[[str, int], None]) -> Iterator[list[Span]]:
         """Each trace's spans in arrival order, one trace at a time; a trace over
@@ -135,11 +132,6 @@ class CaseSpool:
         with replacing(output) as handle:
             for (data,) in self._db.execute("SELECT data FROM cases ORDER BY start, id"):
                 handle.write(data.encode("utf-8") + b"\n")
-
-    def cases(self) -> Iterator[Case]:
-        """The cases in start order (then id), read back one at a time."""
-        for (data,) in self._db.execute("SELECT data FROM cases ORDER BY start, id"):
-            yield Case.model_validate_json(data)
 
 
 @dataclass
