@@ -5,7 +5,15 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from judge.transcript import MAX_CALLS, MAX_MESSAGES, ExpectedCall, Message, check_sequence
 
@@ -15,7 +23,7 @@ RUBRIC_REF = r"^[a-z][a-z0-9_-]{0,63}(@v?[0-9]{1,6})?$"
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # a judge's, a label's
 FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"  # a field of a label file
 
-Status = Literal["ok", "parse_error", "api_error", "abstained"]
+Status = Literal["ok", "parse_error", "api_error", "abstained", "escalated"]
 
 # Other tools' field names for the same things (Ragas first, then common variants).
 CASE_ALIASES: dict[str, str] = {
@@ -189,3 +197,25 @@ class GradedRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
     slices: list[str] = Field(default_factory=list)
+    # How sure the judge was of this verdict (0..1) and where that came from (`logprobs`,
+    # `votes`, `verbal`); None when the judge gave none (DESIGN.md "Graded records").
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence_source: str | None = None
+    # Under a certificate (judge.engine.certificate): the cascade rung that decided the
+    # case, {"rung": 1-based position, "model": its judge's model}, and the certificate's
+    # hash. An `escalated` record has `certificate` and no `decided_by`.
+    decided_by: dict[str, Any] | None = None
+    certificate: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The optional fields above are left out while None, so a record made without a
+        confidence or a certificate is byte for byte what it was before they existed."""
+        data: dict[str, Any] = handler(self)
+        for name in OPTIONAL_RECORD_FIELDS:
+            if data.get(name, 0) is None:
+                del data[name]
+        return data
+
+
+OPTIONAL_RECORD_FIELDS = ("confidence", "confidence_source", "decided_by", "certificate")
