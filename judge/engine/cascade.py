@@ -4,8 +4,8 @@ Rung 1's judge grades every selected case; a case it decides (judge.engine.certi
 a verdict whose confidence is at or above the rung's certified threshold) is done; only
 the others go to rung 2's judge, and so on. A case no rung decides is `escalated`: its
 record is the last rung's, with status `escalated` and why in `error` (each rung's
-reason: "confidence 0.62 below rung 2's certified threshold 0.81"), and it is never
-counted as decided (no score, no pass). A case whose last rung failed (`parse_error`,
+reason: "confidence 0.62 below rung 2's certified threshold 0.81"), its verdict and
+confidence kept but no score or label, so it is never counted as decided. A case whose last rung failed (`parse_error`,
 `api_error`) keeps that status. Every record cites the certificate's hash; a decided one
 names its rung (`decided_by`: {"rung": 1-based, "model": its judge's model}).
 
@@ -177,7 +177,10 @@ def cascade_record(
     if decided is not None:
         update["decided_by"] = {"rung": rung, "model": record.judge.model}
     elif record.status in VERDICTS:
-        update.update(status="escalated", error="; ".join(why.get(record.id, [])))
+        reason = "; ".join(why.get(record.id, []))
+        # the verdict and its confidence stay for the audit; no score or label, so nothing
+        # that reads the record can count an undecided verdict as one
+        update.update(status="escalated", error=reason, score=None, label=None)
     return record.model_copy(update=update)
 
 

@@ -144,6 +144,7 @@ def test_a_two_rung_cascade_asks_the_strong_judge_only_where_the_cheap_one_is_un
                 f"confidence {strong[case_id]:.3g} below rung 2's certified threshold 0.7"
             )
             assert record["judge"]["model"] == STRONG
+            assert record["label"] is None and record["score"] is None and record["verdict"]
         else:
             rung, model = (1, CHEAP) if case_id in by_cheap else (2, STRONG)
             assert record["decided_by"] == {"rung": rung, "model": model}
