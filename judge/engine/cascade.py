@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,19 @@ def cascade_record(
         # that reads the record can count an undecided verdict as one
         update.update(status="escalated", error=reason, score=None, label=None)
     return record.model_copy(update=update)
+
+
+def settle_one(certificate: Certificate) -> Callable[[GradedRecord], GradedRecord]:
+    """A cascade of one applied to each record as it comes (`judge watch --certificate`):
+    decided by rung 1 at its certified threshold, or escalated saying why."""
+    rung = certificate.rungs[0]
+
+    def settle(record: GradedRecord) -> GradedRecord:
+        reason = undecided_reason(record, rung, 1)
+        why = {} if reason is None else {record.id: [reason]}
+        return cascade_record(record, certificate, 1, None if reason else 1, why)
+
+    return settle
 
 
 class _Reader:
