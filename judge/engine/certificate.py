@@ -115,22 +115,22 @@ def certificate_hash(data: Any) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def load_certificate(path: Path) -> Certificate:
-    """Read and check a certificate file; a UsageError naming the file when it cannot be
-    read, is not JSON, or is not a certificate of this format."""
+def load_certificate(path: Path, *, named: str = "--certificate") -> Certificate:
+    """Read and check a certificate file; a UsageError naming the file (after `named`, what
+    gave it) when it cannot be read, is not JSON, or is not a certificate of this format."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise UsageError(f"--certificate {path}: cannot read it: {why}") from None
+        raise UsageError(f"{named} {path}: cannot read it: {why}") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"--certificate {path}: not JSON ({exc})") from None
+        raise UsageError(f"{named} {path}: not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise UsageError(
-            f"--certificate {path}: not a certificate of format {FORMAT!r} (found {found!r})"
+            f"{named} {path}: not a certificate of format {FORMAT!r} (found {found!r})"
         )
     try:
         body = CertificateBody.model_validate(data)
@@ -138,17 +138,22 @@ def load_certificate(path: Path) -> Certificate:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg']}" for e in exc.errors()
         )
-        raise UsageError(f"--certificate {path}: {problems}") from None
+        raise UsageError(f"{named} {path}: {problems}") from None
     return Certificate(path, body, certificate_hash(data))
 
 
 def check_binding(
-    certificate: Certificate, rubric: Rubric, identities: list[dict[str, Any]]
+    certificate: Certificate,
+    rubric: Rubric,
+    identities: list[dict[str, Any]],
+    *,
+    where: str | None = None,
 ) -> None:
     """UsageError unless `certificate` was made for `rubric` and for these judges, one per
-    rung in the cascade's order (each a grader's identity), naming the first difference."""
+    rung in the cascade's order (each a grader's identity), naming the first difference;
+    the message begins with `where` (default: `--certificate PATH`)."""
     made = certificate.body.rubric
-    where = f"--certificate {certificate.path}"
+    where = where or f"--certificate {certificate.path}"
     if (made.id, made.version, made.sha256) != (rubric.id, rubric.version, rubric.sha256):
         theirs = f"{made.id}@{made.version} (sha256 {made.sha256[:12]})"
         ours = f"{rubric.ref} (sha256 {rubric.sha256[:12]})"
