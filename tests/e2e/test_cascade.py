@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 import yaml
+from fastapi.testclient import TestClient
 
 from judge.cli import main
 from judge.engine.certificate import certificate_hash
 from judge.engine.model import LLMJudge
+from judge.view import create_view_app, open_viewer
 from judge.testing.jurors import PlantedJuror, planted_truth, write_cases
 from tests.helpers import REPO, read_jsonl
 
@@ -182,6 +184,37 @@ def test_a_two_rung_cascade_asks_the_strong_judge_only_where_the_cheap_one_is_un
     assert main(args, env=env) == 0
     assert sum(s.stats.requests for s in servers.values()) == 0
     assert read_jsonl(out / "policy.jsonl") == records
+
+    # calibrate leaves the escalated cases out of the agreement, and says how many
+    human = tmp_path / "human.csv"
+    human.write_text("id,label\n" + "".join(f"{i},{t}\n" for i, t in truth.items()), "utf-8")
+    report = tmp_path / "report"
+    capsys.readouterr()
+    calibrate = ["calibrate", str(out / "policy.jsonl"), str(human), "-o", str(report)]
+    main(calibrate)
+    assert f"excluded from the judge file: {len(escalated)} (status escalated)" in (
+        capsys.readouterr().out
+    )
+    figures = json.loads((report / "calibration.json").read_text("utf-8"))
+    assert figures["n"] == N - len(escalated)
+    assert figures["excluded"]["judge"] == {"status escalated": len(escalated)}
+
+    # the viewer counts them by status and scores the decided cases only
+    viewer = open_viewer([out], index_dir=tmp_path / "index", label_dir=tmp_path / "sets")
+    try:
+        with TestClient(create_view_app(viewer, token="t"), base_url="http://127.0.0.1") as c:
+            auth = {"Authorization": "Bearer t"}
+            runs = c.get("/api/runs", headers=auth).json()
+            run = next(r for r in runs if r["path"] == str(out / "policy.jsonl"))
+            assert run["status_counts"] == summary["status"]
+            page = c.get(
+                f"/api/runs/{run['id']}/records",
+                params={"status": "escalated", "limit": 100},
+                headers=auth,
+            ).json()
+            assert {r["id"] for r in page["records"]} == escalated
+    finally:
+        viewer.engine.close()
 
 
 def test_a_single_judge_is_a_cascade_of_one(
