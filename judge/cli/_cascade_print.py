@@ -14,8 +14,9 @@ def cascade_lines(cascade: dict[str, Any]) -> list[str]:
     certificate = cascade["certificate"]
     lines = [
         f"cascade: {decided} of {cases} cases decided{share}, {cascade['escalated']} "
-        f"escalated to people; certified agreement {cascade['certified_agreement']:g} "
-        f"at delta {certificate['delta']:g} (certificate {certificate['sha256'][:12]})"
+        f"escalated to people",
+        f"  certified agreement {cascade['certified_agreement']:g} at delta "
+        f"{certificate['delta']:g} (certificate {certificate['sha256'][:12]})",
     ]
     for rung in cascade["rungs"]:
         threshold = rung["threshold"]
