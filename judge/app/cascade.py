@@ -72,8 +72,8 @@ def run_grade_certified(request: GradeRequest, env: Mapping[str, str]) -> GradeR
     output = request.output or Path(f"{Path(request.input).stem}.{rubric.id}.jsonl")
     own = rung_path(output, 1)
     outputs = [*grade_outputs(request, output), Output("-o", own, "records")]
-    inputs = [] if request.input == "-" else [Path(request.input)]
-    check_outputs(outputs, [*inputs, request.certificate], overwrite=request.overwrite)
+    inputs = [certificate.path] + ([] if request.input == "-" else [Path(request.input)])
+    check_outputs(outputs, inputs, overwrite=request.overwrite)
     config = judge_config(request.judge, env)
     with input_file(request.input, request.input_format) as input_path:
         prices = prices_from_args(request, config)
@@ -105,8 +105,8 @@ def run_grade_cascade_jury(
     output = out_dir / f"{rubric.id}.jsonl"
     paths = [juror_path(out_dir, j.name) for j in jury.jurors]
     outputs = [*grade_outputs(request, output), *(Output("-o", p, "records") for p in paths)]
-    inputs = [] if request.input == "-" else [Path(request.input)]
-    check_outputs(outputs, [*inputs, request.certificate], overwrite=request.overwrite)
+    inputs = [certificate.path] + ([] if request.input == "-" else [Path(request.input)])
+    check_outputs(outputs, inputs, overwrite=request.overwrite)
     prices = juror_prices(jury, [prices_from_args(request, c) for c in configs])
     names = ", ".join(f"{n}. {j.name} ({j.model})" for n, j in enumerate(jury.jurors, 1))
     announce = f"judge: a cascade of {len(jury.jurors)} under {request.certificate}: {names}"

@@ -83,7 +83,9 @@ async def grade_cascade(
             rung.records.unlink(missing_ok=True)
     for rung in rungs:
         await asyncio.to_thread(_check_resumable, rung, keep)
-    reaching, decided_at, why = positions, {}, {}
+    reaching = positions
+    decided_at: dict[str, int] = {}  # case id -> the rung (1-based) that decided it
+    why: dict[str, list[str]] = {}  # case id -> each rung's reason for not deciding it
     reached: list[int] = []
     for number, rung in enumerate(rungs, 1):
         reached.append(len(reaching))

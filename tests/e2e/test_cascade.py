@@ -22,8 +22,8 @@ from fastapi.testclient import TestClient
 from judge.cli import main
 from judge.engine.certificate import certificate_hash
 from judge.engine.model import LLMJudge
-from judge.view import create_view_app, open_viewer
 from judge.testing.jurors import PlantedJuror, planted_truth, write_cases
+from judge.view import create_view_app, open_viewer
 from tests.helpers import REPO, read_jsonl
 
 RUBRICS = REPO / "examples" / "rubrics"
