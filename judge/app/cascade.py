@@ -24,11 +24,11 @@ from judge.app.runs import (
     finish_run,
     grade_outputs,
     prices_from_args,
-    run_conditions,
     selection_from_args,
 )
 from judge.engine.cascade import Rung, check_cascade, grade_cascade
 from judge.engine.certificate import Certificate, load_certificate
+from judge.engine.measure.run_gates import check_conditions, grade_metric_names
 from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
 
@@ -41,6 +41,16 @@ _REFUSED = {
     "html": "--html",
     "otel_endpoint": "--otel-endpoint",
 }
+# what `--fail-if` may name of the summary's `cascade` besides the grade's own figures
+CASCADE_METRICS = frozenset(
+    {
+        "cascade.coverage",
+        "cascade.decided",
+        "cascade.escalated",
+        "cascade.certified_agreement",
+        "cascade.cost_all_last_rung_usd",
+    }
+)
 
 
 def check_certificate_request(request: GradeRequest) -> Certificate:
@@ -55,6 +65,13 @@ def check_certificate_request(request: GradeRequest) -> Certificate:
         raise UsageError("--certificate grades one rubric at a time: it was made for one")
     check_run_options(request)
     return load_certificate(request.certificate)
+
+
+def run_conditions(request: GradeRequest, rubric: Rubric) -> list[Any]:
+    """Every `--fail-if`, on the grade's figures or the cascade's (`cascade.coverage`),
+    checked before anything is sent."""
+    valid = grade_metric_names(rubric) | CASCADE_METRICS
+    return check_conditions(request.fail_if, valid, what=f"a certified {rubric.kind} summary")
 
 
 def rung_path(output: Path, number: int) -> Path:

@@ -238,6 +238,12 @@ def test_a_single_judge_is_a_cascade_of_one(
     assert len(read_jsonl(tmp_path / "graded.rung1.jsonl")) == len(truth)
     summary = json.loads((tmp_path / "s.json").read_text("utf-8"))["cascade"]
     assert summary["decided"] == len(sure) and summary["escalated"] == len(truth) - len(sure)
+    # a gate on the coverage (exit 3), and on the escalated count
+    gate = ["--fail-if", "cascade.coverage < 0.99"]
+    assert main([*args, *gate], env={"XDG_CACHE_HOME": str(tmp_path / "c")}) == 3
+    gate = ["--fail-if", f"status.escalated > {len(truth) - len(sure)}"]
+    assert main([*args, *gate], env={"XDG_CACHE_HOME": str(tmp_path / "c")}) == 0
+    assert main([*args, "--fail-if", "cascade.nothing > 1"]) == 2
 
 
 def test_a_rung_without_a_threshold_or_a_verdict_without_a_confidence_decides_nothing(
