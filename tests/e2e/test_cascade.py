@@ -278,6 +278,16 @@ def test_a_rung_without_a_threshold_or_a_verdict_without_a_confidence_decides_no
         (lambda b: b.pop("rubric"), "rubric: Field required"),
         (lambda b: b["rungs"][0].pop("threshold"), "rungs.0.threshold: Field required"),
     ],
+    ids=[
+        "rubric-version",
+        "rubric-sha256",
+        "rung-2-model",
+        "rung-1-temperature",
+        "fewer-rungs",
+        "format",
+        "no-rubric",
+        "no-threshold",
+    ],
 )
 def test_a_certificate_for_another_rubric_or_judge_is_refused(
     tmp_path: Path, server_factory: Any, capsys: Any, change: Any, said: str
