@@ -5,15 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from judge.transcript import MAX_CALLS, MAX_MESSAGES, ExpectedCall, Message, check_sequence
 
@@ -178,6 +170,10 @@ class JudgeInfo(BaseModel):
     system_fingerprint: str | None = None
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
 class GradedRecord(BaseModel):
     """One output line per input case (DESIGN.md "Graded records")."""
 
@@ -197,25 +193,14 @@ class GradedRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
     slices: list[str] = Field(default_factory=list)
-    # How sure the judge was of this verdict (0..1) and where that came from (`logprobs`,
-    # `votes`, `verbal`); None when the judge gave none (DESIGN.md "Graded records").
-    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
-    confidence_source: str | None = None
+    # Fields a record has only when they apply: left out while None, so a record made
+    # without a confidence or a certificate is byte for byte what it was before they
+    # existed. How sure the judge was of this verdict (0..1) and where that came from
+    # (`logprobs`, `votes`, `verbal`); None when the judge gave none.
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=_is_none)
+    confidence_source: str | None = Field(default=None, exclude_if=_is_none)
     # Under a certificate (judge.engine.certificate): the cascade rung that decided the
     # case, {"rung": 1-based position, "model": its judge's model}, and the certificate's
     # hash. An `escalated` record has `certificate` and no `decided_by`.
-    decided_by: dict[str, Any] | None = None
-    certificate: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _drop_unset_optionals(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The optional fields above are left out while None, so a record made without a
-        confidence or a certificate is byte for byte what it was before they existed."""
-        data: dict[str, Any] = handler(self)
-        for name in OPTIONAL_RECORD_FIELDS:
-            if data.get(name, 0) is None:
-                del data[name]
-        return data
-
-
-OPTIONAL_RECORD_FIELDS = ("confidence", "confidence_source", "decided_by", "certificate")
+    decided_by: dict[str, Any] | None = Field(default=None, exclude_if=_is_none)
+    certificate: str | None = Field(default=None, exclude_if=_is_none)
