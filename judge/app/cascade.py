@@ -100,7 +100,9 @@ def run_grade_certified(request: GradeRequest, env: Mapping[str, str]) -> GradeR
                 rung = Rung(grader, own, prices)
                 check_cascade(certificate, [rung])
                 edge().judge(config)
-                return await _cascade(request, certificate, [rung], input_path, output)
+                summary = await _cascade(request, certificate, [rung], input_path, output)
+                edge().requests(grader.backend)
+                return summary
 
         summary = asyncio.run(run())
     return _finish(request, summary, output, conditions)
