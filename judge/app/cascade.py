@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration.io.jsonout import write_strict_json
 from judge.api import open_grader
@@ -31,6 +30,9 @@ from judge.engine.certificate import Certificate, load_certificate
 from judge.engine.measure.run_gates import check_conditions, grade_metric_names
 from judge.errors import UsageError
 from judge.rubric import Rubric, load_rubric
+
+if TYPE_CHECKING:
+    from judge.jury.config import Jury
 
 _REFUSED = {
     "batch_api": "--batch-api",
@@ -109,7 +111,7 @@ def run_grade_certified(request: GradeRequest, env: Mapping[str, str]) -> GradeR
 
 
 def run_grade_cascade_jury(
-    request: GradeRequest, env: Mapping[str, str], jury: Any, rubric: Rubric, out_dir: Path
+    request: GradeRequest, env: Mapping[str, str], jury: Jury, rubric: Rubric, out_dir: Path
 ) -> GradeResult:
     """A jury file of `mode: cascade`: its jurors are the rungs, in the file's order."""
     from judge.app.judging import panel_configs
@@ -132,12 +134,9 @@ def run_grade_cascade_jury(
     with input_file(request.input, request.input_format) as input_path:
 
         async def run() -> dict[str, Any]:
-            async with AsyncExitStack() as stack:
-                panel = await stack.enter_async_context(open_panel(jury, rubric, configs))
-                rungs = [
-                    Rung(g, p, price)
-                    for g, p, price in zip(panel.graders, paths, prices, strict=True)
-                ]
+            async with open_panel(jury, rubric, configs) as panel:
+                graders = zip(panel.graders, paths, prices, strict=True)
+                rungs = [Rung(grader, path, price) for grader, path, price in graders]
                 return await _cascade(request, certificate, rungs, input_path, output, announce)
 
         summary = asyncio.run(run())
