@@ -62,6 +62,10 @@ def grade(request: GradeRequest, env: Mapping[str, str]) -> GradeResult:
         from judge.app.jury_run import run_grade_jury  # the jury loads only when asked for
 
         return run_grade_jury(request, env)
+    if request.certificate is not None:
+        from judge.app.cascade import run_grade_certified
+
+        return run_grade_certified(request, env)
     if request.retry_failed:
         raise UsageError(
             "--retry-failed is for --jury: a single judge asks its failed cases again on "

@@ -61,9 +61,11 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> GradeResult
     refs = _check_request(request)
     jury = load_jury(request.jury)
     rubric = load_rubric(refs[0], rubric_library(request, env))
+    out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
+    if jury.mode == "cascade" or request.certificate is not None:
+        return _cascade(request, env, jury, rubric, out_dir)
     conditions = _conditions(request, rubric, jury)
     base, configs = panel_configs(request.judge, jury, env)
-    out_dir = request.output or Path(f"{Path(request.input).stem}.jury")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"-o {out_dir}: with --jury the output is a folder")
     results = None
@@ -102,6 +104,22 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> GradeResult
         conditions=conditions,
     )
     return GradeResult(code, summary, (records,))
+
+
+def _cascade(
+    request: GradeRequest, env: Mapping[str, str], jury: Jury, rubric: Rubric, out_dir: Path
+) -> GradeResult:
+    """A jury file of `mode: cascade`, under `--certificate` (judge.app.cascade)."""
+    from judge.app.cascade import run_grade_cascade_jury
+
+    if jury.mode != "cascade":
+        raise UsageError(
+            f"--certificate with --jury needs a jury file of mode: cascade (its jurors are "
+            f"the certified rungs, in order), not mode: {jury.mode}"
+        )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"-o {out_dir}: with --jury the output is a folder")
+    return run_grade_cascade_jury(request, env, jury, rubric, out_dir)
 
 
 def _check_request(request: GradeRequest) -> list[str]:

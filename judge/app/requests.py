@@ -84,6 +84,7 @@ class GradeRequest:
     ray_address: str | None = None
     ray_actors: int | None = None
     otel_endpoint: str | None = None  # --otel-endpoint URL: judge.app.otel
+    certificate: Path | None = None  # --certificate CERT.json: judge.app.cascade
 
 
 @dataclass(frozen=True)

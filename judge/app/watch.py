@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from judge.app.judging import JudgeChoice, Say, judge_config, judge_notes, rubric_library
 from judge.app.traces import phoenix_client
+from judge.engine.cascade import settle_one
+from judge.engine.certificate import Certificate, check_binding, load_certificate
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError
 from judge.kinds import get_kind
@@ -66,6 +68,7 @@ class WatchRequest:
     shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
     label_rate: float | None = None  # `--label-rate R --label-dir DIR` (judge.app.watch_labels)
     label_dir: Path | None = None
+    certificate: Path | None = None  # `--certificate`: a cascade of one (judge.engine.cascade)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ def run_watch_job(
         config = judge_config(request.judge, env, say=say)
         required = tuple(get_kind(rubric.kind).required_inputs(rubric))
         options = _options(request, prices_for(config, override=_prices(request)), say)
+        certificate = None if request.certificate is None else load_certificate(request.certificate)
         source = _source(request, env, mapping, required, stack)
         if request.push:
             if not isinstance(source, PhoenixSource):
@@ -100,18 +104,26 @@ def run_watch_job(
             say(line)
         say(f"watch: {source.name} -> {request.output}")
         _label_queue(request, rubric, options, stack)
-        state = asyncio.run(_watch(source, config, rubric, request.output, options))
+        state = asyncio.run(_watch(source, config, rubric, request.output, options, certificate))
     exporter = options.exporter
     exported = exporter.counts.line(exporter.endpoint) if exporter is not None else None
     return Watched(dict(state.counts), request.output / (rubric.id + ".jsonl"), exported)
 
 
 async def _watch(
-    source: TraceSource, config: JudgeConfig, rubric: Rubric, output: Path, options: WatchOptions
+    source: TraceSource,
+    config: JudgeConfig,
+    rubric: Rubric,
+    output: Path,
+    options: WatchOptions,
+    certificate: Certificate | None = None,
 ) -> WatchState:
     from judge.api import open_grader
 
     async with open_grader(config, rubric) as grader:
+        if certificate is not None:  # bound to this rubric and judge, before any poll
+            check_binding(certificate, rubric, [grader.identity])
+            options.settle = settle_one(certificate)
         return await watch(source, grader, output, options)
 
 

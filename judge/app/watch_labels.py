@@ -89,16 +89,19 @@ class ProductionLabels:
 
     def graded(self, case: Case, record: GradedRecord) -> None:
         """Queue `case` when it is drawn and the judge gave it a label (only a label can
-        be compared with a person's)."""
-        if record.label is None or not queued(self.seed, case.id, self.rate):
+        be compared with a person's), and every case a certificate escalated (no judge
+        decided it: people must; first in line, and left out of the live agreement)."""
+        escalated = record.status == "escalated"
+        if not escalated and (record.label is None or not queued(self.seed, case.id, self.rate)):
             return
-        item = Item(case.id, self.rate)
+        item = Item(case.id, 1.0 if escalated else self.rate, escalated=escalated)
         try:
             self.store.append_items([(item, case_view(self.rubric, case))])
         except sqlite3.Error as exc:  # the store busy past SQLite's wait: say, keep grading
             self.say(f"watch: {case.id} not queued for labelling: {exc}")
             return
-        self.judged[case.id] = str(record.label)
+        if not escalated:
+            self.judged[case.id] = str(record.label)
 
     def polled(self) -> None:
         if self.gauges is None:

@@ -28,6 +28,7 @@ from judge.app.judging import (
     user_rubric_dirs,
 )
 from judge.app.summary import rules_judge_notes, summary_view
+from judge.cli._cascade_print import cascade_lines
 from judge.cli._labels import print_estimates
 from judge.config import JudgeConfig, JudgeSettings, OutputMode
 
@@ -165,6 +166,9 @@ def print_summary(summary: dict[str, Any]) -> None:
     )
     if view.resumed:
         print(view.resumed, flush=True)
+    if "cascade" in summary:
+        for line in cascade_lines(summary["cascade"]):
+            console.print(line, highlight=False)
     print_estimates(summary)
 
 

@@ -93,6 +93,14 @@ def _add_scale_options(p: argparse.ArgumentParser) -> None:
         "RUBRIC.jsonl (the panel) and jurors/NAME.jsonl (default: INPUT.jury/)",
     )
     p.add_argument(
+        "--certificate",
+        type=Path,
+        metavar="CERT.json",
+        help="grade under a certificate (judge certify): a verdict below its rung's "
+        "certified confidence threshold is not decided; with --jury (mode: cascade) it goes "
+        "to the next juror, and what no rung decides is recorded as escalated, for people",
+    )
+    p.add_argument(
         "--retry-failed",
         action="store_true",
         help="with --jury: ask the jurors again for the cases whose replies did not parse "

@@ -58,6 +58,10 @@ def add_watch(sub: argparse._SubParsersAction) -> None:
                      help="queue this share of what is graded for people (seeded by --sample-seed)")  # fmt: skip
     lab.add_argument("--label-dir", type=Path, metavar="DIR",
                      help="the judge label store to queue to (DIR/RUBRIC.labels.sqlite, private)")  # fmt: skip
+    lab.add_argument("--certificate", type=Path, metavar="CERT.json",
+                     help="apply a certificate (judge certify) made for this judge: a verdict "
+                     "below its certified threshold is recorded as escalated, and with "
+                     "--label-dir always queued for people, first in line")  # fmt: skip
     add_judge_options(p)
     p.set_defaults(run=run_watch)
 

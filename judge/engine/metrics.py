@@ -87,22 +87,27 @@ def passed(record: GradedRecord, threshold: float) -> bool | None:
 
 class ObservedGrader(Grader):
     """A grader that counts every record it makes in `metrics` (`judge serve`), and hands
-    it with its case to `on_record` (the service's OpenTelemetry events)."""
+    it with its case to `on_record` (the service's OpenTelemetry events); with `settle`,
+    each record first goes through it (a served judge's certificate)."""
 
     def __init__(
         self,
         *args: Any,
         metrics: GradingMetrics,
         on_record: Callable[[GradedRecord, Case], None] | None = None,
+        settle: Callable[[GradedRecord], GradedRecord] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(*args, **options)
         self.metrics = metrics
         self.on_record = on_record
+        self.settle = settle  # a certificate applied to each record (cascade.settle_one)
         self.threshold = get_kind(self.rubric.kind).threshold(self.rubric)
 
     async def grade_case(self, case: Case, *, use_cache: bool = True) -> GradedRecord:
         record = await super().grade_case(case, use_cache=use_cache)
+        if self.settle is not None:
+            record = self.settle(record)
         self.metrics.observe(record, passed=passed(record, self.threshold))
         if self.on_record is not None:
             self.on_record(record, case)

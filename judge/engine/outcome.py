@@ -20,6 +20,8 @@ class Outcome:
     raw: str | None = None
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
+    confidence: float | None = None  # 0..1: how sure the judge is of this verdict
+    confidence_source: str | None = None
 
 
 class Backend(Protocol):

@@ -5,7 +5,7 @@ record, `run` grades a file with every juror and then the panel, `api` is the Py
 `probe` runs a bias probe on a panel and on each juror, `batch` exports and imports
 one batch file per juror, `serve` is a jury as one named judge of `judge serve`;
 `plan` says who grades what in the cheaper modes (`cyclic`, `escalate`: `escalate` says
-when the first juror is unsure), `pairwise` resolves a juror's two orders, `costs` prices
+when the first juror is unsure; `cascade`, under a certificate, is judge.engine.cascade's), `pairwise` resolves a juror's two orders, `costs` prices
 the jurors, `gates` names the panel's figures for `--fail-if`.
 The panel's statistics (agreement among jurors, effective votes) are calibration's
 (`calibration.agreement.panel`).

@@ -6,6 +6,7 @@ scores: mean              # scores: mean | median (with their spread)
 min_votes: 2              # default: a majority of the panel (floor(k / 2) + 1)
 mode: full                # full: every juror grades every case | cyclic: one juror a case
                           # | escalate: the first juror, the rest where it is unsure
+                          # | cascade: each juror a rung of a certificate (--certificate)
 overlap: 0.1              # cyclic: a share (0 < s < 1) or a count of cases every juror grades
 escalate: {margin: 0.1, labels: [minor_issue], min_confidence: 0.7}   # escalate: when
 jurors:
@@ -27,7 +28,11 @@ jury file's own value wins); timeouts, retries, output mode and cache apply to e
 (`judge.jury.plan`), except the `overlap` cases, which every juror grades and on which the
 panel's agreement is measured. `mode: escalate` asks the first juror of the file (put the
 cheapest first) about every case and the others only where its verdict is unsure
-(`judge.jury.escalate`).
+(`judge.jury.escalate`). `mode: cascade` grades under a certificate (`judge grade
+--certificate CERT.json`, judge.engine.cascade): the jurors are its rungs in the file's
+order (cheapest first); a juror is asked only about the cases the rungs before it did
+not decide at their certified thresholds, and the cases no rung decides are escalated to
+people. There is no vote: each case is decided by one rung.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from judge.schemas import NAME
 
 LabelRule = Literal["majority", "plurality", "unanimity"]
 ScoreRule = Literal["mean", "median"]
-Mode = Literal["full", "cyclic", "escalate"]
+Mode = Literal["full", "cyclic", "escalate", "cascade"]
 # an integer is a count of cases; a float strictly between 0 and 1 a share of them
 Overlap = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(gt=0.0, lt=1.0)]
 

@@ -139,6 +139,11 @@ async def grade_panel(
     asked again on every rerun."""
     names = [j.name for j in panel.jury.jurors]
     mode = panel.jury.mode
+    if mode == "cascade":  # no panel votes there: judge.engine.cascade grades it
+        raise UsageError(
+            "a jury of mode: cascade grades under a certificate: judge grade --jury JURY.yaml "
+            "--certificate CERT.json"
+        )
     if mode == "escalate":
         check_escalation(panel.jury.escalation, panel.rubric)
     validated = await asyncio.to_thread(validate_file, input_path, [panel.rubric])

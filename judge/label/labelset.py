@@ -52,6 +52,7 @@ def open_label_store(db: Path, plan: LabelPlan) -> LabelStore:
     strata = _strata(plan.records) if plan.records else None
     if strata is not None:
         _check_records(plan.records, strata, [case.id for case in iter_cases(plan.input)])
+    escalated = _escalated(plan.records) if plan.records else set()
     try:
         store = LabelStore(db)
     except sqlite3.DatabaseError as exc:
@@ -59,7 +60,7 @@ def open_label_store(db: Path, plan: LabelPlan) -> LabelStore:
     try:
         stored = store.plan()
         if stored is None:
-            _initialise(store, plan, strata)
+            _initialise(store, plan, strata, escalated)
         else:
             _check_same(db, stored, plan.as_dict())
     except BaseException:
@@ -68,10 +69,17 @@ def open_label_store(db: Path, plan: LabelPlan) -> LabelStore:
     return store
 
 
-def _initialise(store: LabelStore, plan: LabelPlan, strata: dict[str, str] | None) -> None:
+def _initialise(
+    store: LabelStore, plan: LabelPlan, strata: dict[str, str] | None, escalated: set[str]
+) -> None:
     cases = {case.id: case for case in iter_cases(plan.input)}
     items = select_items(
-        list(cases), strata=strata, sample=plan.sample, seed=plan.seed, overlap=plan.overlap
+        list(cases),
+        strata=strata,
+        sample=plan.sample,
+        seed=plan.seed,
+        overlap=plan.overlap,
+        escalated=escalated,
     )
     views = [(item, case_view(plan.rubric, cases[item.case_id])) for item in items]
     store.initialise(plan.as_dict(), views)
@@ -98,6 +106,11 @@ def _strata(records: Path) -> dict[str, str]:
             str(label) if label is not None else None, str(record.get("status")), slices
         )
     return out
+
+
+def _escalated(records: Path) -> set[str]:
+    """The ids a certified cascade escalated to people (status `escalated`): first in line."""
+    return {r["id"] for _, r in scan_records(records) if r.get("status") == "escalated"}
 
 
 def _check_records(records: Path | None, strata: dict[str, str], case_ids: list[str]) -> None:

@@ -1,6 +1,7 @@
 """Each annotator's queue: which case comes next, and how much is left.
 
-Every annotator walks the items in an order of their own (overlap items first, so the
+Every annotator walks the items in an order of their own (the items a certified cascade
+escalated first, as they are the ones no judge may decide; then overlap items, so the
 inter-annotator ceiling is measured early; then a sha256 shuffle of seed, name and id, the
 same after any restart). An item is offered while fewer annotators than it `required`
 have labelled it; what this annotator labelled or skipped is not offered again, except that
@@ -56,6 +57,7 @@ class Queues:
             outline = store.outline()
             self._required = dict(outline)
             self._ids = [case_id for case_id, _ in outline]
+            self._escalated = store.escalated()  # a cascade's escalated items: first
             self._labellers: dict[str, set[str]] = store.labellers()
             self._labels_given = sum(len(v) for v in self._labellers.values())
             self._complete = sum(
@@ -125,6 +127,7 @@ class Queues:
             return
         batch, start = len(self._batches), len(self._ids)
         self._batches.append(start)
+        self._escalated |= self.store.escalated(after=start)
         for case_id, required in rows:
             self._required[case_id] = required
             self._batch_of[case_id] = batch
@@ -136,7 +139,13 @@ class Queues:
                 self._count(annotator, walk, walk.order[position], +1)
 
     def _sorted(self, annotator: str, ids: list[str]) -> list[str]:
-        return sorted(ids, key=lambda c: (self._required[c] == 1, self._rank(annotator, c)))
+        return sorted(ids, key=lambda c: self._key(annotator, c))
+
+    def _key(self, annotator: str, case_id: str) -> tuple[bool, bool, bytes]:
+        """Where a case stands in an annotator's order: escalated ones first, then the
+        overlap, then the shuffle."""
+        escalated = case_id in self._escalated
+        return (not escalated, self._required[case_id] == 1, self._rank(annotator, case_id))
 
     def _walk(self, annotator: str) -> _Walk:
         """The annotator's state, built on first sight (the one step in proportion to the
@@ -212,14 +221,14 @@ class Queues:
     def _position(self, annotator: str, walk: _Walk, case_id: str) -> int:
         """Where `case_id` stands in the annotator's order (binary search on its sort key,
         within its batch)."""
-        key = (self._required[case_id] == 1, self._rank(annotator, case_id))
+        key = self._key(annotator, case_id)
         batch = self._batch_of.get(case_id, 0)
         low = self._batches[batch]
         high = self._batches[batch + 1] if batch + 1 < len(self._batches) else len(walk.order)
         while low < high:
             mid = (low + high) // 2
             other = walk.order[mid]
-            if (self._required[other] == 1, self._rank(annotator, other)) < key:
+            if self._key(annotator, other) < key:
                 low = mid + 1
             else:
                 high = mid

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 MIN_PER_STRATUM = 2
@@ -32,6 +32,7 @@ class Item:
     case_id: str
     inclusion_probability: float
     required: int = 1
+    escalated: bool = False  # a certified cascade left it to people: offered first
 
 
 def allocate(sizes: Mapping[str, int], n: int, *, minimum: int = MIN_PER_STRATUM) -> dict[str, int]:
@@ -81,9 +82,11 @@ def select_items(
     sample: int | None = None,
     seed: int = 0,
     overlap: float = 0.0,
+    escalated: Collection[str] = (),
 ) -> list[Item]:
     """The items to label, in input order. No `sample`: every case (probability 1).
-    With `strata` (case id -> stratum) the sample is stratified, else simple random."""
+    With `strata` (case id -> stratum) the sample is stratified, else simple random.
+    The ids in `escalated` (a cascade's escalated records) are marked so."""
     if sample is None or sample >= len(case_ids):
         chosen = dict.fromkeys(case_ids, 1.0)
     elif strata is not None:
@@ -93,7 +96,9 @@ def select_items(
         chosen = dict.fromkeys(picked, sample / len(case_ids))
     ordered = [i for i in case_ids if i in chosen]
     shared = set(random.Random(seed + 1).sample(ordered, round(overlap * len(ordered))))
-    return [Item(i, chosen[i], OVERLAP_LABELS if i in shared else 1) for i in ordered]
+    return [
+        Item(i, chosen[i], OVERLAP_LABELS if i in shared else 1, i in escalated) for i in ordered
+    ]
 
 
 def stratum_of(label: str | None, status: str, slices: Sequence[str]) -> str:

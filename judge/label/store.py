@@ -7,8 +7,9 @@ labels through a power cut or an OS crash, and a person labels a few cases a min
 fsync per label costs nothing anyone can notice, while a lost label costs their time.
 
 Tables: `meta` (the plan: input, rubric and sampling settings), `items` (the cases to label
-with the text the page shows, their inclusion probability and how many labels each needs)
-and `events` (one row per annotator and case: a label or a skip, latest first by `seq`).
+with the text the page shows, their inclusion probability and how many labels each needs),
+`escalated` (the items a certified cascade left to people: offered first) and `events`
+(one row per annotator and case: a label or a skip, latest first by `seq`).
 The judge's verdicts are never stored here, so nothing can leak them to the page.
 """
 
@@ -36,6 +37,7 @@ CREATE TABLE IF NOT EXISTS events (
     action TEXT NOT NULL CHECK (action IN ('label', 'skip')), label TEXT, note TEXT,
     shown_order TEXT, labelled_at TEXT NOT NULL, UNIQUE (annotator, case_id));
 CREATE INDEX IF NOT EXISTS events_by_case ON events (case_id);
+CREATE TABLE IF NOT EXISTS escalated (case_id TEXT PRIMARY KEY);
 """
 
 Change = Callable[[str, str, "Event | None"], None]  # (annotator, case id, their event now)
@@ -132,6 +134,7 @@ class LabelStore:
                     for i, (item, view) in enumerate(items)
                 ],
             )
+            _mark_escalated(db, [item for item, _ in items])
         self._items = None
 
     def append_items(self, items: list[tuple[Item, dict[str, Any]]]) -> int:
@@ -148,8 +151,18 @@ class LabelStore:
                      item.required),
                 )  # fmt: skip
                 added += cursor.rowcount
+            _mark_escalated(db, [item for item, _ in items])
         self._items = None
         return added
+
+    def escalated(self, *, after: int = 0) -> set[str]:
+        """The ids of the items from position `after` on that a cascade escalated."""
+        rows = self._query(
+            "SELECT items.case_id FROM items JOIN escalated USING (case_id)"
+            " WHERE items.position >= ?",
+            (after,),
+        )
+        return {row[0] for row in rows}
 
     def count_waiting(self) -> int:
         """Items with fewer labels than they need: the labels still waiting for people."""
@@ -253,3 +266,10 @@ class LabelStore:
         ):
             out.setdefault(case_id, set()).add(annotator)
         return out
+
+
+def _mark_escalated(db: sqlite3.Connection, items: list[Item]) -> None:
+    db.executemany(
+        "INSERT OR IGNORE INTO escalated VALUES (?)",
+        [(item.case_id,) for item in items if item.escalated],
+    )

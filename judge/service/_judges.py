@@ -7,13 +7,16 @@ small requests and a large job together never put more calls in flight than conf
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from judge.api import make_backend
 from judge.config import JudgeConfig, default_cache_dir
 from judge.engine.cache import VerdictCache
+from judge.engine.cascade import settle_one
+from judge.engine.certificate import check_binding
 from judge.engine.grader import Grader
+from judge.engine.identity import identity_of
 from judge.engine.metrics import GradingMetrics, ObservedGrader
 from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import RulesJudge
@@ -91,7 +94,25 @@ class JudgePool:
             concurrency=config.max_in_flight,
             metrics=self.metrics,
             on_record=self._send if self.exporter is not None else None,
+            settle=self._settle(name, rubric),
         )
+
+    def check_certificate(self, name: str, rubric: Rubric) -> None:
+        """UsageError when judge `name` has a certificate made for another rubric or judge."""
+        self._settle(name, rubric)
+
+    def _settle(self, name: str, rubric: Rubric) -> Callable[[GradedRecord], GradedRecord] | None:
+        """Judge `name`'s certificate applied to each record, bound to this rubric and to
+        the judge's identity (UsageError otherwise); None for a judge without one."""
+        certificate = self.config.certificates.get(name)
+        if certificate is None:
+            return None
+        config = self.config.judge_config(name)
+        if name not in self._backends:
+            self._backends[name] = _Throttled(self._make(name, config), config.max_in_flight)
+        identity = identity_of(self._backends[name])
+        check_binding(certificate, rubric, [identity], where=f"judge {name!r}: its certificate")
+        return settle_one(certificate)
 
     def _send(self, record: GradedRecord, case: Case) -> None:
         assert self.exporter is not None

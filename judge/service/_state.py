@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge.engine.inputs import to_case
-from judge.errors import RubricError
+from judge.errors import RubricError, UsageError
 from judge.rubric import Rubric
 from judge.schemas import Case
 from judge.service._http import ServiceError
@@ -42,9 +42,14 @@ class ServiceState:
                 422, "unknown_judge", f"no judge named {judge!r} (known: {known})", field="judge"
             )
         try:
-            return self.pool.rubric(rubric_ref), name
+            rubric = self.pool.rubric(rubric_ref)
         except RubricError as exc:
             raise ServiceError(422, "unknown_rubric", str(exc), field="rubric") from None
+        try:
+            self.pool.check_certificate(name, rubric)
+        except UsageError as exc:  # the judge is certified for another rubric (or judge)
+            raise ServiceError(422, "not_certified", str(exc), field="rubric") from None
+        return rubric, name
 
 
 def grade_limit(state: ServiceState, cases: list[CaseIn]) -> None:

@@ -11,6 +11,7 @@ Read once, at the edge (`judge serve`), from a YAML or TOML file and the environ
         concurrency: 16
       rules: {}                          # no model: the offline rules judge
       panel: {jury: jury.yaml}           # a jury (mode: full), its file relative to this one
+      certified: {model: gpt-4o-mini, certificate: cert.json}   # verdicts under a certificate
     default_judge: gpt4o
     token_env: JUDGE_SERVICE_TOKEN       # or `token: ...`; the bearer token clients send
     data_dir: ./judge-service            # SQLite job store and each job's files
@@ -45,6 +46,7 @@ from pydantic import (
 )
 
 from judge.config import JudgeConfig, JudgeSettings, default_cache_dir
+from judge.engine.certificate import Certificate, load_certificate
 from judge.errors import UsageError
 from judge.schemas import NAME
 
@@ -65,11 +67,17 @@ class JudgeSpec(JudgeSettings):
 
     api_key_env: str | None = None
     jury: Path | None = None
+    # `judge certify`'s file for this judge (relative to this file): each verdict below its
+    # certified threshold is `escalated` (judge.engine.cascade.settle_one); the judge then
+    # grades only the rubric the certificate was made for
+    certificate: Path | None = None
 
     @model_validator(mode="after")
     def _a_jury_or_a_model(self) -> JudgeSpec:
         if self.jury is not None and (self.model or self.base_url or self.api_key_env):
             raise ValueError("a judge with jury: names no model, base_url or api_key_env")
+        if self.jury is not None and self.certificate is not None:
+            raise ValueError("a served jury takes no certificate (yet): name one judge")
         return self
 
 
@@ -133,6 +141,8 @@ class ServiceConfig(BaseModel):
     juror_configs: dict[str, list[JudgeConfig]] = Field(
         default_factory=dict, repr=False, exclude=True
     )
+    # The certificates of the judges with `certificate:`, read at load time.
+    certificates: dict[str, Certificate] = Field(default_factory=dict, repr=False, exclude=True)
 
     @field_validator("data_dir", "cache_dir", "rubrics_dirs")
     @classmethod
@@ -154,7 +164,7 @@ class ServiceConfig(BaseModel):
     def judge_config(self, name: str) -> JudgeConfig:
         """The engine's frozen config for the judge called `name`."""
         spec = self.spec(name)
-        options = spec.model_dump(exclude={"api_key_env", "jury"})
+        options = spec.model_dump(exclude={"api_key_env", "jury", "certificate"})
         return JudgeConfig(
             **options,
             api_key=self.api_keys.get(name),
@@ -201,17 +211,25 @@ def load_service_config(
     listed = [Path(p).expanduser() for p in env.get("JUDGE_RUBRICS_DIR", "").split(os.pathsep) if p]
     update = {**_resolve_secrets(config, env), "rubrics_dirs": [*config.rubrics_dirs, *listed]}
     update |= _load_juries(config, env, path)
+    where = f"{path}: " if path else ""
+    update["certificates"] = {
+        name: load_certificate(spec.certificate, named=f"{where}judge {name!r}: certificate")
+        for name, spec in config.judges.items()
+        if spec.certificate is not None
+    }
     return config.model_copy(update=update)
 
 
 def _anchor_juries(data: dict[str, Any], path: Path | None) -> None:
-    """A judge's `jury:` path is relative to the configuration file, as a user reads it."""
+    """A judge's `jury:` and `certificate:` paths are relative to the configuration file,
+    as a user reads it."""
     judges = data.get("judges")
     if path is None or not isinstance(judges, dict):
         return
     for spec in judges.values():
-        if isinstance(spec, dict) and isinstance(spec.get("jury"), str):
-            spec["jury"] = str(path.parent / Path(spec["jury"]).expanduser())
+        for key in ("jury", "certificate"):
+            if isinstance(spec, dict) and isinstance(spec.get(key), str):
+                spec[key] = str(path.parent / Path(spec[key]).expanduser())
 
 
 def _load_juries(

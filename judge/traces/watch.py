@@ -65,6 +65,8 @@ class WatchOptions:
     say: Callable[[str], None] = print
     # each graded case before its record is written (the label queue), and after each poll
     on_graded: Callable[[Case, GradedRecord], None] | None = None
+    # a certificate applied to each record as it is graded (judge.engine.cascade.settle_one)
+    settle: Callable[[GradedRecord], GradedRecord] | None = None
     on_poll: Callable[[], None] | None = None
 
 
@@ -194,6 +196,8 @@ class _Run:
             self._say_budget(spent, now)
             return
         record = await self.grader.grade_case(case)
+        if options.settle is not None:
+            record = options.settle(record)
         if options.on_graded is not None:
             options.on_graded(case, record)
         writer.write(record)
