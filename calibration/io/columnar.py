@@ -216,15 +216,17 @@ def _values(con: Any, column: str) -> list[Any]:
 
 def _packed(con: Any, count: int) -> PackedIds:
     """The pairs' ids, in order, packed CHUNK at a time."""
+    con.execute("CREATE TABLE ordered AS SELECT id FROM pairs ORDER BY n")
     parts: list[bytes] = []
     lengths = np.zeros(count + 1, dtype=np.int64)
-    rows = con.execute("SELECT id FROM pairs ORDER BY n")
-    done = 0
-    while chunk := rows.fetchmany(CHUNK):
-        ids = [row[0] for row in chunk]
-        parts.append("".join(ids).encode("ascii"))
-        lengths[done + 1 : done + 1 + len(ids)] = np.fromiter(map(len, ids), np.int64, len(ids))
-        done += len(ids)
+    for start in range(0, count, CHUNK):
+        ids = con.execute(
+            "SELECT id FROM ordered WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
+            [start, start + CHUNK],
+        ).fetchnumpy()["id"]
+        texts = ids.tolist()
+        parts.append("".join(texts).encode("ascii"))
+        lengths[start + 1 : start + 1 + len(texts)] = np.fromiter(map(len, texts), np.int64)
     return PackedIds(b"".join(parts), np.cumsum(lengths))
 
 
