@@ -6,6 +6,7 @@ Where the time goes, before and after reading the file once: benchmarks/grade_pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
@@ -258,10 +259,15 @@ async def _grade_in_one_pass(
     any pass (whole lines, flushed: a run killed or stopped by a full disk leaves whole
     records that a rerun keeps). When a line fails (InputError, listing every problem,
     raised once the whole file was read) every output goes back to what it was, missing
-    or empty: nothing graded from a file that fails is kept. The summaries are the
+    or empty (a folder made for it removed): nothing graded from a file that fails is kept. The summaries are the
     running totals: no records file is read back."""
     reader = CaseReader(input_path, [t.grader.rubric for t in targets])
     existed = [t.output.exists() for t in targets]
+    folders = sorted(
+        {f for t in targets for f in (t.output.parent, *t.output.parent.parents) if not f.exists()},
+        key=lambda folder: len(folder.parts),
+        reverse=True,  # the deepest first: each is empty once those below it are gone
+    )
     builders = [SummaryBuilder(t.grader.rubric) for t in targets]
     tallies = [_tally(t.grader, 0, 0) for t in targets]
     none_done: list[set[str]] = [set() for _ in targets]
@@ -290,6 +296,9 @@ async def _grade_in_one_pass(
                 os.truncate(target.output, 0)
             else:
                 target.output.unlink(missing_ok=True)
+        for folder in folders:  # made for the outputs: gone with them
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
     return await _summaries(targets, builders, tallies, prices)
 

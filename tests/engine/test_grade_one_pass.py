@@ -94,6 +94,13 @@ def test_a_bad_last_line_leaves_nothing_graded(
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+def test_a_bad_file_leaves_no_folder_made_for_the_output(tmp_path: Path) -> None:
+    source = write(tmp_path / "cases.jsonl", [faithfulness_case(0), "{not json"])
+    out = tmp_path / "new" / "deeper" / "graded.jsonl"
+    assert grade(source, out, "faithfulness") == 2
+    assert not (tmp_path / "new").exists()
+
+
 def test_a_resumed_file_is_validated_first_and_summarised_whole(
     tmp_path: Path, reads: dict[str, int]
 ) -> None:
