@@ -19,8 +19,8 @@ escaped spreadsheet formula), with no blank or repeated id.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -33,7 +33,7 @@ DELIMITERS = {".csv": ",", ".tsv": "\t"}
 CHUNK = 1 << 18  # ids fetched this many at a time
 # one thread (the rows' order is the file's, and CPU-seconds are what a shared machine has),
 # and a bound on the engine's memory
-ENGINE = {"threads": 1, "preserve_insertion_order": True, "memory_limit": "512MB"}
+ENGINE: dict[str, str | bool | int | float | list[str]] = {"threads": 1, "preserve_insertion_order": True, "memory_limit": "512MB"}
 # the bytes a plain file may hold besides its delimiter: printable ASCII but quotes, newline
 _PLAIN = bytes(b for b in range(32, 127) if b not in b"\"'") + b"\n"
 
@@ -93,8 +93,8 @@ class ColumnarLabels:
     judge_only: list[str]
     human_only: list[str]
     judge_only_values: list[Any]
-    judge_excluded: dict[str, list[str]]
-    human_excluded: dict[str, list[str]]
+    judge_excluded: list[str]  # ids whose label is blank
+    human_excluded: list[str]
     judge_rows: int
     human_rows: int
 

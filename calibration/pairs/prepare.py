@@ -219,7 +219,11 @@ def prepare(
     With ``settings.test_fraction`` the labelled pairs are split (stratified by human
     label) and a fitted threshold is fitted on the development split only.
     """
-    read = _read_columns(judge_path, human_path, settings) if columnar and _columnar(settings) else None
+    read = (
+        _read_columns(judge_path, human_path, settings)
+        if columnar and _columnar(settings)
+        else None
+    )
     judge, human, joined, inter = read or _read(judge_path, human_path, settings)
     split = _split(joined, settings)
     fit = range(len(joined.ids)) if split is None else split.dev

@@ -45,21 +45,26 @@ def _file_cases(reader: CaseReader) -> Iterator[Case]:
 def _checked(rows: Iterable[tuple[int, Any]], rubrics: Rubrics, name: str) -> Iterator[Case]:
     seen: set[bytes] = set()
     for number, row in rows:
-        if isinstance(row, Case):
-            case: Case | None = row
-        elif isinstance(row, Mapping):
-            case, problem = to_case(dict(row), rubrics)
-            if case is None:
-                case_id = str(row.get("id")) if row.get("id") not in (None, "") else None
-                raise InputError(name, [(None, case_id, f"case {number}: {problem}")])
-        else:
-            message = f"case {number}: a case is a Case or a mapping, got {type(row).__name__}"
-            raise InputError(name, [(None, None, message)])
+        case = _case(number, row, rubrics, name)
         digest = hashlib.blake2b(case.id.encode(), digest_size=8).digest()
         if digest in seen:
             raise InputError(name, [(None, case.id, f"case {number}: duplicate id")])
         seen.add(digest)
         yield case
+
+
+def _case(number: int, row: Any, rubrics: Rubrics, name: str) -> Case:
+    """The row as a checked case, or the InputError naming it."""
+    if isinstance(row, Case):
+        return row
+    if not isinstance(row, Mapping):
+        message = f"case {number}: a case is a Case or a mapping, got {type(row).__name__}"
+        raise InputError(name, [(None, None, message)])
+    case, problem = to_case(dict(row), rubrics)
+    if case is None:
+        case_id = str(row.get("id")) if row.get("id") not in (None, "") else None
+        raise InputError(name, [(None, case_id, f"case {number}: {problem}")])
+    return case
 
 
 async def records_in_order(

@@ -73,7 +73,9 @@ def plain(record: Any) -> dict[str, Any]:
     return {k: v for k, v in record.model_dump(mode="json").items() if k not in VOLATILE}
 
 
-@pytest.mark.parametrize(("make", "rubric"), [(faithfulness_case, "faithfulness"), (conversation, "trajectory")])
+@pytest.mark.parametrize(
+    ("make", "rubric"), [(faithfulness_case, "faithfulness"), (conversation, "trajectory")]
+)
 def test_the_stream_yields_grade_manys_records_in_order(make: Any, rubric: str) -> None:
     cases = [make(n) for n in range(150)]
     streamed = [plain(r) for r in judge.iter_grade(iter(cases), rubric)]
@@ -82,7 +84,9 @@ def test_the_stream_yields_grade_manys_records_in_order(make: Any, rubric: str) 
     assert [r["id"] for r in streamed] == [c["id"] for c in cases]
 
 
-@pytest.mark.parametrize(("make", "rubric"), [(faithfulness_case, "faithfulness"), (conversation, "trajectory")])
+@pytest.mark.parametrize(
+    ("make", "rubric"), [(faithfulness_case, "faithfulness"), (conversation, "trajectory")]
+)
 def test_the_stream_reads_a_bounded_window_ahead_whatever_the_count(make: Any, rubric: str) -> None:
     """The memory bound: between two records handed to the caller, the stream has taken at
     most a window of cases from the source (the grader's in-flight window plus one batch),
@@ -109,7 +113,10 @@ def test_a_path_and_a_frame_stream_as_the_file_grades(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(c) + "\n" for c in cases))
     out = tmp_path / "graded.jsonl"
     Judge().grade_file(path, out)
-    from_file = [{k: v for k, v in json.loads(line).items() if k not in VOLATILE} for line in out.read_text().splitlines()]
+    from_file = [
+        {k: v for k, v in json.loads(line).items() if k not in VOLATILE}
+        for line in out.read_text().splitlines()
+    ]
     assert [plain(r) for r in judge.iter_grade(path)] == from_file
     assert [plain(r) for r in judge.iter_grade(str(path))] == from_file
     assert [plain(r) for r in judge.iter_grade(pd.DataFrame(cases))] == from_file

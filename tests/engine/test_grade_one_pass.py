@@ -53,7 +53,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     return count
 
 
-@pytest.mark.parametrize(("make", "rubric"), [(faithfulness_case, "faithfulness"), (conversation, "trajectory")])
+@pytest.mark.parametrize(
+    ("make", "rubric"), [(faithfulness_case, "faithfulness"), (conversation, "trajectory")]
+)
 def test_the_input_is_read_once_and_the_summary_is_the_files(
     make: Any, rubric: str, tmp_path: Path, reads: dict[str, int]
 ) -> None:
