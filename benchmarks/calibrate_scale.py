@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from benchmarks.bootstrap_scale import write_pairs  # noqa: E402
@@ -48,6 +50,17 @@ def measured(argv: list[str]) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def reference_kappa(n: int, seed: int = 0) -> float:
+    """Cohen's kappa of the generated pairs by scikit-learn, from the generator's own arrays
+    (`write_pairs`' draws, repeated): the figure both readers must give."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(seed)
+    human = rng.random(n) < 0.5
+    judge = np.where(rng.random(n) < 0.8, human, ~human)
+    return float(cohen_kappa_score(human, judge))
+
+
 def calibrate(judge: Path, human: Path, out: Path, rows: bool) -> dict[str, object]:
     command = [sys.executable, "-c", ROWS] if rows else [sys.executable, "-m", "judge.cli"]
     cpu, rss = measured([*command, "calibrate", str(judge), str(human), "-o", str(out)])
@@ -65,6 +78,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="calibrate-scale-") as folder:
         for n in sorted({*args.sizes, *args.rows}):
             judge, human = write_pairs(Path(folder), n)
+            kappa = reference_kappa(n)
+            print(f"{n:,}: scikit-learn's kappa {kappa!r}", flush=True)
+            lines.append(f"| {n:,} | scikit-learn on the generated arrays | | | {kappa!r} | |")
             for rows in (False, True):
                 if n not in (args.rows if rows else args.sizes):
                     continue
