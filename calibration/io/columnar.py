@@ -33,7 +33,11 @@ DELIMITERS = {".csv": ",", ".tsv": "\t"}
 CHUNK = 1 << 18  # ids fetched this many at a time
 # one thread (the rows' order is the file's, and CPU-seconds are what a shared machine has),
 # and a bound on the engine's memory
-ENGINE: dict[str, str | bool | int | float | list[str]] = {"threads": 1, "preserve_insertion_order": True, "memory_limit": "512MB"}
+ENGINE: dict[str, str | bool | int | float | list[str]] = {
+    "threads": 1,
+    "preserve_insertion_order": True,
+    "memory_limit": "512MB",
+}
 # the bytes a plain file may hold besides its delimiter: printable ASCII but quotes, newline
 _PLAIN = bytes(b for b in range(32, 127) if b not in b"\"'") + b"\n"
 
