@@ -12,7 +12,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judge.api import Judge, make_backend
+    from judge.api import Judge, iter_grade, make_backend
     from judge.config import JudgeConfig
     from judge.engine.frame_out import records_frame, records_table
     from judge.engine.grader import Grader
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from judge.schemas import Case, GradedRecord, JudgeInfo, Usage
 
 _HOMES = {
-    "judge.api": ("Judge", "make_backend"),
+    "judge.api": ("Judge", "iter_grade", "make_backend"),
     "judge.config": ("JudgeConfig",),
     "judge.errors": ("ApiError", "InputError", "JudgeError", "RubricError"),
     "judge.engine.grader": ("Grader",),
@@ -48,6 +48,7 @@ __all__ = [
     "RubricError",
     "RulesJudge",
     "Usage",
+    "iter_grade",
     "list_rubrics",
     "load_rubric",
     "make_backend",

@@ -11,7 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +34,7 @@ from judge.engine.inputs import frame_cases
 from judge.engine.outcome import Backend
 from judge.engine.pricing import prices_for
 from judge.engine.rules import RulesJudge
+from judge.engine.stream import case_stream, records_in_order
 from judge.engine.summary import summarise
 from judge.rubric import Rubric, RubricLibrary, load_rubric
 from judge.schemas import Case, GradedRecord
@@ -232,7 +241,8 @@ class Judge:
         """Grade many cases concurrently (up to `config.concurrency` at once); the records
         in input order. `cases`: `Case`s, mappings, or a pandas/polars DataFrame or Arrow
         table with a file's columns and aliases (every row checked first: `InputError`
-        names the bad rows). `grade_many` is the sync form.
+        names the bad rows). `grade_many` is the sync form. Every record is held in the
+        list: for large inputs stream them with `aiter_grade` / `iter_grade` instead.
 
         >>> cases = [{"id": str(i), "question": "q?", "contexts": ["c"], "answer": "c."}
         ...          for i in range(3)]
@@ -245,6 +255,61 @@ class Judge:
         return await grader.grade_many(
             (_as_case(c) for c in cases), use_cache=self.config.use_cache
         )
+
+    async def aiter_grade(
+        self, cases: Any, rubric: str | Rubric = "faithfulness"
+    ) -> AsyncIterator[GradedRecord]:
+        """Grade a stream of cases, yielding each record as it is graded, in input order,
+        with a bounded window in memory (`config.concurrency` in flight, a few times that
+        waiting for a slower predecessor), however many cases come. `cases`: a JSONL, CSV
+        or Parquet path, a pandas/polars DataFrame or Arrow table, or any iterable of
+        `Case`s and mappings (a generator included), read as they are needed. Each case is
+        checked as it comes; a bad one stops the stream with an `InputError` naming it (a
+        file's names every problem in the file, once it was read); the records already
+        yielded are the caller's. `iter_grade` is the sync form.
+
+        >>> async def ids() -> list[str]:
+        ...     cases = ({"id": str(i), "question": "q?", "contexts": ["c"], "answer": "c."}
+        ...              for i in range(3))
+        ...     judge = Judge()
+        ...     try:
+        ...         return [r.id async for r in judge.aiter_grade(cases)]
+        ...     finally:
+        ...         await judge.aclose()
+        >>> asyncio.run(ids())
+        ['0', '1', '2']
+        """
+        grader = self.grader(rubric)
+        stream = case_stream(cases, grader.rubric)
+        async for record in records_in_order(grader, stream, use_cache=self.config.use_cache):
+            yield record
+
+    def iter_grade(
+        self, cases: Any, rubric: str | Rubric = "faithfulness", *, batch: int = 64
+    ) -> Iterator[GradedRecord]:
+        """`aiter_grade`, synchronously: a generator of records in input order, in a bounded
+        memory (100,000 conversations within 300 MB: benchmarks/trajectory.md). It drives an
+        event loop of its own, `batch` records at a time, on this thread (or, inside a
+        running loop, on a worker thread, as `run_sync` does); closing the generator early
+        cancels what is in flight and closes the judge's connections.
+
+        >>> cases = ({"id": str(i), "question": "q?", "contexts": ["c"], "answer": "c."}
+        ...          for i in range(3))
+        >>> [(r.id, r.status) for r in Judge().iter_grade(cases)]
+        [('0', 'ok'), ('1', 'ok'), ('2', 'ok')]
+        """
+        records = self.aiter_grade(cases, rubric)
+        with _LoopDriver() as driver:
+            try:
+                while True:
+                    chunk, error = driver.run(_take(records, batch))
+                    yield from chunk
+                    if error is not None:
+                        raise error
+                    if len(chunk) < batch:
+                        return
+            finally:
+                driver.run(_closed(records, self))
 
     async def agrade_file(
         self,
@@ -303,7 +368,9 @@ class Judge:
     def grade_many(
         self, cases: Iterable[CaseLike], rubric: str | Rubric = "faithfulness"
     ) -> list[GradedRecord]:
-        """`agrade_many`, synchronously (in a running loop too: `run_sync`).
+        """`agrade_many`, synchronously (in a running loop too: `run_sync`). The list holds
+        every record (about 9 KB a conversation): for large inputs use `iter_grade`, which
+        yields them as they are graded in a bounded memory.
 
         >>> cases = [{"id": str(i), "question": "q?", "contexts": ["c"], "answer": "c."}
         ...          for i in range(2)]
@@ -355,6 +422,77 @@ class Judge:
                 await self.aclose()
 
         return run_sync(main)
+
+
+def iter_grade(
+    cases: Any,
+    rubric: str | Rubric = "faithfulness",
+    *,
+    config: JudgeConfig | None = None,
+    rubrics_dir: Path | RubricLibrary | None = None,
+) -> Iterator[GradedRecord]:
+    """`Judge(config, rubrics_dir=...).iter_grade(cases, rubric)`: records as they are
+    graded, in input order, in a bounded memory, from a path, a DataFrame or any iterable
+    of cases.
+
+    >>> import judge
+    >>> [r.label for r in judge.iter_grade([{"id": "1", "question": "q?",
+    ...                                      "contexts": ["c"], "answer": "c."}])]
+    ['faithful']
+    """
+    return Judge(config, rubrics_dir=rubrics_dir).iter_grade(cases, rubric)
+
+
+class _LoopDriver:
+    """Runs coroutines one after another on one event loop of its own (`asyncio.Runner`),
+    on this thread, or on one worker thread when this thread already runs a loop."""
+
+    def __init__(self) -> None:
+        self._runner = asyncio.Runner()
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._pool: ThreadPoolExecutor | None = None
+        else:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-stream")
+
+    def run(self, coroutine: Awaitable[T]) -> T:
+        if self._pool is None:
+            return self._runner.run(coroutine)  # type: ignore[arg-type]
+        return self._pool.submit(self._runner.run, coroutine).result()  # type: ignore[arg-type]
+
+    def __enter__(self) -> _LoopDriver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is None:
+            self._runner.close()
+        else:
+            self._pool.submit(self._runner.close).result()
+            self._pool.shutdown()
+
+
+async def _take(
+    records: AsyncIterator[GradedRecord], count: int
+) -> tuple[list[GradedRecord], Exception | None]:
+    """The next `count` records (fewer at the end), and the error that stopped the stream
+    (a bad case): the records graded before it are still handed over first."""
+    chunk: list[GradedRecord] = []
+    try:
+        async for record in records:
+            chunk.append(record)
+            if len(chunk) >= count:
+                break
+    except Exception as exc:  # noqa: BLE001  # raised to the caller after the chunk
+        return chunk, exc
+    return chunk, None
+
+
+async def _closed(records: Any, judge: Judge) -> None:
+    try:
+        await records.aclose()  # cancels what is still in flight
+    finally:
+        await judge.aclose()
 
 
 def _as_case(case: CaseLike) -> Case:

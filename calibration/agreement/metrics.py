@@ -68,10 +68,21 @@ def _codes(
         raise ValueError(f"y_human and y_judge must be 1-D of equal length: {h.shape}, {j.shape}")
     order = list(labels) if labels is not None else label_order(h, j)
     index = {label: i for i, label in enumerate(order)}
-    hi = np.array([index.get(v.item() if isinstance(v, np.generic) else v, -1) for v in h])
-    ji = np.array([index.get(v.item() if isinstance(v, np.generic) else v, -1) for v in j])
+    hi, ji = _indices(h, index), _indices(j, index)
     keep = (hi >= 0) & (ji >= 0)
     return hi[keep].astype(int), ji[keep].astype(int), order
+
+
+def _indices(values: np.ndarray, index: dict[Any, int]) -> np.ndarray:
+    """Each value's index in ``index`` (-1 when absent). Numbers are looked up once per
+    distinct value (millions of pairs hold a few: issue 54); other values one by one."""
+    if values.dtype.kind in "biuf" and len(values):
+        distinct, inverse = np.unique(values, return_inverse=True)
+        codes = np.array([index.get(v.item(), -1) for v in distinct], dtype=int)
+        return codes[inverse.reshape(-1)]
+    return np.array(
+        [index.get(v.item() if isinstance(v, np.generic) else v, -1) for v in values], dtype=int
+    )
 
 
 def confusion(y_human: ArrayLike, y_judge: ArrayLike, *, labels: Sequence[Any] | None = None):

@@ -12,6 +12,7 @@ and ids present on one side only are counted and listed.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sys
@@ -100,7 +101,23 @@ class JoinedLabels:
 
 
 def normalise_label(value: Any) -> str:
-    """A label as text: ``True`` -> ``"true"``, ``4``, ``4.0`` and ``"4.0"`` -> ``"4"``."""
+    """A label as text: ``True`` -> ``"true"``, ``4``, ``4.0`` and ``"4.0"`` -> ``"4"``.
+
+    Remembered for the last values seen (a label file of millions of rows holds a handful
+    of labels, each normalised once instead of once a row: issue 54); a value that cannot
+    be remembered (unhashable) is normalised, or refused, as it comes."""
+    try:
+        return _normalised(value)
+    except TypeError:  # unhashable: the uncached form raises the message for it
+        return _normalise(value)
+
+
+@functools.lru_cache(maxsize=1 << 12, typed=True)  # typed: 1, 1.0 and True stay apart
+def _normalised(value: Any) -> str:
+    return _normalise(value)
+
+
+def _normalise(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     number = as_number(value)

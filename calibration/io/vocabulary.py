@@ -10,6 +10,7 @@ spells it; numbers compare by value (``4``, ``4.0`` and ``"4"`` are one label); 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = ["NORMALISATION", "Vocabulary", "check_human_file", "label_key", "unif
 NORMALISATION = "compared after trimming whitespace and ignoring case; numbers by value (4 = 4.0)"
 
 
+@functools.lru_cache(maxsize=1 << 12)  # a handful of labels over millions of rows
 def label_key(label: str) -> str:
     """The form two labels are compared in (see the module docstring)."""
     return " ".join(label.split()).casefold()

@@ -18,7 +18,9 @@ from calibration.agreement.metrics import Weights
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 from calibration.io.classes import order_labels
+from calibration.io.columnar import SameFields, read_label_columns
 from calibration.io.labels import (
+    NO_FIELDS,
     JoinedLabels,
     LabelSet,
     join_labels,
@@ -85,6 +87,41 @@ class Prepared:
     order: list[str] | None
     options: AnalysisOptions
     split: Split | None = None
+
+
+def _read_columns(judge_path: str | Path, human_path: str | Path, s: Settings):
+    """`_read` by the engine (:mod:`calibration.io.columnar`) for two plain label files
+    with every label usable, or None (then `_read` reads the rows)."""
+    columns = read_label_columns(
+        judge_path, human_path, judge_field=s.judge_field, human_field=s.human_field
+    )
+    if columns is None or not columns.ids or columns.judge_excluded or columns.human_excluded:
+        return None
+    judge = LabelSet(path=str(judge_path), field=s.judge_field, records=[])
+    human = LabelSet(path=str(human_path), field=s.human_field, records=[])
+    joined = JoinedLabels(
+        ids=columns.ids,  # type: ignore[arg-type]  # a Sequence[str], packed
+        human=columns.human,
+        judge=columns.judge,
+        fields=SameFields(len(columns.ids), NO_FIELDS),  # type: ignore[arg-type]
+        judge_only=columns.judge_only,
+        human_only=columns.human_only,
+        judge_only_values=columns.judge_only_values,
+        judge_only_fields=[NO_FIELDS] * len(columns.judge_only),
+    )
+    return judge, human, joined, None
+
+
+def _columnar(s: Settings) -> bool:
+    """Whether the settings need nothing but the labels of each pair (no fields, no
+    per-pair threshold or split), so the engine may read the files as columns."""
+    return (
+        s.group_field is None
+        and s.slice_field is None
+        and s.threshold is None
+        and not s.fit_threshold
+        and s.test_fraction is None
+    )
 
 
 def _read(judge_path: str | Path, human_path: str | Path, s: Settings):
@@ -157,6 +194,11 @@ def _label_order(human, judge, options: AnalysisOptions, path: str) -> list[str]
     return order
 
 
+def _own(values: Sequence[Any]) -> Any:
+    # a list is copied (the pairs own theirs); a packed column is immutable, so shared
+    return list(values) if isinstance(values, list) else values
+
+
 def _split(joined: JoinedLabels, s: Settings) -> Split | None:
     if s.test_fraction is None:
         return None
@@ -165,13 +207,24 @@ def _split(joined: JoinedLabels, s: Settings) -> Split | None:
     return split_cases(strata, len(joined.ids), test_fraction=s.test_fraction, seed=s.seed)
 
 
-def prepare(judge_path: str | Path, human_path: str | Path, settings: Settings) -> Prepared:
+def prepare(
+    judge_path: str | Path, human_path: str | Path, settings: Settings, *, columnar: bool = True
+) -> Prepared:
     """Read, check, join, split, cut and spell both label files (see the module docstring).
+
+    Two plain label files are read as columns by the engine (:mod:`calibration.io.columnar`:
+    10 million pairs within 2 GB) unless ``columnar`` is False (a caller that needs each
+    pair's other fields) or the settings need more than the labels; the result is the same.
 
     With ``settings.test_fraction`` the labelled pairs are split (stratified by human
     label) and a fitted threshold is fitted on the development split only.
     """
-    judge, human, joined, inter = _read(judge_path, human_path, settings)
+    read = (
+        _read_columns(judge_path, human_path, settings)
+        if columnar and _columnar(settings)
+        else None
+    )
+    judge, human, joined, inter = read or _read(judge_path, human_path, settings)
     split = _split(joined, settings)
     fit = range(len(joined.ids)) if split is None else split.dev
     judged, unlabelled, threshold = _cut(joined, fit, settings, judge.path)
@@ -193,7 +246,7 @@ def prepare(judge_path: str | Path, human_path: str | Path, settings: Settings) 
         )
         options = _respelled(options, settings, vocabulary)
         order = _label_order(human_values, judged, options, judge.path)
-    pairs = Pairs(list(joined.ids), human_values, judged, list(joined.fields))
+    pairs = Pairs(_own(joined.ids), human_values, judged, _own(joined.fields))
     return Prepared(
         judge, human, joined, inter, pairs, unlabelled, threshold, vocabulary, order, options, split
     )

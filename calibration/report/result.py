@@ -84,7 +84,7 @@ def calibrate(
         seed=seed,
         test_fraction=test_fraction,
     )
-    prepared = prepare(judge_path, human_path, settings)
+    prepared = prepare(judge_path, human_path, settings, columnar=cases is None)
     scope = _scopes(prepared)
     body = _analyse(prepared, scope["test"], group_field)
     result = _assemble(prepared, body)

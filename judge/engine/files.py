@@ -1,13 +1,16 @@
 """Grade a whole file, with one rubric or several in one pass: validate once, resume, stream
-records out in input order (one records file per rubric), summarise."""
+records out in input order (one records file per rubric), summarise from running totals.
+
+Where the time goes, before and after reading the file once: benchmarks/grade_profile.md."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import random
-import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -15,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from judge.engine.grader import Grader, run_in_order
 from judge.engine.identity import describe_identity
-from judge.engine.inputs import iter_cases, validate_file
+from judge.engine.inputs import CaseReader, iter_cases, validate_file
+from judge.engine.progress import ProgressHook, tracker
 from judge.engine.records import (
     KEEP_STATUSES,
     RecordWriter,
@@ -25,7 +29,8 @@ from judge.engine.records import (
     scan_records,
 )
 from judge.engine.resume import RunTally, file_ids, kept_outside
-from judge.engine.summary import summarise
+from judge.engine.summary import SummaryBuilder, summarise
+from judge.errors import InputError
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
@@ -60,9 +65,6 @@ def selected_cases(path: Path, chosen: set[int] | None) -> Iterator[Case]:
     for index, case in enumerate(iter_cases(path)):
         if chosen is None or index in chosen:
             yield case
-
-
-ProgressHook = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,9 @@ async def grade_files(
     its records file, by rubric ref, in the targets' order.
 
     The input is validated in full first, once, against every rubric's inputs (InputError,
-    nothing written) unless `validate` is False (the caller already did). Every existing
+    nothing written) unless `validate` is False (the caller already did); when nothing is
+    sent and there is nothing to resume or select, validation and grading are one pass
+    instead (`_one_pass`), the records kept only when the whole file validated. Every existing
     output is checked before anything is sent: it is resumed only when every record in it
     comes from that rubric file and that target's judge (else OutputConflictError, every
     file left as it was); records already `ok`/`abstained` (the statuses `keep`) are kept,
@@ -141,6 +145,9 @@ async def grade_files(
     refs = [t.grader.rubric.ref for t in targets]
     if not targets or len({t.grader.rubric.id for t in targets}) < len(targets):
         raise ValueError(f"a pass needs one or more distinct rubrics, got {refs}")
+    budget = concurrency or targets[0].grader.concurrency
+    if validate and _one_pass(targets, selection):
+        return await _grade_in_one_pass(targets, input_path, use_cache, progress, prices, budget)
     rubrics = [t.grader.rubric for t in targets]
     validated = await asyncio.to_thread(validate_file, input_path, rubrics) if validate else None
     chosen = selection.indices(validated.count) if validated else None
@@ -154,23 +161,25 @@ async def grade_files(
             target.output.unlink()
     for target in targets:  # all checked before anything is written
         await asyncio.to_thread(_check_target, target, keep)
+    # no output holds a record yet: each ends as written, in order, its summary the running one
+    fresh = not any(_holds_anything(t.output) for t in targets)
     done = [await asyncio.to_thread(_finished, t, keep) for t in targets]
     kept = [await asyncio.to_thread(kept_outside, t.output, input_path, chosen) for t in targets]
     tallies = [
         _tally(t.grader, len(done[n] - kept[n]), len(kept[n])) for n, t in enumerate(targets)
     ]
+    builders = [_running_summary(t) if fresh else None for t in targets]
     jobs = (
         partial(_graded, number, target.grader, case, use_cache)
         for case in selected_cases(input_path, chosen)
         for number, target in enumerate(targets)
         if case.id not in done[number]
     )
-    budget = concurrency or targets[0].grader.concurrency
     already = sum(len(d) for d in done)
     with ExitStack() as stack:
         writers = [stack.enter_context(RecordWriter(t.output)) for t in targets]
         advance = stack.enter_context(
-            _tracker(progress, None if total is None else total * len(targets), already)
+            tracker(progress, None if total is None else total * len(targets), already)
         )
         if all(t.grader.computed for t in targets):
             stream = _computed_in_order(selected_cases(input_path, chosen), targets, done)
@@ -179,17 +188,119 @@ async def grade_files(
         async for number, record in stream:
             writers[number].write(record)
             tallies[number].add(record)
+            if builders[number] is not None:
+                builders[number].add(record)  # type: ignore[union-attr]
             advance(1)
         del done
-    for number, target in enumerate(targets):
-        await asyncio.to_thread(finalize, target.output, file_ids(input_path, chosen, kept[number]))
+    if not fresh:
+        for number, target in enumerate(targets):
+            ids = file_ids(input_path, chosen, kept[number])
+            await asyncio.to_thread(finalize, target.output, ids)
+    return await _summaries(targets, builders, tallies, prices)
+
+
+async def _summaries(
+    targets: Sequence[Target],
+    builders: Sequence[SummaryBuilder | None],
+    tallies: Sequence[RunTally],
+    prices: tuple[float, float] | None,
+) -> dict[str, dict[str, Any]]:
+    """Each target's summary: from the running totals when there are some (every record of
+    the file went through this run), else from its records file (a resumed file holds
+    records graded before)."""
     summaries = {}
     for number, t in enumerate(targets):
-        summary = await asyncio.to_thread(
-            summarise_file, t.output, t.grader.rubric, prices, t.human_labels
-        )
+        builder = builders[number]
+        if builder is not None:
+            summary = builder.result(prices)
+        else:
+            summary = await asyncio.to_thread(
+                summarise_file, t.output, t.grader.rubric, prices, t.human_labels
+            )
         summaries[t.grader.rubric.ref] = {**summary, "run": tallies[number].as_dict(prices)}
     return summaries
+
+
+def _running_summary(target: Target) -> SummaryBuilder | None:
+    # human labels' estimates read the records back (judge.engine.measure.estimates)
+    return SummaryBuilder(target.grader.rubric) if target.human_labels is None else None
+
+
+def _holds_anything(path: Path) -> bool:
+    return path.exists() and (not path.is_file() or path.stat().st_size > 0)
+
+
+def _sends(grader: Grader) -> bool:
+    """Whether grading asks a judge over the network (not the rules judge, not computed)."""
+    return grader.backend.cache_identity() is not None and not grader.computed
+
+
+def _one_pass(targets: Sequence[Target], selection: Selection) -> bool:
+    """Whether the pass reads the input once, validating and grading each line together:
+    when nothing is sent (the rules judge, or rubrics that need no judge, so grading a line
+    before the whole file validated costs nothing outside this process), every case is
+    graded (no selection, which needs the count first), no human labels are checked
+    against the input first, and every output starts empty (nothing to resume)."""
+    return selection == Selection() and all(
+        not _sends(t.grader) and t.human_labels is None and not _holds_anything(t.output)
+        for t in targets
+    )
+
+
+async def _grade_in_one_pass(
+    targets: Sequence[Target],
+    input_path: Path,
+    use_cache: bool,
+    progress: bool | ProgressHook,
+    prices: tuple[float, float] | None,
+    budget: int,
+) -> dict[str, dict[str, Any]]:
+    """Read, validate and grade each line once (`CaseReader`), the records written as in
+    any pass (whole lines, flushed: a run killed or stopped by a full disk leaves whole
+    records that a rerun keeps). When a line fails (InputError, listing every problem,
+    raised once the whole file was read) every output goes back to what it was, missing
+    or empty (a folder made for it removed): nothing graded from a file that fails is kept. The summaries are the
+    running totals: no records file is read back."""
+    reader = CaseReader(input_path, [t.grader.rubric for t in targets])
+    existed = [t.output.exists() for t in targets]
+    folders = sorted(
+        {f for t in targets for f in (t.output.parent, *t.output.parent.parents) if not f.exists()},
+        key=lambda folder: len(folder.parts),
+        reverse=True,  # the deepest first: each is empty once those below it are gone
+    )
+    builders = [SummaryBuilder(t.grader.rubric) for t in targets]
+    tallies = [_tally(t.grader, 0, 0) for t in targets]
+    none_done: list[set[str]] = [set() for _ in targets]
+    with ExitStack() as stack:
+        writers = [stack.enter_context(RecordWriter(t.output)) for t in targets]
+        advance = stack.enter_context(tracker(progress, None, 0))
+        if all(t.grader.computed for t in targets):
+            stream = _computed_in_order(reader, targets, none_done)
+        else:
+            jobs = (
+                partial(_graded, number, target.grader, case, use_cache)
+                for case in reader
+                for number, target in enumerate(targets)
+            )
+            stream = run_in_order(jobs, concurrency=budget)
+        async for number, record in stream:
+            writers[number].write(record)
+            tallies[number].add(record)
+            builders[number].add(record)
+            advance(1)
+    try:
+        await asyncio.to_thread(reader.finish)
+    except InputError:
+        for target, was in zip(targets, existed, strict=True):
+            if was:
+                os.truncate(target.output, 0)
+            else:
+                target.output.unlink(missing_ok=True)
+        for folder in folders:  # made for the outputs: gone with them
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return await _summaries(targets, builders, tallies, prices)
 
 
 async def _computed_in_order(
@@ -250,58 +361,3 @@ def summarise_file(
     from judge.engine.measure.estimates import add_estimates
 
     return add_estimates(summary, (data for _, data in scan_records(path)), rubric, human_labels)
-
-
-def _tracker(
-    progress: bool | ProgressHook, total: int | None, already: int
-) -> AbstractContextManager[Callable[[int], None]]:
-    if callable(progress):
-        count = [already]
-        progress(already)
-
-        def advance(n: int) -> None:
-            count[0] += n
-            progress(count[0])
-
-        return nullcontext(advance)
-    if not progress:
-        return nullcontext(lambda _n: None)
-    return _RichBar(total, already)
-
-
-class _RichBar:
-    """A rich progress bar with rate and ETA, on stderr."""
-
-    def __init__(self, total: int | None, already: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TaskProgressColumn,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self._progress = Progress(
-            TextColumn("grading"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TaskProgressColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeRemainingColumn(),
-            console=Console(file=sys.stderr),
-        )
-        self._task = self._progress.add_task("grade", total=total, completed=already, rate="")
-
-    def __enter__(self) -> Callable[[int], None]:
-        self._progress.start()
-        return self._advance
-
-    def _advance(self, n: int) -> None:
-        task = self._progress.tasks[0]
-        speed = task.speed
-        self._progress.update(self._task, advance=n, rate=f"{speed:.1f}/s" if speed else "")
-
-    def __exit__(self, *exc: object) -> None:
-        self._progress.stop()

@@ -5,8 +5,10 @@ line numbers, UTF-8, line length, nesting depth, a JSON array file, CSV header a
 length) that label files use too; this module adds what makes a row a case: field
 aliases, Ragas' names and row-number ids, CSV list cells, and validation.
 
-Validation streams the file once and keeps only the ids (for uniqueness); grading streams it
-again. Every problem names the file and line; nothing is graded from a file that fails.
+Validation streams the file once and keeps only the ids' hashes (for uniqueness); grading
+streams it again, or (`CaseReader`) grades the cases of the same pass, throwing what it
+graded away when a line fails. Every problem names the file and line; nothing graded from a
+file that fails is kept.
 """
 
 from __future__ import annotations
@@ -48,12 +50,14 @@ def iter_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
     A file in Ragas' column names with no `id` gets ids from row numbers (`row-1`, ...),
     decided on its first row so that every pass over the file agrees."""
-    return _with_derived_ids(_raw_rows(path, is_csv(path)))
+    return with_derived_ids(_raw_rows(path, is_csv(path)))
 
 
-def _with_derived_ids(
+def with_derived_ids(
     rows: Iterable[tuple[int, dict[str, Any] | str]],
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """The rows, with ids from row numbers (`row-1`, ...) when the first row is in Ragas'
+    names and has no id."""
     derive: bool | None = None
     for index, (number, row) in enumerate(rows, 1):
         if isinstance(row, dict):
@@ -142,6 +146,62 @@ def validate_file(path: Path, rubric: Rubrics, *, max_problems: int = MAX_PROBLE
 
     Ids are checked for uniqueness through 8-byte hashes (8 bytes a case, so memory stays
     flat); only when two hashes collide is the file read again to name the lines."""
+    reader = CaseReader(path, rubric, max_problems=max_problems)
+    for _ in reader:
+        pass
+    return reader.finish()
+
+
+class CaseReader:
+    """A file's cases, read and checked once, as `validate_file` checks them: iterate it for
+    the valid cases in input order (none once a problem was found: the rest of the file is
+    still read, for its problems), then call `finish`, which raises the InputError listing
+    every problem (duplicate ids included) or returns what was read.
+
+    One pass both validates and feeds the grader (`judge.engine.files`): what was graded
+    before a problem showed is the caller's to throw away, so nothing graded from a file
+    that does not validate is ever kept."""
+
+    def __init__(self, path: Path, rubric: Rubrics, *, max_problems: int = MAX_PROBLEMS) -> None:
+        _check_readable(path)
+        self.path, self.rubric, self.max_problems = path, rubric, max_problems
+        self.problems: list[tuple[int | None, str | None, str]] = []
+        self.hashes = array("Q")
+        if is_csv(path) and not is_parquet(path):  # Parquet has a schema, not a CSV header
+            self.problems.extend(_check_csv_header(path, rubric))
+
+    def __iter__(self) -> Iterator[Case]:
+        problems, hashes = self.problems, self.hashes
+        for number, row in iter_rows(self.path):
+            if len(problems) >= self.max_problems:
+                problems.append((None, None, f"stopped after {self.max_problems} problems"))
+                break
+            if isinstance(row, str):
+                problems.append((number, None, row))
+                continue
+            case, problem = to_case(row, self.rubric)
+            if case is None:
+                case_id = str(row.get("id")) if row.get("id") not in (None, "") else None
+                problems.append((number, case_id, problem or "invalid case"))
+                continue
+            hashes.append(_id_hash(case.id))
+            if not problems:
+                yield case
+
+    def finish(self) -> Validated:
+        """What was read, once the whole file was; InputError if any line failed."""
+        problems = self.problems
+        if len(problems) < self.max_problems:
+            limit = self.max_problems - len(problems)
+            problems.extend(_duplicates(self.path, self.hashes, limit))
+        if not problems and not self.hashes:
+            problems.append((None, None, "empty file: no cases to grade"))
+        if problems:
+            raise InputError(str(self.path), problems)
+        return Validated(path=self.path, count=len(self.hashes))
+
+
+def _check_readable(path: Path) -> None:
     if not path.exists():
         raise InputError(str(path), [(None, None, "no such file")])
     if path.is_dir():
@@ -150,30 +210,6 @@ def validate_file(path: Path, rubric: Rubrics, *, max_problems: int = MAX_PROBLE
         path.open("rb").close()
     except OSError as exc:
         raise InputError(str(path), [(None, None, f"cannot be read ({exc.strerror})")]) from None
-    problems: list[tuple[int | None, str | None, str]] = []
-    hashes = array("Q")
-    if is_csv(path) and not is_parquet(path):  # Parquet has a schema, not a CSV header
-        problems.extend(_check_csv_header(path, rubric))
-    for number, row in iter_rows(path):
-        if len(problems) >= max_problems:
-            problems.append((None, None, f"stopped after {max_problems} problems"))
-            break
-        if isinstance(row, str):
-            problems.append((number, None, row))
-            continue
-        case, problem = to_case(row, rubric)
-        if case is None:
-            case_id = str(row.get("id")) if row.get("id") not in (None, "") else None
-            problems.append((number, case_id, problem or "invalid case"))
-            continue
-        hashes.append(_id_hash(case.id))
-    if len(problems) < max_problems:
-        problems.extend(_duplicates(path, hashes, max_problems - len(problems)))
-    if not problems and not hashes:
-        problems.append((None, None, "empty file: no cases to grade"))
-    if problems:
-        raise InputError(str(path), problems)
-    return Validated(path=path, count=len(hashes))
 
 
 def _id_hash(case_id: str) -> int:
@@ -229,7 +265,7 @@ def frame_cases(
     cases: list[Case] = []
     problems: list[tuple[int | None, str | None, str]] = []
     first_row: dict[str, int] = {}
-    for number, row in _with_derived_ids(enumerate(frame_rows(frame), 1)):
+    for number, row in with_derived_ids(enumerate(frame_rows(frame), 1)):
         if len(problems) >= MAX_PROBLEMS:
             problems.append((None, None, f"stopped after {MAX_PROBLEMS} problems"))
             break

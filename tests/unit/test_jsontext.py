@@ -72,6 +72,37 @@ def test_the_text_count_agrees_with_the_parsed_depth(data: object) -> None:
         assert text_too_deep(text, limit) == nested_too_deep(data, limit)
 
 
+# strings full of what the depth count deletes, keeps or unescapes (issue 54): brackets,
+# quotes, backslashes, the escape letters, JSON text inside a string, non-ASCII text
+_TRICKY = st.text(alphabet='[]{}"\\/bfnrtu x\n\té€😀', max_size=12)
+
+
+@given(
+    st.recursive(
+        st.none() | _TRICKY | st.integers(),
+        lambda c: st.lists(c, max_size=4) | st.dictionaries(_TRICKY, c, max_size=4),
+        max_leaves=40,
+    ),
+    st.booleans(),
+)
+def test_the_count_skips_every_kind_of_string_content(data: object, ascii_only: bool) -> None:
+    """The linear count (issue 54) agrees with the parsed depth whatever the strings hold,
+    escaped or not, as text and as bytes; a string that is JSON text counts for nothing."""
+    text = json.dumps(data, ensure_ascii=ascii_only)
+    inside = json.dumps({"content": text})  # a tool result: the whole document as a string
+    for limit in (1, 2, 3, 5):
+        assert text_too_deep(text, limit) == nested_too_deep(data, limit)
+        assert text_too_deep(text.encode(), limit) == nested_too_deep(data, limit)
+        assert not text_too_deep(inside, limit)
+
+
+@pytest.mark.parametrize("escape", ["\\n", "\\/", "\\u005b", "\\\\", '\\"', "\\t"])
+def test_an_escape_before_the_closing_quote_ends_nothing(escape: str) -> None:
+    text = '["a' + escape + '", ' + nest(MAX_DEPTH) + "]"
+    assert json.loads(text)  # valid JSON, one level over the limit
+    assert text_too_deep(text) and text_too_deep(text.encode())
+
+
 def test_size_limit() -> None:
     with pytest.raises(JsonLimitError, match="over the 10-byte limit"):
         loads_bounded(b'{"a": "0123456789"}', max_bytes=10)
