@@ -200,6 +200,7 @@ _ELSEWHERE = {
     "TracesRequest": "traces",
     "WatchRequest": "watch",
     "DriftRequest": "drift",
+    "CertifyRequest": "certify",
 }
 
 
