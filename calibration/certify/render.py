@@ -86,10 +86,17 @@ def _release_lines(release: dict[str, Any] | None) -> list[str]:
     if release["estimate"] is None:
         return ["", f"release pass rate: not estimated ({release['reason']})"]
     lo, hi = release["ci95"]
+    esc = release["escalated"]
+    escalated = (
+        "every escalated case labelled"
+        if esc["exact"]
+        else f"{esc['labelled']} of the {esc['total']} escalated cases labelled, as a sample"
+    )
     return [
         "",
-        f"release pass rate: {release['estimate']:.1%} [{lo:.1%}, {hi:.1%}] "
-        f"({release['method']}; in-sample: the thresholds came from the same labels)",
+        f"release pass rate ({release['pass_label']}): {release['estimate']:.1%} "
+        f"[{lo:.1%}, {hi:.1%}] ({release['method']}; {escalated}; in-sample: the "
+        "thresholds came from the same labels)",
     ]
 
 
