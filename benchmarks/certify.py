@@ -101,7 +101,9 @@ def _held_out() -> list[Setting]:
     return [
         Setting("held-out: one over-confident judge, A 0.8, n 300", (mild,), 0.8, 300),
         Setting("held-out: two rungs, A 0.92, n 700", (Judge(3.0, 1.2, "over"), SHARP), 0.92, 700),
-        Setting("held-out: three rungs, A 0.88, n 2000", (mild, CHEAP_OVER, STRONG_OVER), 0.88, 2000),  # fmt: skip
+        Setting(
+            "held-out: three rungs, A 0.88, n 2000", (mild, CHEAP_OVER, STRONG_OVER), 0.88, 2000
+        ),  # fmt: skip
         Setting("held-out: ceiling judge, A 0.96, n 1500", (SHARP,), 0.96, 1500),
     ]
 
@@ -187,21 +189,23 @@ def _method(name, conf, agrees, agreement):
         return published_thresholds(conf, agrees, agreement, DELTA)
     grid = "every" if name == "every" else "late"
     split = "none" if name == "late-δ" else "bonferroni"
-    result = certify_cascade(
-        conf, agrees, agreement=agreement, delta=DELTA, grid=grid, split=split
-    )
+    result = certify_cascade(conf, agrees, agreement=agreement, delta=DELTA, grid=grid, split=split)
     return [r.threshold for r in result.rungs]
 
 
 def run_setting(setting: Setting, draws: int, seed: int) -> dict[str, dict[str, float]]:
     rng = np.random.default_rng(seed)
-    pop_conf, _, pop_truth = draw(rng, setting.judges, 2**POPULATION_LOG2, _quasi_normals(setting, seed))
+    pop_conf, _, pop_truth = draw(
+        rng, setting.judges, 2**POPULATION_LOG2, _quasi_normals(setting, seed)
+    )
     fails = {m: 0 for m in METHODS}
     cover = {m: 0.0 for m in METHODS}
     for _ in range(draws):
         conf, agrees, _ = draw(rng, setting.judges, setting.n)
         for m in METHODS:
-            agree, coverage = _truth(pop_conf, pop_truth, _method(m, conf, agrees, setting.agreement))
+            agree, coverage = _truth(
+                pop_conf, pop_truth, _method(m, conf, agrees, setting.agreement)
+            )
             fails[m] += agree is not None and agree < setting.agreement
             cover[m] += coverage
     return {m: {"fail": fails[m] / draws, "fails": fails[m], "coverage": cover[m] / draws}
@@ -260,9 +264,9 @@ def _write(args, rows: list[str], took: float) -> None:
     )
     head = (
         "# `judge certify`: validity and coverage against the published method\n\n"
-        f"`{command}` ({took:.0f} s). delta = {DELTA}. \"below A\": the share of draws "
+        f'`{command}` ({took:.0f} s). delta = {DELTA}. "below A": the share of draws '
         "whose decided cases' true agreement is below A (to be at most delta), with a "
-        "Wilson 95% interval; \"coverage\": the mean true share of cases decided.\n\n"
+        'Wilson 95% interval; "coverage": the mean true share of cases decided.\n\n'
     )
     page.write_text(head + HEADER + "\n" + "\n".join(rows) + "\n\n" + NOTES + notes, "utf-8")
 

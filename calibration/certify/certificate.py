@@ -23,7 +23,7 @@ import numpy as np
 
 from calibration.certify.cascade import CascadeResult, certify_cascade
 from calibration.certify.inputs import CertifyInputs
-from calibration.certify.threshold import RungThreshold, first_count
+from calibration.certify.threshold import Grid, RungThreshold, first_count
 
 __all__ = [
     "FORMAT",
@@ -45,7 +45,7 @@ class CertifyOptions:
     agreement: float
     delta: float = 0.1
     min_decided: int = 30
-    grid: str = "late"
+    grid: Grid = "late"
 
 
 def certificate_sha256(certificate: dict[str, Any]) -> str:
@@ -56,7 +56,7 @@ def certificate_sha256(certificate: dict[str, Any]) -> str:
 
 
 def method_line(options: CertifyOptions, rungs: int) -> str:
-    start = first_count(options.agreement, options.delta / rungs, options.min_decided, options.grid)  # type: ignore[arg-type]
+    start = needed_labels(options, rungs)
     return (
         "per rung, on the labelled cases reaching it: fixed-sequence test from the most "
         f"confident down, from {start} decided cases, exact Clopper-Pearson upper bound on "
@@ -67,7 +67,7 @@ def method_line(options: CertifyOptions, rungs: int) -> str:
 
 def needed_labels(options: CertifyOptions, rungs: int) -> int:
     """The fewest labelled cases with which anything could be certified at all."""
-    return first_count(options.agreement, options.delta / rungs, options.min_decided, options.grid)  # type: ignore[arg-type]
+    return first_count(options.agreement, options.delta / rungs, options.min_decided, options.grid)
 
 
 def _rung(rung, test: RungThreshold, cost: float | None) -> dict[str, Any]:
@@ -91,9 +91,7 @@ def build_certificate(
 ) -> tuple[dict[str, Any], CascadeResult]:
     """The certificate of the cascade of ``inputs`` (shape in the module docstring)."""
     result = run_cascade(inputs, options)
-    rungs = [
-        _rung(r, t, c) for r, t, c in zip(inputs.rungs, result.rungs, costs, strict=True)
-    ]
+    rungs = [_rung(r, t, c) for r, t, c in zip(inputs.rungs, result.rungs, costs, strict=True)]
     cert = {
         "format": FORMAT,
         "agreement": options.agreement,
@@ -120,7 +118,7 @@ def run_cascade(inputs: CertifyInputs, options: CertifyOptions) -> CascadeResult
         agreement=options.agreement,
         delta=options.delta,
         min_decided=options.min_decided,
-        grid=options.grid,  # type: ignore[arg-type]
+        grid=options.grid,
     )
 
 
@@ -132,7 +130,7 @@ def highest_certifiable(inputs: CertifyInputs, options: CertifyOptions) -> float
     for a in np.arange(round(options.agreement - 0.005, 3), 0.4999, -0.005):
         found = certify_cascade(
             conf, agree, agreement=float(a), delta=options.delta,
-            min_decided=options.min_decided, grid=options.grid,  # type: ignore[arg-type]
+            min_decided=options.min_decided, grid=options.grid,
         )  # fmt: skip
         if found.certified:
             return round(float(a), 3)

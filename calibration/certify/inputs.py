@@ -79,7 +79,9 @@ class CertifyInputs:
         return next((r.rubric for r in self.rungs if r.rubric is not None), None)
 
 
-def read_certify_inputs(records: Sequence[str | Path], labels: str | Path | LabelSet) -> CertifyInputs:
+def read_certify_inputs(
+    records: Sequence[str | Path], labels: str | Path | LabelSet
+) -> CertifyInputs:
     """Read, check and join the files (see the module docstring)."""
     rungs = [_read_rung(Path(p)) for p in records]
     _same_rubric(rungs)
@@ -171,7 +173,9 @@ def _verdict(
     if status not in VERDICT_STATUSES or label is None or str(label).strip() == "":
         return None, math.nan
     if isinstance(label, list | dict):
-        raise CalibrationInputError(f"id {case_id!r}: label must be one value", path=path, line=line)
+        raise CalibrationInputError(
+            f"id {case_id!r}: label must be one value", path=path, line=line
+        )
     raw = row.get("confidence")
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         why = RULES_JUDGE if _model(row) == "rules" else (

@@ -54,7 +54,9 @@ def release_pass_rate(
     people's 0/1 pass on the escalated cases they labelled, of ``escalated_total``.
     ``estimate`` is ``None``, with a ``reason``, when the labels do not allow it.
     """
-    f, y, fu = (np.asarray(a, dtype=float) for a in (decided_judge, decided_human, decided_unlabelled))
+    f, y, fu = (
+        np.asarray(a, dtype=float) for a in (decided_judge, decided_human, decided_unlabelled)
+    )
     e = np.asarray(escalated_human, dtype=float)
     n_decided = len(y) + len(fu)
     total = n_decided + escalated_total

@@ -101,7 +101,9 @@ def certify_files(
     ...                agreement=0.8)  # doctest: +SKIP
     """
     paths = (records,) if isinstance(records, str | Path) else tuple(records)
-    request = CertifyRequest(tuple(Path(p) for p in paths), Path(labels), agreement, delta, min_decided)
+    request = CertifyRequest(
+        tuple(Path(p) for p in paths), Path(labels), agreement, delta, min_decided
+    )
     return run_certify(request).certificate
 
 
@@ -168,12 +170,13 @@ def _cost_per_1000(rung: Rung) -> float | None:
 def _cascade_cost(cert: dict[str, Any], costs: list[float | None]) -> dict[str, Any] | None:
     """Each rung grades the cases that reach it: sum of cost x share reaching; against
     grading every case with the last rung."""
-    if any(c is None for c in costs) or not cert["n"]:
+    known = [c for c in costs if c is not None]
+    if len(known) < len(costs) or not cert["n"]:
         return None
     reach = [r["reached"] / cert["n"] for r in cert["rungs"]]
     return {
-        "cascade_per_1000": sum(c * s for c, s in zip(costs, reach, strict=True)),  # type: ignore[operator]
-        "last_rung_per_1000": costs[-1],
+        "cascade_per_1000": sum(c * s for c, s in zip(known, reach, strict=True)),
+        "last_rung_per_1000": known[-1],
     }
 
 
@@ -192,7 +195,10 @@ def _release(inputs: CertifyInputs, cert: dict[str, Any]) -> dict[str, Any] | No
     def passes(label: str | None) -> float:
         return float(label is not None and label_key(label) == positive)
 
-    verdict = [passes(inputs.rungs[j].labels.get(i)) if j >= 0 else 0.0 for i, j in zip(ids, by, strict=True)]
+    verdict = [
+        passes(inputs.rungs[j].labels.get(i)) if j >= 0 else 0.0
+        for i, j in zip(ids, by, strict=True)
+    ]
     groups: dict[str, list[float]] = {"f": [], "y": [], "fu": [], "e": []}
     for i, j, v in zip(ids, by, verdict, strict=True):
         if j >= 0 and i in human:
@@ -213,7 +219,9 @@ def _curve(test, delta: float) -> dict[str, Any]:
     """The coverage-risk curve of one rung, thinned to at most 400 points for the chart."""
     c = test.curve
     usable = int(c.decided[-1]) if len(c.decided) else 0
-    keep = np.unique(np.linspace(0, max(0, len(c.decided) - 1), min(400, len(c.decided))).astype(int))
+    keep = np.unique(
+        np.linspace(0, max(0, len(c.decided) - 1), min(400, len(c.decided))).astype(int)
+    )
     decided, wrong = c.decided[keep], c.disagreements[keep]
     return {
         "usable": usable,

@@ -34,7 +34,9 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
     """The report as an HTML string (`cert` as `judge certify --json` writes it)."""
     status = cert["status"]
     cls = "good" if status["verdict"] == "certified" else "bad"
-    verdict = f'<p><span class="tag {cls}">{esc(status["verdict"])}</span>{esc(status["reason"])}</p>'
+    verdict = (
+        f'<p><span class="tag {cls}">{esc(status["verdict"])}</span>{esc(status["reason"])}</p>'
+    )
     image = (
         f'<figure><img alt="coverage-risk curve per rung" '
         f'src="data:image/png;base64,{chart_png_base64}"><figcaption>each rung, on the '
@@ -50,8 +52,10 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
             ("agreement, delta", f"{cert['agreement']}, {cert['delta']}"),
             ("labelled cases", cert["n"]),
             ("coverage", f"{cert['coverage']:.3f} [{lo:.3f}, {hi:.3f}]"),
-            ("cost per 1,000 (cascade / last rung)",
-             f"{cost.get('cascade_per_1000')} / {cost.get('last_rung_per_1000')}"),  # fmt: skip
+            (
+                "cost per 1,000 (cascade / last rung)",
+                f"{cost.get('cascade_per_1000')} / {cost.get('last_rung_per_1000')}",
+            ),  # fmt: skip
             ("release pass rate", f"{release.get('estimate')} {release.get('ci95')}"),
             ("guarantee", guarantee_text(cert)),
             ("method", cert["method"]),

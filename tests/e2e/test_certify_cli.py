@@ -163,7 +163,9 @@ def test_a_bad_record_exits_2_naming_file_and_id(
     assert f"{rung}:8:" in err and re.search(message, err)
 
 
-def test_rungs_of_different_rubrics_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_rungs_of_different_rubrics_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     one = write_rung(tmp_path / "a.jsonl", 100, seed=7, shape=6.0)
     two = write_rung(tmp_path / "b.jsonl", 100, seed=8, shape=6.0, rubric="relevance")
     labels = write_labels(tmp_path / "l.csv", 100, 100)
@@ -171,7 +173,9 @@ def test_rungs_of_different_rubrics_exit_2(tmp_path: Path, capsys: pytest.Captur
     assert code == 2 and str(two) in err and "one rubric" in err
 
 
-def test_labels_matching_no_record_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_labels_matching_no_record_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rung = write_rung(tmp_path / "r.jsonl", 100, seed=9, shape=6.0)
     labels = tmp_path / "l.csv"
     labels.write_text("id,label\nother-1,faithful\nother-2,unfaithful\n")

@@ -117,7 +117,9 @@ def test_cascade_splits_delta_and_passes_the_rest_on() -> None:
     assert result.rungs[1].reached == int((cheap < t1).sum())
     by = decide(conf, [t1, t2])
     assert np.array_equal(by, result.decided_by)
-    assert result.decided == int((by >= 0).sum()) == result.rungs[0].decided + result.rungs[1].decided
+    assert (
+        result.decided == int((by >= 0).sum()) == result.rungs[0].decided + result.rungs[1].decided
+    )
     # each rung's test at delta / 2: its own bound holds at that level
     for r in result.rungs:
         assert r.upper == pytest.approx(
