@@ -74,9 +74,9 @@ def test_true_agreement_falls_below_a_in_at_most_delta_of_draws(judges, n, agree
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n", [150, 600, 3000])
+@pytest.mark.parametrize("n", [150, 2000])
 def test_validity_over_many_draws(n: int) -> None:
-    delta, draws = 0.1, 2000
+    delta, draws = 0.1, 1000
     for judges, agreement in (((VERBAL,), 0.9), ((VOTES, VERBAL), 0.88), ((VERBAL,), 0.93)):
         share, _ = _failure_share(judges, n, agreement, delta, draws, seed=7 * n)
         assert share <= delta + 3 * math.sqrt(delta * (1 - delta) / draws), (n, agreement)
