@@ -23,7 +23,7 @@ import numpy as np
 
 from calibration.certify.cascade import CascadeResult, certify_cascade
 from calibration.certify.inputs import CertifyInputs
-from calibration.certify.threshold import Grid, RungThreshold, first_count
+from calibration.certify.threshold import Grid, RungThreshold, fewest_decided
 
 __all__ = [
     "FORMAT",
@@ -56,18 +56,26 @@ def certificate_sha256(certificate: dict[str, Any]) -> str:
 
 
 def method_line(options: CertifyOptions, rungs: int) -> str:
-    start = needed_labels(options, rungs)
+    delta = options.delta / rungs
+    fewest = fewest_decided(options.agreement, delta)
+    start = (
+        f"from max({options.min_decided}, {fewest}, min({2 * fewest}, a third of the cases "
+        "reaching the rung)) decided cases"
+        if options.grid == "late"
+        else f"from {options.min_decided} decided cases"
+    )
     return (
         "per rung, on the labelled cases reaching it: fixed-sequence test from the most "
-        f"confident down, from {start} decided cases, exact Clopper-Pearson upper bound on "
-        f"disagreement at level 1 - delta/{rungs} (Bonferroni over the rungs), threshold = "
-        "the lowest confidence passed before the first failure"
+        f"confident down, {start}, exact Clopper-Pearson upper bound on disagreement at "
+        f"level 1 - delta/{rungs} (Bonferroni over the rungs), threshold = the lowest "
+        "confidence passed before the first failure"
     )
 
 
 def needed_labels(options: CertifyOptions, rungs: int) -> int:
-    """The fewest labelled cases with which anything could be certified at all."""
-    return first_count(options.agreement, options.delta / rungs, options.min_decided, options.grid)
+    """The fewest labelled cases with which anything could be certified at all: ``N``, and
+    the fewest on which no disagreement certifies the agreement at ``delta / rungs``."""
+    return max(options.min_decided, fewest_decided(options.agreement, options.delta / rungs))
 
 
 def _rung(rung, test: RungThreshold, cost: float | None) -> dict[str, Any]:

@@ -18,17 +18,18 @@ chance that the chosen threshold's true disagreement exceeds ``1 - A`` is at mos
 
 Candidates (``grid``):
 
-- ``"fine"``: every distinct confidence with at least ``min_decided`` cases at or above it
-  (the published method's grid of 5,000 points, in the limit: between two confidences
-  the decided set does not change).
-- ``"coarse"`` (the default): the confidences at which the decided count first reaches
-  ``m_0 = max(min_decided, c(A, delta))``, then ``m_0 + s``, ``m_0 + 2s``... with ``s`` one
-  fortieth of the cases (at least 1). ``c(A, delta)`` is the fewest cases on which even no
-  disagreement can certify ``A`` (``(1 - A)`` must exceed ``1 - delta^(1/c)``), doubled: a
-  first test on fewer cases fails on one unlucky disagreement and stops everything, which
-  is where the fine grid loses most of its coverage. The schedule depends only on counts,
-  never on labels, so the order is fixed before the labels are read;
-  ``benchmarks/certify.py`` measures both grids on the same draws.
+- ``"every"``: every distinct confidence with at least ``min_decided`` (``N``) cases at
+  or above it (the published method's grid of 5,000 points, in the limit: between two
+  confidences the decided set does not change).
+- ``"late"`` (the default): the same candidates, but testing starts where the decided
+  count first reaches ``m_0 = max(N, c, min(2c, reached // 3))``, ``c`` the fewest cases
+  on which even no disagreement can certify ``A`` (:func:`fewest_decided`) and ``reached``
+  the cases reaching the rung. A first test on barely more than ``c`` cases fails on one
+  unlucky disagreement and stops everything, which is where the published start (30
+  cases) loses most of its coverage; starting at ``2c`` rides over it, and the cap at a
+  third of the cases keeps room to test when there are few. ``m_0`` depends on counts
+  only, never on labels, so the order is fixed before the labels are read and the
+  guarantee is the same; ``benchmarks/certify.py`` measures both grids on the same draws.
 """
 
 from __future__ import annotations
@@ -121,11 +122,18 @@ def _steps(confidence: np.ndarray, disagree: np.ndarray):
     return c[last], last + 1, cum[last]
 
 
-def first_count(agreement: float, delta: float, min_decided: int, grid: Grid) -> int:
-    """The decided count the test starts at (module docstring)."""
+def first_count(
+    agreement: float, delta: float, min_decided: int, grid: Grid, reached: int | None = None
+) -> int:
+    """The decided count the test starts at (module docstring): ``"every"``: ``N``;
+    ``"late"``: ``max(N, c, min(2c, reached // 3))`` with ``c`` the fewest cases that can
+    certify ``agreement`` (a start below ``c`` would fail at once). ``reached``, the cases
+    reaching the rung, is known before any label is read; ``None``: as many as needed."""
     if grid == "every":
         return min_decided
-    return max(min_decided, START_FACTOR * fewest_decided(agreement, delta))
+    fewest = fewest_decided(agreement, delta)
+    late = START_FACTOR * fewest if reached is None else min(START_FACTOR * fewest, reached // 3)
+    return max(min_decided, fewest, late)
 
 
 def rung_threshold(
@@ -149,7 +157,8 @@ def rung_threshold(
         return RungThreshold(None, 0, 0, 0, None, 0, EMPTY_CURVE)
     values, counts, errors = _steps(conf, disagree)
     curve = Curve(values, counts, errors)
-    order = np.nonzero(counts >= first_count(agreement, delta, min_decided, grid))[0]
+    start = first_count(agreement, delta, min_decided, grid, reached=len(conf))
+    order = np.nonzero(counts >= start)[0]
     upper = clopper_pearson_upper(errors[order], counts[order], delta=delta)
     failed = np.nonzero(upper > 1 - agreement)[0]
     stop = int(failed[0]) if len(failed) else len(order)

@@ -66,7 +66,7 @@ def test_threshold_matches_brute_force_reference(seed: int, grid: str) -> None:
     agrees = rng.random(n) < conf - rng.uniform(0, 0.1)
     agreement, delta = float(rng.choice([0.8, 0.85, 0.9])), float(rng.choice([0.05, 0.1, 0.2]))
     got = rung_threshold(conf, agrees, agreement=agreement, delta=delta, grid=grid)
-    start = first_count(agreement, delta, 30, grid)  # type: ignore[arg-type]
+    start = first_count(agreement, delta, 30, grid, reached=n)  # type: ignore[arg-type]
     ref = brute_force_threshold(list(conf), list(agrees), agreement, delta, start)
     if ref is None:
         assert got.threshold is None and got.decided == 0
