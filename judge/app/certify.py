@@ -97,8 +97,10 @@ def certify_files(
     :class:`judge.errors.UsageError`, naming the file and the id.
 
     >>> from judge import certify
-    >>> cert = certify(["examples/certify/cheap.jsonl"], "examples/certify/labels.csv",
-    ...                agreement=0.8)  # doctest: +SKIP
+    >>> cert = certify(["examples/certify/cheap.jsonl", "examples/certify/strong.jsonl"],
+    ...                "examples/certify/labels.csv", agreement=0.9)
+    >>> cert["status"]["verdict"], [r["threshold"] for r in cert["rungs"]]
+    ('certified', [0.9154, 0.9296])
     """
     paths = (records,) if isinstance(records, str | Path) else tuple(records)
     request = CertifyRequest(
