@@ -36,6 +36,7 @@ from calibration.certify import certify_cascade, decide  # noqa: E402
 MODELS = ("mistral-7b-instruct", "gpt-3.5-turbo", "gpt-4-turbo")
 CASCADES = {"gpt-4-turbo alone": ("gpt-4-turbo",), "mistral -> gpt-3.5 -> gpt-4": MODELS}
 DELTA = 0.1
+GRID = "late"
 
 
 def load(folder: Path):
@@ -66,7 +67,9 @@ def evaluate(conf, verdict, label, models, agreement, splits, seed):
             "published": published_thresholds(c_cal, a_cal, agreement, DELTA),
             "late": [
                 r.threshold
-                for r in certify_cascade(c_cal, a_cal, agreement=agreement, delta=DELTA).rungs
+                for r in certify_cascade(
+                    c_cal, a_cal, agreement=agreement, delta=DELTA, grid=GRID
+                ).rungs
             ],
         }
         for method, thresholds in found.items():
@@ -90,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path, help="a clone of cascaded-selective-evaluation")
     p.add_argument("--splits", type=int, default=200)
     p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--grid", choices=("late", "every", "two"), help="the grid to compare")
     p.add_argument(
         "--start-factor",
         type=int,
@@ -97,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         "(F = 100: a third of the cases reaching the rung)",
     )
     args = p.parse_args(argv)
+    if args.grid:
+        global GRID
+        GRID = args.grid
     if args.start_factor is not None:
         import calibration.certify.threshold as threshold
 

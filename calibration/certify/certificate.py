@@ -58,17 +58,18 @@ def certificate_sha256(certificate: dict[str, Any]) -> str:
 def method_line(options: CertifyOptions, rungs: int) -> str:
     delta = options.delta / rungs
     fewest = fewest_decided(options.agreement, delta)
-    start = (
-        f"from max({options.min_decided}, {fewest}, min({2 * fewest}, a third of the cases "
-        "reaching the rung)) decided cases"
-        if options.grid == "late"
-        else f"from {options.min_decided} decided cases"
-    )
+    starts = {
+        "late": f"from max({options.min_decided}, {fewest}, min({2 * fewest}, a third of the "
+        "cases reaching the rung)) decided cases",
+        "every": f"from {options.min_decided} decided cases",
+        "two": "two sequences at delta/2 each, from the late start and from a third of the "
+        "cases reaching the rung, the one deciding more kept",
+    }
     return (
         "per rung, on the labelled cases reaching it: fixed-sequence test from the most "
-        f"confident down, {start}, exact Clopper-Pearson upper bound on disagreement at "
-        f"level 1 - delta/{rungs} (Bonferroni over the rungs), threshold = the lowest "
-        "confidence passed before the first failure"
+        f"confident down, {starts[options.grid]}, exact Clopper-Pearson upper bound on "
+        f"disagreement at level 1 - delta/{rungs} (Bonferroni over the rungs), threshold = "
+        "the lowest confidence passed before the first failure"
     )
 
 

@@ -57,22 +57,37 @@ def brute_force_threshold(conf, agrees, agreement, delta, start):
     return chosen
 
 
+def _reference(conf, agrees, agreement, delta, grid, n):
+    if grid != "two":
+        start = first_count(agreement, delta, 30, grid, reached=n)  # type: ignore[arg-type]
+        return brute_force_threshold(conf, agrees, agreement, delta, start)
+    early = first_count(agreement, delta / 2, 30, "late", reached=n)
+    found = [
+        brute_force_threshold(conf, agrees, agreement, delta / 2, start)
+        for start in (early, max(early, n // 3))
+    ]
+    found = [f for f in found if f is not None]
+    return max(found, key=lambda f: f[1]) if found else None
+
+
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("grid", ["every", "late"])
+@pytest.mark.parametrize("grid", ["every", "late", "two"])
 def test_threshold_matches_brute_force_reference(seed: int, grid: str) -> None:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(40, 400))
     conf = np.round(0.5 + 0.5 * rng.beta(3, 1, n), 2)  # rounded: ties, as real confidences
     agrees = rng.random(n) < conf - rng.uniform(0, 0.1)
     agreement, delta = float(rng.choice([0.8, 0.85, 0.9])), float(rng.choice([0.05, 0.1, 0.2]))
-    got = rung_threshold(conf, agrees, agreement=agreement, delta=delta, grid=grid)
-    start = first_count(agreement, delta, 30, grid, reached=n)  # type: ignore[arg-type]
-    ref = brute_force_threshold(list(conf), list(agrees), agreement, delta, start)
+    got = rung_threshold(conf, agrees, agreement=agreement, delta=delta, grid=grid)  # type: ignore[arg-type]
+    ref = _reference(list(conf), list(agrees), agreement, delta, grid, n)
     if ref is None:
         assert got.threshold is None and got.decided == 0
     else:
         assert (got.threshold, got.decided, got.disagreements) == pytest.approx(ref)
         assert got.upper is not None and got.upper <= 1 - agreement
+        assert got.upper == pytest.approx(
+            float(clopper_pearson_upper(ref[2], ref[1], delta=delta / (2 if grid == "two" else 1)))
+        )
 
 
 def test_a_judge_that_cannot_reach_the_target_decides_nothing() -> None:
