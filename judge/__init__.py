@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from judge.api import Judge, iter_grade, make_backend
+    from judge.app.certify import certify_files as certify
     from judge.config import JudgeConfig
     from judge.engine.frame_out import records_frame, records_table
     from judge.engine.grader import Grader
@@ -32,6 +33,7 @@ _HOMES = {
     "judge.schemas": ("Case", "GradedRecord", "JudgeInfo", "Usage"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+_ALIASES = {"certify": ("judge.app.certify", "certify_files")}  # name here: (home, name there)
 DISTRIBUTION = "llm-judge"
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "RubricError",
     "RulesJudge",
     "Usage",
+    "certify",
     "iter_grade",
     "list_rubrics",
     "load_rubric",
@@ -61,10 +64,10 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         return _installed_version()
-    home = _HOME_OF.get(name)
+    home, there = _ALIASES.get(name) or (_HOME_OF.get(name), name)
     if home is None:
         raise AttributeError(f"module 'judge' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+    value = getattr(importlib.import_module(home), there)
     globals()[name] = value  # later look-ups find it without this hook
     return value
 

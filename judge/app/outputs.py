@@ -73,6 +73,12 @@ def _is_gate_markdown(path: Path) -> bool:
         return handle.readline(200).startswith(b"# Judge gate: ")
 
 
+def _is_certificate(path: Path) -> bool:
+    """`judge certify -o`: a certificate (JSON, its format named)."""
+    data = _json_object(path)
+    return data is not None and str(data.get("format", "")).startswith("llm-judge-certificate/")
+
+
 def _is_drift(path: Path) -> bool:
     """`judge drift -o`: its JSON (`--json`) or its Markdown table."""
     data = _json_object(path)
@@ -154,6 +160,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[Path], bool]]] = {
     "rubric-lock": ("rubric lock (judge rubrics lock)", _is_rubric_lock),
     "gate-markdown": ("gate report (judge gate --markdown)", _is_gate_markdown),
     "drift": ("drift report (judge drift)", _is_drift),
+    "certificate": ("certificate (judge certify -o)", _is_certificate),
 }
 
 

@@ -201,6 +201,7 @@ _ELSEWHERE = {
     "TracesRequest": "traces",
     "WatchRequest": "watch",
     "DriftRequest": "drift",
+    "CertifyRequest": "certify",
 }
 
 

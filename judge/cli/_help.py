@@ -76,6 +76,15 @@ examples:
       --reference calibration/calibration.json --html drift.html
 """
 
+CERTIFY_EXAMPLES = """\
+examples:
+  judge certify cheap.graded.jsonl --labels labels.csv --agreement 0.9
+                                       a certified confidence threshold for one judge
+  judge certify cheap.graded.jsonl strong.graded.jsonl --labels labels.csv \\
+      --agreement 0.9 --delta 0.1 -o cert.json --html certify.html
+                                       a cascade: cheap first, strong next, people last
+"""
+
 COMPARE_EXAMPLES = """\
 examples:
   judge grade examples/rag/cases.jsonl --rubric retrieval,faithfulness,correctness -o runs/baseline/

@@ -30,6 +30,7 @@ probe add_probe_command measure a judge's biases (position, verbosity, ...)
 calibrate add_calibrate agreement of a judge's labels with human labels
 gate add_gate a candidate judge against the baseline on human labels
 drift add_drift agreement with people window by window; exit 3 when it drops
+certify add_certify a certified confidence threshold per judge of a cascade, from human labels
 compare add_compare compare systems graded on the same cases, metric by metric
 align add_align next rubric version with examples from labelled disagreements (dev split)
 batch add_batch_command status of Batch API runs; fetch one whose process ended

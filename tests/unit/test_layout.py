@@ -35,6 +35,7 @@ REQUESTS = {
     "watch": _requests.WatchRequest,
     "view": ViewRequest,
     "drift": _requests.DriftRequest,
+    "certify": _requests.CertifyRequest,
 }
 
 

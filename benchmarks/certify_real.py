@@ -1,0 +1,136 @@
+"""`judge certify` against the published method on real judges' confidences with people's
+labels: Trust or Escalate's own released judgements (Chatbot Arena pairs judged by
+Mistral-7B-Instruct, GPT-3.5-turbo and GPT-4-turbo, `result/*.calibration.jsonl`, 500
+pairs each) over random half splits: thresholds from one half, coverage and agreement with
+people measured on the other.
+
+    git clone https://github.com/jaehunjung1/cascaded-selective-evaluation /tmp/tore
+    nice -n 10 python benchmarks/certify_real.py /tmp/tore [--splits 200] [--seed 5]
+        [--start-factor F]
+
+The data are not vendored (no licence is stated); the script reads a clone. A judge's
+confidence is its larger probability of the two, its verdict that label; the people's
+label is the majority of the pair's preferences (as the published `prepare_data`).
+Reported per cascade and target A (delta = 0.1): the mean share of test cases decided
+(coverage), the mean agreement with people on decided test cases (over splits that decide
+something), and the share of splits where that agreement is below A.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from certify import published_thresholds  # noqa: E402
+
+from calibration.certify import certify_cascade, decide  # noqa: E402
+
+MODELS = ("mistral-7b-instruct", "gpt-3.5-turbo", "gpt-4-turbo")
+CASCADES = {"gpt-4-turbo alone": ("gpt-4-turbo",), "mistral -> gpt-3.5 -> gpt-4": MODELS}
+DELTA = 0.1
+GRID = "late"
+
+
+def load(folder: Path):
+    """Confidence and verdict per model, and the people's label, on the pairs all judged."""
+    rows: dict[str, dict[str, dict]] = {}
+    for model in MODELS:
+        for line in (folder / "result" / f"{model}.calibration.jsonl").open():
+            d = json.loads(line)
+            key = f"{d['instruction']}-{d['outputs']}"
+            rows.setdefault(key, {"prefs": d["preferences"]})[model] = d["probs"]
+    keep = [r for r in rows.values() if all(m in r for m in MODELS)]
+    label = np.array([int(Counter(r["prefs"].values()).most_common(1)[0][0]) - 1 for r in keep])
+    conf = {m: np.array([max(r[m]) for r in keep]) for m in MODELS}
+    verdict = {m: np.array([int(np.argmax(r[m])) for r in keep]) for m in MODELS}
+    return conf, verdict, label
+
+
+def evaluate(conf, verdict, label, models, agreement, splits, seed):
+    rng = np.random.default_rng(seed)
+    n = len(label)
+    out = {m: {"coverage": [], "agreement": [], "below": 0} for m in ("published", "late")}
+    for _ in range(splits):
+        order = rng.permutation(n)
+        cal, test = order[: n // 2], order[n // 2 :]
+        c_cal = [conf[m][cal] for m in models]
+        a_cal = [verdict[m][cal] == label[cal] for m in models]
+        found = {
+            "published": published_thresholds(c_cal, a_cal, agreement, DELTA),
+            "late": [
+                r.threshold
+                for r in certify_cascade(
+                    c_cal, a_cal, agreement=agreement, delta=DELTA, grid=GRID
+                ).rungs
+            ],
+        }
+        for method, thresholds in found.items():
+            by = decide([conf[m][test] for m in models], thresholds)
+            decided = by >= 0
+            out[method]["coverage"].append(decided.mean())
+            if decided.any():
+                right = [
+                    verdict[models[j]][i] == label[i]
+                    for i, j in zip(test, by, strict=True)
+                    if j >= 0
+                ]
+                share = float(np.mean(right))
+                out[method]["agreement"].append(share)
+                out[method]["below"] += share < agreement
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("folder", type=Path, help="a clone of cascaded-selective-evaluation")
+    p.add_argument("--splits", type=int, default=200)
+    p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--grid", choices=("late", "every", "two"), help="the grid to compare")
+    p.add_argument(
+        "--start-factor",
+        type=int,
+        help="an experiment: `late` starts at min(F·c, reached // 3) instead of 2c "
+        "(F = 100: a third of the cases reaching the rung)",
+    )
+    args = p.parse_args(argv)
+    if args.grid:
+        global GRID
+        GRID = args.grid
+    if args.start_factor is not None:
+        import calibration.certify.threshold as threshold
+
+        threshold.START_FACTOR = args.start_factor
+    conf, verdict, label = load(args.folder)
+    print(f"{len(label)} pairs judged by all three models")
+    print(
+        "| cascade | A | coverage: published | coverage: late | late / published "
+        "| agreement on decided: published | late | splits below A: published | late |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, models in CASCADES.items():
+        for agreement in (0.8, 0.85, 0.9):
+            r = evaluate(conf, verdict, label, models, agreement, args.splits, args.seed)
+            cov = {m: float(np.mean(r[m]["coverage"])) for m in r}
+            agr = {m: float(np.mean(r[m]["agreement"])) if r[m]["agreement"] else None for m in r}
+            ratio = cov["late"] / cov["published"] if cov["published"] else float("nan")
+            fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+            print(
+                f"| {name} | {agreement} | {cov['published']:.3f} | {cov['late']:.3f} | "
+                f"{ratio:.2f} | {fmt(agr['published'])} | {fmt(agr['late'])} | "
+                f"{r['published']['below'] / args.splits:.3f} | "
+                f"{r['late']['below'] / args.splits:.3f} |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""A cascade of judges, cheapest first: each rung's certified threshold on the labelled
+cases that reach it, the cases below it passed on, the rest left to people.
+
+The guarantee, and why the error budget is split. Rung ``j`` is tested at
+``delta_j = delta / J`` (Bonferroni over the ``J`` rungs). Its fixed-sequence test makes
+``P(R_j > 1 - A) <= delta_j``, ``R_j`` the true disagreement on the cases rung ``j``
+decides, given the cases that reach it. The cases the cascade decides are the union of
+the rungs' decided sets, so their disagreement is the mix ``sum_j w_j R_j`` (``w_j`` the
+share of decided cases rung ``j`` decides), at most ``1 - A`` whenever every ``R_j`` is. By
+the union bound the cascade's decided cases agree with people at least ``A`` with
+probability at least ``1 - sum_j delta_j = 1 - delta``. Testing every rung at the full
+``delta``, as the published code does, bounds each rung alone but the cascade only at
+``J * delta``; ``benchmarks/certify.py`` measures what each costs and keeps.
+
+What it assumes: the labelled cases are a random sample of the stream the certificate is
+used on (exchangeable with it), and each rung's judge, rubric and prompt are the ones the
+certificate will run. Cases a rung cannot grade (a parse or API error) have no
+confidence there and go on to the next rung.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import beta
+
+from calibration.certify.threshold import Grid, RungThreshold, rung_threshold
+
+__all__ = [
+    "CascadeResult", "Split", "cascade_deltas", "certify_cascade", "decide", "exact_interval"
+]  # fmt: skip
+
+Split = Literal["bonferroni", "none"]
+
+
+@dataclass(frozen=True)
+class CascadeResult:
+    """Each rung's test, the level it was tested at, and the cascade's coverage."""
+
+    rungs: tuple[RungThreshold, ...]
+    deltas: tuple[float, ...]
+    n: int
+    decided: int
+    disagreements: int
+    coverage_ci95: tuple[float, float]
+    decided_by: np.ndarray  # per labelled case: the deciding rung's index, -1 if escalated
+
+    @property
+    def coverage(self) -> float:
+        return self.decided / self.n if self.n else 0.0
+
+    @property
+    def certified(self) -> bool:
+        return self.decided > 0
+
+
+def cascade_deltas(delta: float, rungs: int, split: Split = "bonferroni") -> tuple[float, ...]:
+    """Each rung's level: ``delta / J`` (Bonferroni, the default), or ``delta`` each."""
+    each = delta / rungs if split == "bonferroni" else delta
+    return (each,) * rungs
+
+
+def decide(confidences: Sequence[ArrayLike], thresholds: Sequence[float | None]) -> np.ndarray:
+    """Which rung decides each case (its index), ``-1`` for a case left to people: the
+    first rung whose confidence is at or above its threshold. ``nan`` (no verdict) never
+    decides."""
+    conf = [np.asarray(c, dtype=float) for c in confidences]
+    out = np.full(len(conf[0]) if conf else 0, -1)
+    for j, (c, t) in enumerate(zip(conf, thresholds, strict=True)):
+        if t is None:
+            continue
+        with np.errstate(invalid="ignore"):
+            out[(out < 0) & (c >= t)] = j
+    return out
+
+
+def certify_cascade(
+    confidences: Sequence[ArrayLike],
+    agrees: Sequence[ArrayLike],
+    *,
+    agreement: float,
+    delta: float,
+    min_decided: int = 30,
+    grid: Grid = "late",
+    split: Split = "bonferroni",
+) -> CascadeResult:
+    """Certify each rung in order on the labelled cases that reach it (module docstring).
+
+    ``confidences[j][i]``, ``agrees[j][i]``: rung ``j``'s confidence on labelled case ``i``
+    (``nan`` where it gave no verdict) and whether its label is the people's.
+    """
+    conf = [np.asarray(c, dtype=float) for c in confidences]
+    agree = [np.asarray(a, dtype=bool) for a in agrees]
+    n = len(conf[0]) if conf else 0
+    deltas = cascade_deltas(delta, len(conf), split)
+    decided_by = np.full(n, -1)
+    rungs = []
+    for j, (c, a, d) in enumerate(zip(conf, agree, deltas, strict=True)):
+        reach = decided_by < 0
+        usable = reach & ~np.isnan(c)
+        result = rung_threshold(
+            c[usable], a[usable], agreement=agreement, delta=d, min_decided=min_decided, grid=grid
+        )
+        rungs.append(_with_reached(result, int(reach.sum())))
+        if result.threshold is not None:
+            with np.errstate(invalid="ignore"):
+                decided_by[reach & (c >= result.threshold)] = j
+    return _result(tuple(rungs), deltas, decided_by, agree)
+
+
+def _with_reached(result: RungThreshold, reached: int) -> RungThreshold:
+    """Reached counts every case that came to the rung, those it could not grade too."""
+    return replace(result, reached=reached)
+
+
+def _result(
+    rungs: tuple[RungThreshold, ...],
+    deltas: tuple[float, ...],
+    decided_by: np.ndarray,
+    agree: list[np.ndarray],
+) -> CascadeResult:
+    n = len(decided_by)
+    decided = int((decided_by >= 0).sum())
+    wrong = sum(int((~agree[j][decided_by == j]).sum()) for j in range(len(rungs)))
+    return CascadeResult(rungs, deltas, n, decided, wrong, exact_interval(decided, n), decided_by)
+
+
+def exact_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The two-sided Clopper-Pearson interval of ``k`` in ``n`` (scipy's ``binomtest(k,
+    n).proportion_ci(method="exact")``, computed from the Beta quantiles directly)."""
+    if n == 0:
+        return (0.0, 1.0)
+    tail = (1 - confidence) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
+    return (low, high)

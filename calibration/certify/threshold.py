@@ -1,0 +1,193 @@
+"""One rung's certified confidence threshold: the exact binomial bound and the
+fixed-sequence test (Trust or Escalate; Bates et al. 2021; Angelopoulos et al., Learn then
+Test).
+
+A case is *decided* at threshold ``t`` when its confidence is at least ``t``. For each
+candidate ``t`` the null hypothesis is ``H_t: R(t) > 1 - A``, ``R(t)`` the true share of
+decided cases on which the judge disagrees with people. With ``k`` disagreements among the
+``n`` labelled cases decided at ``t``, ``p_t = P(Binomial(n, 1 - A) <= k)`` is a valid
+p-value, and ``p_t <= delta`` exactly when the one-sided Clopper-Pearson upper bound
+``u(k, n) = Beta.ppf(1 - delta, k + 1, n - k)`` is at most ``1 - A``.
+
+Fixed-sequence test: the candidates are tested in an order fixed before the labels are
+read, most confident first, each at the full ``delta``, and testing stops at the first one
+not rejected. The threshold is the last rejected candidate (none when the first is not).
+Because a false certificate needs the first true null in the order to be rejected, the
+chance that the chosen threshold's true disagreement exceeds ``1 - A`` is at most
+``delta`` (Bates et al. 2021, Theorem A.1; Angelopoulos et al. 2021, Proposition 3).
+
+Candidates (``grid``):
+
+- ``"every"``: every distinct confidence with at least ``min_decided`` (``N``) cases at
+  or above it (the published method's grid of 5,000 points, in the limit: between two
+  confidences the decided set does not change).
+- ``"late"`` (the default): the same candidates, but testing starts where the decided
+  count first reaches ``m_0 = max(N, c, min(2c, reached // 3))``, ``c`` the fewest cases
+  on which even no disagreement can certify ``A`` (:func:`fewest_decided`) and ``reached``
+  the cases reaching the rung. A first test on barely more than ``c`` cases fails on one
+  unlucky disagreement and stops everything, which is where the published start (30
+  cases) loses most of its coverage; starting at ``2c`` rides over it, and the cap at a
+  third of the cases keeps room to test when there are few. ``m_0`` depends on counts
+  only, never on labels, so the order is fixed before the labels are read and the
+  guarantee is the same; ``benchmarks/certify.py`` measures both grids on the same draws.
+- ``"two"`` (an option, not the default): two fixed sequences over the same candidates,
+  each at ``delta / 2`` (valid together by the union bound), one from the late start and
+  one from a third of the cases reaching the rung; the one deciding more wins. It gets
+  past a judge whose most confident cases hold several disagreements (real judges'
+  logprob confidences, ``benchmarks/certify_real.py``) at the price of coverage with few
+  labels (``benchmarks/certify.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import beta
+
+__all__ = [
+    "GRIDS",
+    "Curve",
+    "RungThreshold",
+    "clopper_pearson_upper",
+    "fewest_decided",
+    "rung_threshold",
+]
+
+Grid = Literal["late", "every", "two"]
+GRIDS: tuple[str, ...] = ("late", "every", "two")
+START_FACTOR = 2
+
+
+def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.ndarray:
+    """The exact one-sided upper bound at level ``1 - delta`` on a binomial rate.
+
+    ``u = Beta.ppf(1 - delta, k + 1, n - k)`` (``1`` when ``k = n``): the largest rate
+    ``p`` with ``P(Binomial(n, p) <= k) >= delta``. How to read it: with probability at
+    least ``1 - delta`` the true rate is at most ``u``. The same figure as
+    ``scipy.stats.binomtest(k, n, alternative="less").proportion_ci(1 - delta).high``.
+    Reference: Clopper and Pearson (1934), Biometrika 26(4).
+    """
+    k_, n_ = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        upper = beta.ppf(1 - delta, k_ + 1, np.maximum(n_ - k_, 1e-300))
+    return np.where(k_ >= n_, 1.0, upper)
+
+
+def fewest_decided(agreement: float, delta: float) -> int:
+    """The fewest decided cases that can certify ``agreement`` at all: with none of them
+    in disagreement, the bound ``1 - delta^(1/n)`` must be at most ``1 - agreement``."""
+    if agreement >= 1:
+        return 10**12  # never: an exact upper bound is never 0
+    return max(1, math.ceil(math.log(delta) / math.log(agreement)))
+
+
+@dataclass(frozen=True, eq=False)
+class Curve:
+    """The coverage-risk curve of one rung: at each distinct confidence (descending), the
+    cases decided at or above it and their disagreements with people."""
+
+    thresholds: np.ndarray
+    decided: np.ndarray
+    disagreements: np.ndarray
+
+    def upper(self, delta: float) -> np.ndarray:
+        """The Clopper-Pearson upper bound on disagreement at each point."""
+        return clopper_pearson_upper(self.disagreements, self.decided, delta=delta)
+
+
+EMPTY_CURVE = Curve(np.zeros(0), np.zeros(0, dtype=int), np.zeros(0, dtype=int))
+
+
+@dataclass(frozen=True)
+class RungThreshold:
+    """The result of one rung's test on the labelled cases that reach it."""
+
+    threshold: float | None
+    reached: int
+    decided: int
+    disagreements: int
+    upper: float | None
+    tested: int  # candidates tested before the test stopped
+    curve: Curve  # every distinct confidence (for the coverage-risk plot)
+
+    @property
+    def agreement(self) -> float | None:
+        return None if self.decided == 0 else 1 - self.disagreements / self.decided
+
+
+def _steps(confidence: np.ndarray, disagree: np.ndarray):
+    """Distinct confidences descending, with decided counts and disagreements at each."""
+    order = np.argsort(-confidence, kind="stable")
+    c, d = confidence[order], disagree[order].astype(int)
+    cum = np.cumsum(d)
+    last = np.r_[np.nonzero(np.diff(c))[0], len(c) - 1]  # last index of each distinct value
+    return c[last], last + 1, cum[last]
+
+
+def first_count(
+    agreement: float, delta: float, min_decided: int, grid: Grid, reached: int | None = None
+) -> int:
+    """The decided count the test starts at (module docstring): ``"every"``: ``N``;
+    ``"late"``: ``max(N, c, min(2c, reached // 3))`` with ``c`` the fewest cases that can
+    certify ``agreement`` (a start below ``c`` would fail at once). ``reached``, the cases
+    reaching the rung, is known before any label is read; ``None``: as many as needed."""
+    if grid == "every":
+        return min_decided
+    fewest = fewest_decided(agreement, delta)
+    late = START_FACTOR * fewest if reached is None else min(START_FACTOR * fewest, reached // 3)
+    return max(min_decided, fewest, late)
+
+
+def rung_threshold(
+    confidence: ArrayLike,
+    agrees: ArrayLike,
+    *,
+    agreement: float,
+    delta: float,
+    min_decided: int = 30,
+    grid: Grid = "late",
+) -> RungThreshold:
+    """The lowest confidence threshold the fixed-sequence test certifies (module docstring).
+
+    ``confidence``: the judge's confidence (0..1) on each labelled case reaching this rung;
+    ``agrees``: whether its label equals the people's. ``threshold`` is ``None`` when no
+    threshold can be certified at ``agreement`` (then nothing is decided).
+    """
+    conf = np.asarray(confidence, dtype=float)
+    disagree = ~np.asarray(agrees, dtype=bool)
+    if len(conf) == 0:
+        return RungThreshold(None, 0, 0, 0, None, 0, EMPTY_CURVE)
+    values, counts, errors = _steps(conf, disagree)
+    curve = Curve(values, counts, errors)
+    if grid != "two":
+        start = first_count(agreement, delta, min_decided, grid, reached=len(conf))
+        return _sequence(curve, start, agreement, delta, len(conf))
+    # two fixed sequences, each at delta / 2 (union bound): from the late start, and from a
+    # third of the cases (past a judge's unlucky most-confident cases); the lower wins
+    early = first_count(agreement, delta / 2, min_decided, "late", reached=len(conf))
+    found = [
+        _sequence(curve, start, agreement, delta / 2, len(conf))
+        for start in (early, max(early, len(conf) // 3))
+    ]
+    return max(found, key=lambda r: r.decided)
+
+
+def _sequence(curve: Curve, start: int, agreement: float, delta: float, reached: int):
+    """One fixed-sequence test over the curve's points with at least ``start`` decided."""
+    values, counts, errors = curve.thresholds, curve.decided, curve.disagreements
+    order = np.nonzero(counts >= start)[0]
+    upper = clopper_pearson_upper(errors[order], counts[order], delta=delta)
+    failed = np.nonzero(upper > 1 - agreement)[0]
+    stop = int(failed[0]) if len(failed) else len(order)
+    tested = min(stop + 1, len(order))
+    if stop == 0:
+        return RungThreshold(None, reached, 0, 0, None, tested, curve)
+    at = order[stop - 1]
+    return RungThreshold(
+        float(values[at]), reached, int(counts[at]), int(errors[at]), float(upper[stop - 1]),
+        tested, curve,
+    )  # fmt: skip

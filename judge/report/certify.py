@@ -1,0 +1,75 @@
+"""The HTML report of `judge certify --html`: the verdict, the coverage-risk chart per rung
+(a PNG drawn by `calibration.certify.render` with matplotlib's Agg canvas, inline as a
+data: image, which the report's policy allows), the rungs' table, the cost and the
+guarantee in words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from calibration.certify.render import guarantee_text
+from judge.report.html import definitions, document, esc, section, table
+from judge.report.write import write_html
+
+__all__ = ["render_certify_report", "write_certify_report"]
+
+_COLUMNS = (
+    "rung", "judge", "confidence_source", "threshold", "reached", "decided", "agreement",
+    "lowest agreement (bound)", "cost_per_1000",
+)  # fmt: skip
+
+
+def _row(i: int, rung: dict[str, Any]) -> list[Any]:
+    upper = rung["disagreement_upper"]
+    return [
+        i, rung["judge"].get("model"), rung["confidence_source"],
+        "none" if rung["threshold"] is None else rung["threshold"], rung["reached"],
+        rung["decided"], rung["agreement"], None if upper is None else 1 - upper,
+        rung["cost_per_1000"],
+    ]  # fmt: skip
+
+
+def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
+    """The report as an HTML string (`cert` as `judge certify --json` writes it)."""
+    status = cert["status"]
+    cls = "good" if status["verdict"] == "certified" else "bad"
+    verdict = (
+        f'<p><span class="tag {cls}">{esc(status["verdict"])}</span>{esc(status["reason"])}</p>'
+    )
+    image = (
+        f'<figure><img alt="coverage-risk curve per rung" '
+        f'src="data:image/png;base64,{chart_png_base64}"><figcaption>each rung, on the '
+        "labelled cases reaching it: agreement with people on the cases decided (line) and "
+        "its certified lower bound (dashed) against the share decided; red: the target; "
+        "dot: the threshold chosen</figcaption></figure>"
+    )
+    lo, hi = cert["coverage_ci95"]
+    cost = cert.get("cost") or {}
+    release = cert.get("release_pass_rate") or {}
+    about = definitions(
+        [
+            ("agreement, delta", f"{cert['agreement']}, {cert['delta']}"),
+            ("labelled cases", cert["n"]),
+            ("coverage", f"{cert['coverage']:.3f} [{lo:.3f}, {hi:.3f}]"),
+            (
+                "cost per 1,000 (cascade / last rung)",
+                f"{cost.get('cascade_per_1000')} / {cost.get('last_rung_per_1000')}",
+            ),  # fmt: skip
+            ("release pass rate", f"{release.get('estimate')} {release.get('ci95')}"),
+            ("guarantee", guarantee_text(cert)),
+            ("method", cert["method"]),
+        ]
+    )
+    rows = [_row(i, r) for i, r in enumerate(cert["rungs"], start=1)]
+    sections = [
+        section("Verdict", verdict, about),
+        section("Coverage and agreement per rung", image),
+        section("Rungs", table(list(_COLUMNS), rows)),
+    ]
+    subtitle = "records: " + ", ".join(r["records"] for r in cert["rungs"])
+    return document("Judge certify: decide where sure, escalate where not", subtitle, sections)
+
+
+def write_certify_report(path: Path, cert: dict[str, Any], chart_png_base64: str) -> Path:
+    return write_html(path, render_certify_report(cert, chart_png_base64))
