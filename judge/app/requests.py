@@ -84,6 +84,8 @@ class GradeRequest:
     ray_address: str | None = None
     ray_actors: int | None = None
     otel_endpoint: str | None = None  # --otel-endpoint URL: judge.app.otel
+    references: Path | None = None  # --references REFS --join-on FIELD: judge.app.references
+    join_on: str | None = None
 
 
 @dataclass(frozen=True)
