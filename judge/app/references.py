@@ -33,7 +33,14 @@ from judge.engine.inputs import iter_rows
 from judge.errors import InputError, UsageError
 from judge.schemas import CASE_ALIASES, Case
 
-__all__ = ["JoinCount", "References", "check_references_option", "joined", "load_references"]
+__all__ = [
+    "JoinCount",
+    "References",
+    "check_references_option",
+    "join_case",
+    "joined",
+    "load_references",
+]
 
 KEY_FIELD = "reference_key"  # in the case's metadata, and in each record
 NAMED = 5  # unmatched case ids named in the line
@@ -96,12 +103,18 @@ def key_text(value: Any) -> str | None:
 
 
 def value_at(row: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = row
-    for part in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
+    """The value at a dotted path; a key that itself holds dots (a span attribute kept in
+    `metadata` under its name, `metadata.session.id`) is found whole, longest first."""
+    if not path:
+        return row
+    for cut in range(len(path), 0, -1):
+        name = ".".join(path[:cut])
+        if name in row:
+            value = row[name]
+            if cut == len(path):
+                return value
+            return value_at(value, path[cut:]) if isinstance(value, Mapping) else None
+    return None
 
 
 def load_references(path: Path, join_on: str) -> References:
@@ -213,3 +226,17 @@ def _write_joined(path: Path, out: Path, refs: References, count: JoinCount) -> 
             written = max(written + 1, number)
     if problems:
         raise InputError(str(path), problems[:20])
+
+
+def join_case(case: Case, refs: References, count: JoinCount) -> Case:
+    """A case (a pulled trace's, a watched one's) with what it lacks from its reference."""
+    row = case.model_dump(mode="json", exclude_defaults=True)
+    joined_row = join_row(row, refs, count)
+    if joined_row is row:
+        return case
+    try:
+        return Case.model_validate(joined_row)
+    except ValueError as exc:  # a reference's value the case cannot hold
+        raise InputError(
+            str(refs.path), [(None, case.id, f"joined onto case {case.id}: {exc}")]
+        ) from None

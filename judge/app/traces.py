@@ -6,12 +6,13 @@ request's slice attributes; `judge watch` (judge.app.watch) reads traces the sam
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from judge.app.judging import rubric_library
+from judge.app.references import JoinCount, check_references_option, join_case, load_references
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.project_config import ProjectConfig
@@ -38,6 +39,8 @@ class TracesRequest:
     output: Path | None
     rubrics_dir: tuple[Path, ...]
     shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
+    references: Path | None = None  # `--references REFS --join-on FIELD` (judge.app.references)
+    join_on: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Pulled:
     output: Path
     missing: list[str]
     broken: list[str]
+    notes: list[str] = field(default_factory=list)  # traces put together; references joined
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
     """`pull`: one case per answered request, written to the request's output."""
     if request.output is None:
         raise UsageError("judge traces pull needs -o CASES.jsonl")
+    check_references_option(request.references, request.join_on)
     if (request.otlp is None) == (request.phoenix is None):
         raise UsageError("judge traces pull needs one of --otlp FILE or --phoenix URL")
     required: list[str] = []
@@ -105,9 +110,15 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
                 shape=request.shape,
             )
         source = f"{shown_url(str(request.phoenix))} project {request.project}"
+    notes = list(extraction.grouped)
+    if request.references is not None and request.join_on is not None:
+        refs, count = load_references(request.references, request.join_on), JoinCount()
+        extraction.cases = [join_case(case, refs, count) for case in extraction.cases]
+        notes.append(count.line(refs))
     write_cases(extraction, request.output)
     missing = [str(m) for m in extraction.missing]
-    return Pulled(len(extraction.cases), source, request.output, missing, extraction.broken)
+    pulled = Pulled(len(extraction.cases), source, request.output, missing, extraction.broken)
+    return replace(pulled, notes=notes)
 
 
 def push_traces(request: TracesRequest, env: Mapping[str, str]) -> Pushed:

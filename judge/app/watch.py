@@ -6,7 +6,7 @@ and closed here; what a person should be told goes to `say`."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judge.app.judging import JudgeChoice, Say, judge_config, judge_notes, rubric_library
+from judge.app.references import JoinCount, check_references_option, join_case, load_references
 from judge.app.traces import phoenix_client
 from judge.engine.pricing import prices_for
 from judge.errors import UsageError
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from judge.config import JudgeConfig
     from judge.engine.metrics import GradingMetrics
     from judge.rubric import Rubric
+    from judge.schemas import Case
     from judge.traces.mapping import TraceMapping
 
 
@@ -66,6 +68,8 @@ class WatchRequest:
     shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
     label_rate: float | None = None  # `--label-rate R --label-dir DIR` (judge.app.watch_labels)
     label_dir: Path | None = None
+    references: Path | None = None  # `--references REFS --join-on FIELD` (judge.app.references)
+    join_on: str | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,7 @@ def run_watch_job(
         config = judge_config(request.judge, env, say=say)
         required = tuple(get_kind(rubric.kind).required_inputs(rubric))
         options = _options(request, prices_for(config, override=_prices(request)), say)
+        options.join = _joiner(request)
         source = _source(request, env, mapping, required, stack)
         if request.push:
             if not isinstance(source, PhoenixSource):
@@ -136,6 +141,15 @@ def _source(
         settle=request.settle_seconds,
         shape=request.shape,
     )
+
+
+def _joiner(request: WatchRequest) -> Callable[[Case], Case] | None:
+    """`--references --join-on`: the references read once, joined onto each case."""
+    check_references_option(request.references, request.join_on)
+    if request.references is None or request.join_on is None:
+        return None
+    refs = load_references(request.references, request.join_on)
+    return lambda case: join_case(case, refs, JoinCount())
 
 
 def _options(request: WatchRequest, prices: tuple[float, float] | None, say: Say) -> WatchOptions:

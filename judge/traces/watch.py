@@ -66,6 +66,8 @@ class WatchOptions:
     # each graded case before its record is written (the label queue), and after each poll
     on_graded: Callable[[Case, GradedRecord], None] | None = None
     on_poll: Callable[[], None] | None = None
+    # `--references --join-on`: each sampled case with what it lacks from its reference
+    join: Callable[[Case], Case] | None = None
 
 
 async def watch(
@@ -193,6 +195,10 @@ class _Run:
             state.count("over_budget")
             self._say_budget(spent, now)
             return
+        if options.join is not None:
+            case = options.join(case)
+            if "reference_key" not in case.metadata:
+                state.count("no_reference")
         record = await self.grader.grade_case(case)
         if options.on_graded is not None:
             options.on_graded(case, record)
@@ -205,7 +211,8 @@ class _Run:
     def _account(self, record: GradedRecord, now: datetime) -> None:
         usd = self._usd(record)
         self.state.spend.add(usd)
-        self.state.count("graded")
+        # only a scored record is "graded": ten abstentions are not ten grades
+        self.state.count("graded" if record.status == "ok" else record.status)
         window = _window_start(now, self.options.window_seconds)
         tally = self.state.windows.setdefault(window, {"graded": 0, "passed": 0})
         good = passed(record, self.threshold)
