@@ -233,9 +233,9 @@ class TrajectoryKind(Kind):
 # arguments: exact (JSON-equal) | ignore (names only) | subset (the expected keys, equal)
 # arguments: exact
 # rules per tool, applied in this order before the comparison (docs/guides/conversations.md):
-# errors: skip (a call whose tool result is an error does not count) | count
-# only: [book_reservation]   (compare only these tools, both sides)
-# ignore: [get_user_details] (drop these tools, both sides)
+# errors: skip                  # count (default) | skip: a call answered by an error does not count
+# only: [book_reservation]      # compare only these tools, both sides
+# ignore: [get_user_details]    # drop these tools, both sides
 # tools: {calculate: {arguments: subset, ignore_keys: [expression]}}
 """
 

@@ -65,13 +65,14 @@ def _result(name: str, key: str) -> str:
 
 
 def run_sessions(
-    *, with_agent_span: bool = False, with_tool_spans: bool = False
+    *, with_agent_span: bool = False, with_tool_spans: bool = False, count: int = 10
 ) -> list[ReadableSpan]:
-    """The spans of the ten sessions, run one after the other."""
+    """The spans of the first `count` sessions, run one after the other
+    (examples/traces/sdk-agent.otlp.jsonl is `count=3`, SDK alone)."""
     provider, exporter = rag_provider("airline-agent")
     tracer = provider.get_tracer("airline-agent")
     with instrumented(provider) as (client, server):
-        for number, session in enumerate(sessions()):
+        for number, session in enumerate(sessions()[:count]):
             with _agent_span(tracer, session, with_agent_span):
                 _run(client, server, tracer, number, session, with_tool_spans)
     return list(exporter.get_finished_spans())
