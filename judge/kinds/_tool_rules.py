@@ -63,6 +63,9 @@ class Kept:
     expected: list[Call]
     dropped: list[Dropped] = field(default_factory=list)
     keys_dropped: dict[str, set[str]] = field(default_factory=dict)
+    # where each kept call was in the lists given (the verdict's `paired` names those)
+    actual_at: list[int] = field(default_factory=list)
+    expected_at: list[int] = field(default_factory=list)
 
 
 def error_of(content: str | None) -> str | None:
@@ -105,20 +108,30 @@ def apply_rules(
     errors: Sequence[str | None] | None = None,
 ) -> Kept:
     """Steps 1-4 of the module docstring, in that order."""
-    kept = Kept(list(actual), list(expected))
+    sides = {"agent": list(enumerate(actual)), "expected": list(enumerate(expected))}
+    dropped: list[Dropped] = []
+
+    def drop(side: str, why: Callable[[int, Call], str | None]) -> None:
+        left = []
+        for index, call in sides[side]:
+            reason = why(index, call)
+            if reason is None:
+                left.append((index, call))
+            else:
+                dropped.append(Dropped(call, side, reason))
+        sides[side] = left
+
     if skip_errors and errors is not None:
-        flagged = dict(enumerate(errors))
-        kept.actual = _split(
-            kept, kept.actual, "agent", lambda i, _c: flagged.get(i), by_index=True
-        )
-    if only is not None:
-        allowed = set(only)
-        for side in ("agent", "expected"):
-            _drop_where(kept, side, lambda c: None if c.name in allowed else "only: not listed")
-    if ignore:
-        ignored = set(ignore)
-        for side in ("agent", "expected"):
-            _drop_where(kept, side, lambda c: "ignore: listed" if c.name in ignored else None)
+        failed = dict(enumerate(errors))
+        drop("agent", lambda i, _c: _skipped(failed.get(i)))
+    for side in ("agent", "expected"):
+        if only is not None:
+            drop(side, lambda _i, c: None if c.name in set(only) else "only: not listed")
+        if ignore:
+            drop(side, lambda _i, c: "ignore: listed" if c.name in set(ignore) else None)
+    kept = Kept([c for _, c in sides["agent"]], [c for _, c in sides["expected"]], dropped)
+    kept.actual_at = [i for i, _ in sides["agent"]]
+    kept.expected_at = [i for i, _ in sides["expected"]]
     for name, rule in tools.items():
         if rule.ignore_keys:
             kept.actual = [_without_keys(c, name, rule.ignore_keys, kept) for c in kept.actual]
@@ -126,32 +139,8 @@ def apply_rules(
     return kept
 
 
-def _drop_where(kept: Kept, side: str, why: Callable[[Call], str | None]) -> None:
-    calls = kept.actual if side == "agent" else kept.expected
-    left = _split(kept, calls, side, lambda _i, c: why(c), by_index=False)
-    if side == "agent":
-        kept.actual = left
-    else:
-        kept.expected = left
-
-
-def _split(
-    kept: Kept,
-    calls: list[Call],
-    side: str,
-    why: Callable[[int, Call], str | None],
-    *,
-    by_index: bool,
-) -> list[Call]:
-    left = []
-    for index, call in enumerate(calls):
-        reason = why(index, call)
-        if reason is None:
-            left.append(call)
-        else:
-            text = f"errors: skip (the tool answered {reason!r})" if by_index else reason
-            kept.dropped.append(Dropped(call, side, text))
-    return left
+def _skipped(error: str | None) -> str | None:
+    return None if error is None else f"errors: skip (the tool answered {error!r})"
 
 
 def _without_keys(call: Call, name: str, keys: Sequence[str], kept: Kept) -> Call:

@@ -120,6 +120,10 @@ class TrajectoryVerdict(VerdictModel):
     unexpected: list[CallItem]
     notes: list[str]
     left_out: list[LeftOutItem] = Field(default_factory=list)
+    # [agent call index, expected call index] of each pair the matching made, indexes into
+    # the case's own lists (the agent's calls in order, expected_tool_calls): the viewer's
+    # calls table pairs the calls so
+    paired: list[list[int]] = Field(default_factory=list)
 
 
 def trajectory_verdict(
@@ -169,6 +173,7 @@ def trajectory_verdict(
         unexpected=[_item(c) for i, c in enumerate(actual) if i not in paired_agent],
         notes=notes,
         left_out=[LeftOutItem.model_construct(**d) for d in describe_dropped(kept.dropped)],
+        paired=[[kept.actual_at[a], kept.expected_at[e]] for a, e in pairs],
     )
 
 
