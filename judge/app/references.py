@@ -2,8 +2,10 @@
 one of its fields (on `judge grade`, `judge traces pull` and `judge watch`).
 
 REFS is JSONL or CSV, one reference a row. A reference's key is the value at FIELD (a
-dotted path: `goal`, `metadata.task_id`), or, when it has none there, at FIELD's last part
-(`task_id`): a file of expected calls keyed `task_id` joins on `metadata.task_id`. Keys
+dotted path: `goal`, `metadata.task_id`), or, when it has none there, at FIELD less its
+leading parts (`task_id`; `app.task_id` for `metadata.app.task_id`): a file of expected
+calls keyed `task_id` joins on `metadata.task_id`. A name holding dots (a span attribute
+kept in `metadata` under its own name) is found whole. Keys
 compare as text (`3` and `"3"` are one key). Every other field of a reference is a case
 field (`expected_tool_calls`, `goal`, `reference`, `tools`, `contexts`, `metadata`, ...);
 the case gets each one it lacks (absent or null; `metadata` key by key) and keeps its own
@@ -129,7 +131,8 @@ def load_references(path: Path, join_on: str) -> References:
             problems.append((number, None, row))
             continue
         row = case_cells(row) if csv_file else row
-        where = on if value_at(row, on) is not None else on[-1:]
+        # the key at FIELD, else at FIELD less its leading parts (`metadata.task_id`: task_id)
+        where = next((on[k:] for k in range(len(on)) if value_at(row, on[k:]) is not None), on)
         key = key_text(value_at(row, where))
         if key is None:
             problems.append((number, None, f"no {join_on} (nor {on[-1]}): no key to join on"))
@@ -153,8 +156,9 @@ def load_references(path: Path, join_on: str) -> References:
 def _fields_of(row: dict[str, Any], key_path: tuple[str, ...]) -> dict[str, Any]:
     """The reference's fields, its key left out (the whole field when the key is a top-level
     one; the one entry of `metadata` when it is nested there)."""
-    if len(key_path) == 1:
-        return {k: v for k, v in row.items() if k != key_path[0]}
+    whole = ".".join(key_path)
+    if whole in row:  # a top-level key, dotted or not (`task_id`, `app.task_id`)
+        return {k: v for k, v in row.items() if k != whole}
     fields = dict(row)
     top = fields.get(key_path[0])
     if isinstance(top, dict):
@@ -179,15 +183,18 @@ def join_row(row: dict[str, Any], refs: References, count: JoinCount) -> dict[st
     out = dict(row)
     for name, value in reference.items():
         if name == "metadata" and isinstance(value, dict):
-            mine = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
-            out["metadata"] = {**value, **mine}
+            out["metadata"] = {**value, **_metadata(out)}
         elif out.get(name) is None:
             out[name] = value
-    metadata = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
-    out["metadata"] = {**metadata, KEY_FIELD: key}
+    out["metadata"] = {**_metadata(out), KEY_FIELD: key}
     count.joined += 1
     count.used.add(key)
     return out
+
+
+def _metadata(row: dict[str, Any]) -> dict[str, Any]:
+    value = row.get("metadata")
+    return value if isinstance(value, dict) else {}
 
 
 @contextmanager
