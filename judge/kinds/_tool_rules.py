@@ -63,9 +63,16 @@ class Kept:
     expected: list[Call]
     dropped: list[Dropped] = field(default_factory=list)
     keys_dropped: dict[str, set[str]] = field(default_factory=dict)
-    # where each kept call was in the lists given (the verdict's `paired` names those)
-    actual_at: list[int] = field(default_factory=list)
-    expected_at: list[int] = field(default_factory=list)
+    # where each kept call was in the lists given (the verdict's `paired` names those);
+    # None: every call kept, in place
+    actual_at: list[int] | None = None
+    expected_at: list[int] | None = None
+
+    def original(self, pairs: list[tuple[int, int]]) -> list[list[int]]:
+        """The pairs as indexes into the lists given."""
+        if self.actual_at is None or self.expected_at is None:
+            return [[a, e] for a, e in pairs]
+        return [[self.actual_at[a], self.expected_at[e]] for a, e in pairs]
 
 
 def error_of(content: str | None) -> str | None:
@@ -108,6 +115,8 @@ def apply_rules(
     errors: Sequence[str | None] | None = None,
 ) -> Kept:
     """Steps 1-4 of the module docstring, in that order."""
+    if not (skip_errors or only is not None or ignore or tools):  # no rule: every call, as is
+        return Kept(list(actual), list(expected))
     sides = {"agent": list(enumerate(actual)), "expected": list(enumerate(expected))}
     dropped: list[Dropped] = []
 

@@ -53,7 +53,7 @@ from judge.kinds._base import (
     numbers_of,
     ratio,
 )
-from judge.kinds._matching import fits
+from judge.kinds._matching import fits, pair_calls
 from judge.kinds._tool_rules import (
     ToolRule,
     apply_rules,
@@ -145,21 +145,16 @@ def trajectory_verdict(
         errors=errors,
     )
     actual, expected = kept.actual, kept.expected
-    pairs = pair_by_tool(actual, expected, spec.mode_of, spec.arguments)
+    if spec.tools:  # a tool of its own argument mode: the pairing is made name by name
+        pairs = pair_by_tool(actual, expected, spec.mode_of, spec.arguments)
+    else:
+        pairs = pair_calls(actual, expected, spec.arguments)
     paired_agent = {a for a, _ in pairs}
     paired_expected = {e for _, e in pairs}
     matched = _holds(spec, actual, expected, len(pairs))
-    notes = []
-    if spec.match == "strict" and not matched and len(pairs) == len(actual) == len(expected):
-        notes.append("the expected calls, each made, but in another order")
-    texts = sum(
-        not isinstance(c.arguments, dict) and spec.mode_of(c.name) != "ignore" for c in actual
-    )
-    if texts:
-        notes.append(f"{texts} call(s) with arguments that are not a JSON object: they fit none")
-    if not expected and actual:
-        notes.append(f"no call was expected; the agent made {len(actual)}")
-    notes.extend(describe_keys(kept.keys_dropped))
+    notes = _notes(spec, actual, expected, len(pairs), matched)
+    if kept.keys_dropped:
+        notes.extend(describe_keys(kept.keys_dropped))
     return TrajectoryVerdict.model_construct(
         match=spec.match,
         arguments=spec.arguments,
@@ -172,9 +167,36 @@ def trajectory_verdict(
         missing=[_item(c) for i, c in enumerate(expected) if i not in paired_expected],
         unexpected=[_item(c) for i, c in enumerate(actual) if i not in paired_agent],
         notes=notes,
-        left_out=[LeftOutItem.model_construct(**d) for d in describe_dropped(kept.dropped)],
-        paired=[[kept.actual_at[a], kept.expected_at[e]] for a, e in pairs],
+        left_out=[LeftOutItem.model_construct(**d) for d in describe_dropped(kept.dropped)]
+        if kept.dropped
+        else [],
+        paired=kept.original(pairs),
     )
+
+
+def _notes(
+    spec: TrajectorySpec, actual: list[Call], expected: list[Call], paired: int, matched: bool
+) -> list[str]:
+    """What the verdict notes beside its counts: the right calls in the wrong order
+    (strict), arguments that are not JSON, calls made where none was expected."""
+    notes = []
+    if spec.match == "strict" and not matched and paired == len(actual) == len(expected):
+        notes.append("the expected calls, each made, but in another order")
+    if spec.tools:
+        texts = sum(
+            not isinstance(c.arguments, dict) and spec.mode_of(c.name) != "ignore" for c in actual
+        )
+    else:
+        texts = (
+            0
+            if spec.arguments == "ignore"
+            else sum(not isinstance(c.arguments, dict) for c in actual)
+        )
+    if texts:
+        notes.append(f"{texts} call(s) with arguments that are not a JSON object: they fit none")
+    if not expected and actual:
+        notes.append(f"no call was expected; the agent made {len(actual)}")
+    return notes
 
 
 def _holds(spec: TrajectorySpec, actual: list[Call], expected: list[Call], paired: int) -> bool:
