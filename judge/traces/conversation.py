@@ -111,11 +111,11 @@ def shape_for(required: tuple[str, ...], shape: str) -> str:
 
 
 def _is_conversation(group: Group, chosen: str, mapping: TraceMapping) -> bool:
-    """Under `auto`: a trace or session with an agent or tool span, or model calls chained
-    by their messages (an agent the SDK alone traced)."""
+    """Under `auto`: a trace or session with an agent or tool span, or several model calls
+    alone put together (by their messages or a session id: an agent the SDK alone traced)."""
     if chosen != "auto":
         return chosen == "conversations"
-    return group.how == "messages" or is_agent_trace(group.spans, mapping)
+    return group.calls_only or is_agent_trace(group.spans, mapping)
 
 
 def _add_grouped(

@@ -43,6 +43,7 @@ class Group:
     traces: int = 1
     how: str | None = None
     key: str | None = None  # the session or conversation id, when `how` is one
+    calls_only: bool = False  # several traces, each a model call alone
 
 
 @dataclass
@@ -80,15 +81,15 @@ def group_traces(by_trace: dict[str, list[Span]], mapping: TraceMapping) -> Grou
         how[trace_id] = found
         first = by_id.setdefault(found, trace_id)
         _union(owner, first, trace_id)
-    lone = {
-        t: call
-        for t in order
-        if t not in how and (call := _lone_model_call(by_trace[t], mapping)) is not None
-    }
+    calls = {t: call for t in order if (call := _lone_model_call(by_trace[t], mapping)) is not None}
+    lone = {t: call for t, call in calls.items() if t not in how}
     chained = _chain(lone, mapping)
     for earlier, later in chained:
         _union(owner, later, earlier)
-    return _groups(order, owner, by_trace, how, {t for pair in chained for t in pair})
+    out = _groups(order, owner, by_trace, how, {t for pair in chained for t in pair})
+    for group in out.groups:  # model calls alone, put together: an agent the SDK traced
+        group.calls_only = group.traces > 1 and all(s.trace_id in calls for s in group.spans)
+    return out
 
 
 def _conversation_id(spans: Iterable[Span], mapping: TraceMapping) -> tuple[str, str] | None:

@@ -93,7 +93,7 @@ def test_a_session_id_makes_one_conversation_where_messages_cannot(tmp_path) -> 
                         {"role": "assistant", "content": reply.choices[0].message.content},
                         {"role": "user", "content": f"and {n}?"},
                     ]
-    cases = _pulled(tmp_path, "chat", list(exporter.get_finished_spans()), "--as", "conversations")
+    cases = _pulled(tmp_path, "chat", list(exporter.get_finished_spans()))  # --as auto
     assert [c["metadata"]["session.id"] for c in cases] == ["chat-0", "chat-1", "chat-2"]
     assert [c["metadata"]["grouped_by"] for c in cases] == ["session.id"] * 3
     assert [m["content"] for m in cases[1]["messages"]] == ["Hi", "answer 0", "and 1?", "answer 1"]
