@@ -187,6 +187,9 @@ class GradedRecord(BaseModel):
     verdict: dict[str, Any] | None = None
     score: float | None = None
     label: str | None = None
+    # the key its case was joined to a reference by (`--references --join-on`); written
+    # only when there is one, so records of cases never joined read as before
+    reference_key: str | None = Field(default=None, exclude_if=lambda v: v is None)
     error: str | None = None
     raw: str | None = None
     cached: bool = False

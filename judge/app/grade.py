@@ -32,6 +32,7 @@ from judge.app.labels import human_labels_inputs, human_labels_option
 from judge.app.otel import check_otel_option, send_records
 from judge.app.outputs import check_outputs
 from judge.app.parquet import parquet_outputs, write_parquet_option
+from judge.app.references import check_references_option, joined
 from judge.app.requests import GradeRequest
 from judge.app.runs import (
     GradeResult,
@@ -57,6 +58,9 @@ __all__ = ["GradeRequest", "GradeResult", "grade"]
 def grade(request: GradeRequest, env: Mapping[str, str]) -> GradeResult:
     """Grade as the request says; the exit code as `judge grade`'s."""
     check_engine_options(request, rubric_refs(request.rubric))
+    check_references_option(request.references, request.join_on)
+    if request.references and (request.batch_api or request.export_batch or request.import_batch):
+        raise UsageError("--references works with online grading only, not with the batch flags")
     check_otel_option(request)
     if request.jury is not None:
         from judge.app.jury_run import run_grade_jury  # the jury loads only when asked for
@@ -101,7 +105,10 @@ def _grade_one(request: GradeRequest, env: Mapping[str, str]) -> GradeResult:
     outputs = grade_outputs(request, output) + parquet_outputs(request.parquet, output)
     check_outputs(outputs, inputs, overwrite=request.overwrite)
     config = judge_config(request.judge, env)
-    with input_file(request.input, request.input_format) as input_path:
+    with (
+        input_file(request.input, request.input_format) as given,
+        joined(given, request.references, request.join_on) as input_path,
+    ):
         edge().judge(config)
         prices = prices_from_args(request, config)
         if request.engine == "ray":

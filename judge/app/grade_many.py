@@ -25,6 +25,7 @@ from judge.app.edge import edge, note
 from judge.app.judges import judge_config, rubric_library
 from judge.app.outputs import Output, check_outputs, require_inputs
 from judge.app.parquet import parquet_outputs, write_parquet_option
+from judge.app.references import joined
 from judge.app.runs import (
     GradeResult,
     finish_pass,
@@ -91,7 +92,10 @@ def run_grade_many(args: GradeRequest, env: Mapping[str, str], refs: list[str]) 
     conditions = pass_conditions(args.fail_if, _gate_names(rubrics, sources))
     files = _outputs(args, rubrics)
     config = judge_config(args.judge, env)
-    with input_file(args.input, args.input_format) as input_path:
+    with (
+        input_file(args.input, args.input_format) as given,
+        joined(given, args.references, args.join_on) as input_path,
+    ):
         edge().judge(config)
         summaries = asyncio.run(_grade_pass(args, config, rubrics, files, input_path))
         by_id = {r.id: summaries[r.ref] for r in rubrics}

@@ -17,6 +17,7 @@ from judge.app.judges import rubric_library
 from judge.app.jury_options import panel_configs
 from judge.app.labels import human_labels_inputs, human_labels_option
 from judge.app.outputs import Output, check_outputs
+from judge.app.references import joined
 from judge.app.requests import GradeRequest
 from judge.app.runs import (
     EXIT_OK,
@@ -84,7 +85,10 @@ def run_grade_jury(request: GradeRequest, env: Mapping[str, str]) -> GradeResult
     outputs = _outputs(request, jury, out_dir, records, pairwise=rubric.behaviour.compares_two)
     check_outputs(outputs, inputs, overwrite=request.overwrite)
     _announce(jury)
-    with input_file(request.input, request.input_format) as input_path:
+    with (
+        input_file(request.input, request.input_format) as given,
+        joined(given, request.references, request.join_on) as input_path,
+    ):
         summary = asyncio.run(
             _grade(jury, rubric, configs, input_path, out_dir, request, base, labels, results)
         )

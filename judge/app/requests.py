@@ -85,6 +85,8 @@ class GradeRequest:
     ray_actors: int | None = None
     otel_endpoint: str | None = None  # --otel-endpoint URL: judge.app.otel
     certificate: Path | None = None  # --certificate CERT.json: judge.app.cascade
+    references: Path | None = None  # --references REFS --join-on FIELD: judge.app.references
+    join_on: str | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from judge.app.outputs import Output
 from judge.app.selection import check_selection, selection_from_args
 from judge.config import JudgeConfig
 from judge.engine.measure.run_gates import (
+    abstained_line,
     check_conditions,
     failure_line,
     grade_metric_names,
@@ -135,6 +136,10 @@ def finish_pass(
             note(f"error: {failure}")
     if any(failures):
         return EXIT_FATAL
+    for key in summaries:
+        abstained = abstained_line(summaries[key], records[key])
+        if abstained is not None:
+            note(f"judge: {(key + ': ') if key else ''}{abstained}")
     # a gate that cannot be computed (e.g. a mean over no scored case) fails, saying why
     numbers, reasons = values
     checks = evaluate(conditions, numbers, reasons=reasons)

@@ -5,17 +5,19 @@ request's slice attributes; `judge watch` (judge.app.watch) reads traces the sam
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from judge.app.judging import rubric_library
+from judge.app.references import JoinCount, check_references_option, join_case, load_references
 from judge.errors import UsageError
 from judge.kinds import get_kind
 from judge.project_config import ProjectConfig
 from judge.rubric import load_rubric
+from judge.schemas import Case
 from judge.traces.mapping import TraceMapping
 from judge.traces.phoenix import PhoenixClient
 from judge.traces.pull import (
@@ -45,6 +47,8 @@ class TracesRequest:
     output: Path | None
     rubrics_dir: tuple[Path, ...]
     shape: str = "auto"  # `--as`: agent traces as conversations (judge.traces.conversation)
+    references: Path | None = None  # `--references REFS --join-on FIELD` (judge.app.references)
+    join_on: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class Pulled:
     broken: list[str]
     missing_count: int
     broken_count: int
+    notes: list[str] = field(default_factory=list)  # traces put together; references joined
 
 
 @dataclass(frozen=True)
@@ -93,20 +98,26 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
     """`pull`: one case per answered request, written to the request's output."""
     if request.output is None:
         raise UsageError("judge traces pull needs -o CASES.jsonl")
+    check_references_option(request.references, request.join_on)
     if (request.otlp is None) == (request.phoenix is None):
         raise UsageError("judge traces pull needs one of --otlp FILE or --phoenix URL")
     required: list[str] = []
     if request.rubric:
         rubric = load_rubric(request.rubric, rubric_library(request, env))
         required = get_kind(rubric.kind).required_inputs(rubric)
+    join, joined = _joiner(request)
     if request.otlp is not None:
         extraction = pull_otlp(request.otlp, mapping, required=required, shape=request.shape)
+        if join is not None:
+            extraction.cases = [join(case) for case in extraction.cases]
         write_cases(extraction, request.output)
-        missing = [str(m) for m in extraction.missing]
-        source = str(request.otlp)
-        broken = extraction.broken
+        missing, broken = [str(m) for m in extraction.missing], extraction.broken
+        notes = [*extraction.grouped, *joined()]
         cases = len(extraction.cases)
-        return Pulled(cases, source, request.output, missing, broken, len(missing), len(broken))
+        pulled = Pulled(
+            cases, str(request.otlp), request.output, missing, broken, len(missing), len(broken)
+        )
+        return replace(pulled, notes=notes)
     with phoenix_client(request, env) as client:
         streamed = pull_phoenix_into(
             client,
@@ -117,11 +128,13 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
             until=request.until,
             required=required,
             shape=request.shape,
+            join=join,
         )
     if streamed.stopped is not None:
         raise _kept(streamed, request.output)
     tally = streamed.tally
     source = f"{shown_url(str(request.phoenix))} project {request.project}"
+    notes = [*streamed.notes, *joined()]
     return Pulled(
         streamed.cases,
         source,
@@ -130,7 +143,19 @@ def pull_traces(request: TracesRequest, env: Mapping[str, str], mapping: TraceMa
         tally.broken,
         tally.missing_count,
         tally.broken_count,
+        notes,
     )
+
+
+def _joiner(
+    request: TracesRequest,
+) -> tuple[Callable[[Case], Case] | None, Callable[[], list[str]]]:
+    """`--references REFS --join-on FIELD`: each case through the join, and the line that
+    says what it joined (none without the option)."""
+    if request.references is None or request.join_on is None:
+        return None, list
+    refs, count = load_references(request.references, request.join_on), JoinCount()
+    return (lambda case: join_case(case, refs, count)), (lambda: [count.line(refs)])
 
 
 def _kept(streamed: Streamed, output: Path) -> Exception:

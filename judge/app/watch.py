@@ -6,7 +6,7 @@ and closed here; what a person should be told goes to `say`."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judge.app.judging import JudgeChoice, Say, judge_config, judge_notes, rubric_library
+from judge.app.references import JoinCount, check_references_option, join_case, load_references
 from judge.app.traces import phoenix_client
 from judge.engine.cascade import settle_one
 from judge.engine.certificate import Certificate, check_binding, load_certificate
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from judge.config import JudgeConfig
     from judge.engine.metrics import GradingMetrics
     from judge.rubric import Rubric
+    from judge.schemas import Case
     from judge.traces.mapping import TraceMapping
 
 
@@ -69,6 +71,8 @@ class WatchRequest:
     label_rate: float | None = None  # `--label-rate R --label-dir DIR` (judge.app.watch_labels)
     label_dir: Path | None = None
     certificate: Path | None = None  # `--certificate`: a cascade of one (judge.engine.cascade)
+    references: Path | None = None  # `--references REFS --join-on FIELD` (judge.app.references)
+    join_on: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ def run_watch_job(
         required = tuple(get_kind(rubric.kind).required_inputs(rubric))
         options = _options(request, prices_for(config, override=_prices(request)), say)
         certificate = None if request.certificate is None else load_certificate(request.certificate)
+        options.join = _joiner(request)
         source = _source(request, env, mapping, required, stack)
         if request.push:
             if not isinstance(source, PhoenixSource):
@@ -148,6 +153,15 @@ def _source(
         settle=request.settle_seconds,
         shape=request.shape,
     )
+
+
+def _joiner(request: WatchRequest) -> Callable[[Case], Case] | None:
+    """`--references --join-on`: the references read once, joined onto each case."""
+    check_references_option(request.references, request.join_on)
+    if request.references is None or request.join_on is None:
+        return None
+    refs = load_references(request.references, request.join_on)
+    return lambda case: join_case(case, refs, JoinCount())
 
 
 def _options(request: WatchRequest, prices: tuple[float, float] | None, say: Say) -> WatchOptions:

@@ -17,6 +17,7 @@ from judge.cli._html import add_html_option
 from judge.cli._labels import add_human_labels_option
 from judge.cli._otel import add_otel_option
 from judge.cli._parquet import add_parquet_option
+from judge.cli._references import add_references_option
 from judge.cli._requests import GradeRequest, request_from
 from judge.cli._run import add_run_options, cli_edge
 from judge.cli._selection import add_selection_options
@@ -65,6 +66,7 @@ def _add_io_options(p: argparse.ArgumentParser) -> None:
     add_parquet_option(p)
     p.add_argument("--input-format", choices=["jsonl", "csv"], help="format of stdin input")
     add_selection_options(p)
+    add_references_option(p)
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument("--price-input", type=float, help="USD per million prompt tokens")
     p.add_argument("--price-output", type=float, help="USD per million completion tokens")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from judge.app.traces import TracesRequest, mapping_of, pull_traces, push_traces
 from judge.cli._common import add_rubrics_dir_option
+from judge.cli._references import add_references_option
 from judge.cli._requests import request_from
 
 EXAMPLES = """examples:
@@ -39,6 +40,7 @@ def add_traces(sub: argparse._SubParsersAction) -> None:
     add_source_options(p)
     p.add_argument("--rubric", help="pull: the rubric the cases are for (its inputs are required)")
     p.add_argument("-o", "--output", type=Path, help="pull: the cases file to write")
+    add_references_option(p)
     add_rubrics_dir_option(p)
     p.set_defaults(run=run_traces)
 
@@ -89,6 +91,8 @@ def run_traces(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return 0
     pulled = pull_traces(request, env, mapping)
     print(f"traces: {pulled.cases} cases from {pulled.source} -> {pulled.output}")
+    for line in pulled.notes:
+        print(f"traces: {line}")
     _print_skipped(pulled.broken, "traces or spans skipped, unreadable", pulled.broken_count)
     if pulled.missing_count:
         print(

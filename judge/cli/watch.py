@@ -12,6 +12,7 @@ from pathlib import Path
 from judge.app.traces import mapping_of
 from judge.app.watch import WatchRequest, run_watch_job
 from judge.cli._common import add_judge_options, say
+from judge.cli._references import add_references_option
 from judge.cli._requests import request_from
 from judge.cli.traces import add_source_options
 
@@ -36,6 +37,7 @@ def add_watch(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_source_options(p)
+    add_references_option(p)
     p.add_argument("--rubric", required=True, help="ID or ID@VERSION")
     p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="watch folder")
     _add_budget_options(p.add_argument_group("sampling and budget"))
@@ -90,6 +92,12 @@ def run_watch(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     watched = run_watch_job(request, env, mapping, say=say)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(watched.counts.items())) or "nothing new"
     print(f"watch: {counts}; records: {watched.records}")
+    if watched.counts.get("abstained") and not watched.counts.get("graded"):
+        print(
+            f"watch: every one of the {watched.counts['abstained']} cases decided abstained: "
+            "nothing was scored (each record's error says why)",
+            file=sys.stderr,
+        )
     if watched.exported is not None:
         print(watched.exported, file=sys.stderr)
     return 0

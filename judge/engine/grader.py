@@ -165,6 +165,7 @@ def build_record(
         verdict=verdict,
         score=score,
         label=label,
+        reference_key=reference_key_of(case),
         error=outcome.error,
         raw=outcome.raw if outcome.status == "parse_error" else None,
         cached=False,
@@ -190,6 +191,7 @@ def _from_cache(
     ]:
         return None
     fields = {**entry, "judge_id": judge_id, "id": case.id, "slices": case.slices}
+    fields["reference_key"] = reference_key_of(case)  # this case's join, not the cached one's
     try:
         return GradedRecord.model_validate({**fields, "cached": True})
     except ValidationError:
@@ -197,7 +199,13 @@ def _from_cache(
         return None
 
 
-_CACHEABLE_EXCLUDE = {"id", "slices", "cached", "usage", "latency_ms"}
+_CACHEABLE_EXCLUDE = {"id", "slices", "cached", "usage", "latency_ms", "reference_key"}
+
+
+def reference_key_of(case: Case) -> str | None:
+    """The key `--references --join-on` joined this case by (judge.app.references), if any."""
+    key = case.metadata.get("reference_key")
+    return key if isinstance(key, str) else None
 
 
 def _cacheable(record: GradedRecord) -> dict[str, Any]:

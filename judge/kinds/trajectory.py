@@ -25,7 +25,14 @@ Score 1.0 with label `match` when the mode holds, else 0.0 `mismatch`. The verdi
 the `missing` expected calls and the `unexpected` agent calls (those left out of M), so a
 mismatch says what to look at; under `strict` a trajectory with the right calls in the
 wrong order says so in `notes`. A case with no `expected_tool_calls` abstains with that
-reason (nothing to compare with); `expected_tool_calls: []` means "no call expected".
+reason (nothing to compare with); `expected_tool_calls: []` means "no call expected":
+under `superset` it is met by any trajectory (vacuously: there is no expected call to
+miss), and the verdict notes the calls made where none was expected.
+
+Rules per tool (`only`, `ignore`, `tools: {NAME: {arguments, ignore_keys}}`, `errors:
+skip`; judge.kinds._tool_rules) decide which calls are compared and how, before the
+pairing; the verdict's counts are of the calls compared and `left_out` names each call
+the rules took away, with its side and the rule.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from judge import lexical
 from judge.kinds._base import (
@@ -47,6 +54,14 @@ from judge.kinds._base import (
     ratio,
 )
 from judge.kinds._matching import fits, pair_calls
+from judge.kinds._tool_rules import (
+    ToolRule,
+    apply_rules,
+    call_errors,
+    describe_dropped,
+    describe_keys,
+    pair_by_tool,
+)
 from judge.schemas import Case, GradedRecord
 from judge.transcript import Call, agent_calls, expected_calls
 
@@ -55,6 +70,7 @@ if TYPE_CHECKING:
 
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 ArgumentMode = Literal["exact", "ignore", "subset"]
+ErrorRule = Literal["count", "skip"]
 NO_EXPECTED = "no expected_tool_calls: nothing to compare the agent's calls with"
 
 
@@ -63,6 +79,15 @@ class TrajectorySpec(BaseModel):
 
     match: MatchMode = "superset"
     arguments: ArgumentMode = "exact"
+    only: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    tools: dict[str, ToolRule] = Field(default_factory=dict)
+    errors: ErrorRule = "count"
+
+    def mode_of(self, name: str) -> str:
+        """The argument mode of one tool's calls: its own, else the rubric's."""
+        rule = self.tools.get(name)
+        return rule.arguments if rule and rule.arguments else self.arguments
 
 
 class CallItem(VerdictModel):
@@ -71,6 +96,15 @@ class CallItem(VerdictModel):
 
     name: str
     arguments: Any
+
+
+class LeftOutItem(VerdictModel):
+    """A call the rubric's rules left out of the comparison: its side and the rule."""
+
+    name: str
+    arguments: Any
+    side: Literal["agent", "expected"]
+    why: str
 
 
 class TrajectoryVerdict(VerdictModel):
@@ -85,22 +119,42 @@ class TrajectoryVerdict(VerdictModel):
     missing: list[CallItem]
     unexpected: list[CallItem]
     notes: list[str]
+    left_out: list[LeftOutItem] = Field(default_factory=list)
+    # [agent call index, expected call index] of each pair the matching made, indexes into
+    # the case's own lists (the agent's calls in order, expected_tool_calls): the viewer's
+    # calls table pairs the calls so
+    paired: list[list[int]] = Field(default_factory=list)
 
 
 def trajectory_verdict(
-    actual: list[Call], expected: list[Call], spec: TrajectorySpec
+    actual: list[Call],
+    expected: list[Call],
+    spec: TrajectorySpec,
+    *,
+    errors: list[str | None] | None = None,
 ) -> TrajectoryVerdict:
-    """The verdict for one conversation (the module docstring's rules)."""
-    pairs = pair_calls(actual, expected, spec.arguments)
+    """The verdict for one conversation (the module docstring's rules). `errors`: for each
+    of the agent's calls, the error its tool result reported, or None (`errors: skip`)."""
+    kept = apply_rules(
+        actual,
+        expected,
+        only=spec.only,
+        ignore=spec.ignore,
+        tools=spec.tools,
+        skip_errors=spec.errors == "skip",
+        errors=errors,
+    )
+    actual, expected = kept.actual, kept.expected
+    if spec.tools:  # a tool of its own argument mode: the pairing is made name by name
+        pairs = pair_by_tool(actual, expected, spec.mode_of, spec.arguments)
+    else:
+        pairs = pair_calls(actual, expected, spec.arguments)
     paired_agent = {a for a, _ in pairs}
     paired_expected = {e for _, e in pairs}
     matched = _holds(spec, actual, expected, len(pairs))
-    notes = []
-    if spec.match == "strict" and not matched and len(pairs) == len(actual) == len(expected):
-        notes.append("the expected calls, each made, but in another order")
-    texts = sum(not isinstance(c.arguments, dict) for c in actual)
-    if texts and spec.arguments != "ignore":
-        notes.append(f"{texts} call(s) with arguments that are not a JSON object: they fit none")
+    notes = _notes(spec, actual, expected, len(pairs), matched)
+    if kept.keys_dropped:
+        notes.extend(describe_keys(kept.keys_dropped))
     return TrajectoryVerdict.model_construct(
         match=spec.match,
         arguments=spec.arguments,
@@ -113,13 +167,42 @@ def trajectory_verdict(
         missing=[_item(c) for i, c in enumerate(expected) if i not in paired_expected],
         unexpected=[_item(c) for i, c in enumerate(actual) if i not in paired_agent],
         notes=notes,
+        left_out=[LeftOutItem.model_construct(**d) for d in describe_dropped(kept.dropped)]
+        if kept.dropped
+        else [],
+        paired=kept.original(pairs),
     )
+
+
+def _notes(
+    spec: TrajectorySpec, actual: list[Call], expected: list[Call], paired: int, matched: bool
+) -> list[str]:
+    """What the verdict notes beside its counts: the right calls in the wrong order
+    (strict), arguments that are not JSON, calls made where none was expected."""
+    notes = []
+    if spec.match == "strict" and not matched and paired == len(actual) == len(expected):
+        notes.append("the expected calls, each made, but in another order")
+    if spec.tools:
+        texts = sum(
+            not isinstance(c.arguments, dict) and spec.mode_of(c.name) != "ignore" for c in actual
+        )
+    else:
+        texts = (
+            0
+            if spec.arguments == "ignore"
+            else sum(not isinstance(c.arguments, dict) for c in actual)
+        )
+    if texts:
+        notes.append(f"{texts} call(s) with arguments that are not a JSON object: they fit none")
+    if not expected and actual:
+        notes.append(f"no call was expected; the agent made {len(actual)}")
+    return notes
 
 
 def _holds(spec: TrajectorySpec, actual: list[Call], expected: list[Call], paired: int) -> bool:
     if spec.match == "strict":
         return len(actual) == len(expected) and all(
-            fits(a, e, spec.arguments) for a, e in zip(actual, expected, strict=True)
+            fits(a, e, spec.mode_of(e.name)) for a, e in zip(actual, expected, strict=True)
         )
     if spec.match == "unordered":
         return paired == len(actual) == len(expected)
@@ -176,6 +259,11 @@ class TrajectoryKind(Kind):
 # match: superset
 # arguments: exact (JSON-equal) | ignore (names only) | subset (the expected keys, equal)
 # arguments: exact
+# rules per tool, applied in this order before the comparison (docs/guides/conversations.md):
+# errors: skip                  # count (default) | skip: a call answered by an error does not count
+# only: [book_reservation]      # compare only these tools, both sides
+# ignore: [get_user_details]    # drop these tools, both sides
+# tools: {calculate: {arguments: subset, ignore_keys: [expression]}}
 """
 
     def verdict_model(self, rubric: Rubric) -> type[BaseModel]:
@@ -210,9 +298,11 @@ class TrajectoryKind(Kind):
     ) -> BaseModel | Abstain:
         if case.expected_tool_calls is None:
             return Abstain(NO_EXPECTED)
+        spec = self._spec(rubric)
         actual = agent_calls(case.messages)
+        errors = call_errors(case.messages) if spec.errors == "skip" else None
         return trajectory_verdict(
-            actual, expected_calls(case.expected_tool_calls), self._spec(rubric)
+            actual, expected_calls(case.expected_tool_calls), spec, errors=errors
         )
 
     def _spec(self, rubric: Rubric) -> TrajectorySpec:

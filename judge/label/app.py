@@ -186,10 +186,23 @@ def _item_view(session: LabelSession, annotator: str, item: StoredItem) -> dict[
     for name in ("messages", "expected_tool_calls", "goal"):  # a conversation's transcript
         if view.get(name) is not None:  # [] expected calls: "none expected", shown
             out[name] = view[name]
+    if not out.get("goal") and isinstance(view.get("messages"), list):
+        goal = _first_user_text(view["messages"])  # what the user asked: the goal unnamed
+        if goal:
+            out["goal"] = goal
     if view.get("messages_a") or view.get("messages_b"):  # two, in this annotator's order
         pair = [view.get("messages_a") or [], view.get("messages_b") or []]
         out["conversations"] = pair if order in (None, "ab") else pair[::-1]
     return out
+
+
+def _first_user_text(messages: list[Any]) -> str | None:
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str) and content.strip():
+                return content
+    return None
 
 
 def _shown_choice(session: LabelSession, event: Event) -> str | None:

@@ -69,6 +69,9 @@ class Reply:
     stall: float = 0.0  # silence after a streamed reply's first chunk (plain: more delay)
     huge_body: int = 0  # > 0: a 200 whose body is this many bytes, streamed, never held
     declare_length: bool = False  # with huge_body: say its size in Content-Length
+    # an agent's turn: the tool calls the assistant message carries (OpenAI's shape; pass
+    # finish_reason="tool_calls" too); the content stays null unless `content` is given
+    tool_calls: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -469,7 +472,7 @@ class FakeOpenAIServer:
         content = reply.content
         if content is None and reply.verdict is not None:
             content = json.dumps(reply.verdict)
-        if content is None and reply.refusal is None:
+        if content is None and reply.refusal is None and not reply.tool_calls:
             content = render_content(default_verdict(chat), chat.mode)
         completion_tokens = self.token_counter(content or reply.refusal or "")
         with self._lock:
@@ -561,6 +564,13 @@ class FakeOpenAIServer:
         with self._lock:
             self._ids += 1
             number = self._ids
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": content,
+            "refusal": reply.refusal,
+        }
+        if reply.tool_calls:
+            message["tool_calls"] = [dict(call) for call in reply.tool_calls]
         return {
             "id": f"chatcmpl-test-{number}",
             "object": "chat.completion",
@@ -570,7 +580,7 @@ class FakeOpenAIServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
+                    "message": message,
                     "finish_reason": reply.finish_reason,
                     "logprobs": None,
                 }

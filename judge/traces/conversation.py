@@ -41,7 +41,14 @@ from pydantic import ValidationError
 
 from judge.errors import UsageError
 from judge.schemas import Case
-from judge.traces.mapping import Extraction, Missing, TraceMapping, cases_from_spans
+from judge.traces.grouping import Group, group_traces
+from judge.traces.mapping import (
+    Extraction,
+    Missing,
+    TraceMapping,
+    cases_from_spans,
+    mapped_metadata,
+)
 from judge.traces.span_messages import read_messages, read_system, read_tools, text_of
 from judge.traces.spans import Span
 from judge.traces.tool_answers import answer_calls, tool_message
@@ -73,9 +80,23 @@ def cases_of_traces(
     by_trace: dict[str, list[Span]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, []).append(span)
-    out = Extraction()
-    for trace in by_trace.values():
-        add_trace(trace, mapping, needed, chosen, out)
+    out, plain = Extraction(), []
+    grouping = group_traces(by_trace, mapping) if chosen != "answers" else None
+    for group in grouping.groups if grouping else [Group(s) for s in by_trace.values()]:
+        if not _is_conversation(group, chosen, mapping):
+            plain.extend(group.spans)
+        elif group.how is None:
+            _add_conversations(group.spans, mapping, needed, out)
+        else:
+            _add_grouped(group, mapping, needed, out)
+    if grouping is not None and grouping.line():
+        out.grouped.append(str(grouping.line()))
+    if plain:
+        answers = cases_from_spans(plain, mapping, required=needed or ("question", "answer"))
+        for case in answers.cases:
+            _add(out, case, answers.starts[case.id])
+        out.missing.extend(answers.missing)
+        out.broken.extend(answers.broken)  # traces skipped whole (a parent loop), named
     out.cases.sort(key=lambda c: (out.starts[c.id], c.id))
     return out
 
@@ -107,6 +128,46 @@ def shape_for(required: tuple[str, ...], shape: str) -> str:
     if shape != "auto" or not required:
         return shape
     return "conversations" if CONVERSATION_INPUTS & set(required) else "answers"
+
+
+def _is_conversation(group: Group, chosen: str, mapping: TraceMapping) -> bool:
+    """Under `auto`: a trace or session with an agent or tool span, or several model calls
+    alone put together (by their messages or a session id: an agent the SDK alone traced)."""
+    if chosen != "auto":
+        return chosen == "conversations"
+    return group.calls_only or is_agent_trace(group.spans, mapping)
+
+
+def _add_grouped(
+    group: Group, mapping: TraceMapping, required: tuple[str, ...], out: Extraction
+) -> None:
+    """One conversation of several traces (judge.traces.grouping): the model and tool
+    calls under each topmost span, in time order, read as one trace's are; the id and the
+    fallbacks are the earliest topmost span's."""
+    spans = _unique(group.spans)
+    children: dict[str, list[Span]] = {}
+    for span in spans.values():
+        if span.parent_id in spans:
+            children.setdefault(str(span.parent_id), []).append(span)
+    tops = [t for t in _tops(spans) if mapping.kind_of(t) not in mapping.tool_kinds]
+    if not tops:
+        return
+    found = {s.span_id: s for top in tops for s in _steps(top, children, mapping)}
+    steps = sorted(found.values(), key=lambda s: (s.start_ns, _kind_rank(s, mapping), s.span_id))
+    if len(steps) > MAX_MESSAGES:
+        out.broken.append(
+            f"trace {tops[0].trace_id}: {group.traces} traces put together ({group.how}): "
+            f"{len(steps)} model and tool calls, over the {MAX_MESSAGES} messages a case holds"
+        )
+        return
+    case, lacking = conversation_case(tops[0], steps, mapping, required)
+    if case is None:
+        out.missing.append(Missing(tops[0].trace_id, tops[0].span_id, lacking))
+        return
+    metadata = {**case.metadata, "grouped_by": group.how, "traces": group.traces}
+    if group.key is not None:
+        metadata[str(group.how)] = group.key
+    _add(out, case.model_copy(update={"metadata": metadata}), tops[0].start_ns)
 
 
 def is_agent_trace(trace: Iterable[Span], mapping: TraceMapping) -> bool:
@@ -230,6 +291,7 @@ def conversation_case(
     response_id = _last_attribute(steps, mapping.response_id)
     if response_id:
         metadata["response_id"] = response_id
+    metadata |= mapped_metadata([root, *steps], mapping.metadata)
     try:
         case = Case(
             id=root.span_id,

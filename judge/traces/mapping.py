@@ -73,6 +73,11 @@ class TraceMapping:
         "tool.parameters",
     )
     tool_result: tuple[str, ...] = ("gen_ai.tool.call.result", "output.value")
+    # traces that are one conversation (judge.traces.grouping): spans sharing a value of one
+    conversation_id: tuple[str, ...] = ("session.id", "gen_ai.conversation.id")
+    # span (then resource) attributes copied into each case's metadata under their own
+    # names: a key `--references --join-on metadata.NAME` can join on
+    metadata: tuple[str, ...] = ()
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str) -> TraceMapping:
@@ -118,6 +123,7 @@ class Extraction:
     starts: dict[str, int] = field(default_factory=dict)  # case id -> start, Unix ns
     missing: list[Missing] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
+    grouped: list[str] = field(default_factory=list)  # traces put together (judge.traces.grouping)
 
 
 def cases_from_spans(
@@ -242,6 +248,7 @@ def _case(
     )  # the LLM span under a chain records it
     if response_id:
         metadata["response_id"] = response_id
+    metadata |= mapped_metadata([root, *under], mapping.metadata)
     try:
         case = Case(
             id=root.span_id,
@@ -255,6 +262,19 @@ def _case(
     except ValidationError as exc:  # past a case's bounds (an id, more documents than it holds)
         return None, (f"valid {exc.errors()[0]['loc'][0]}",)
     return case, ()
+
+
+def mapped_metadata(spans: list[Span], names: tuple[str, ...]) -> dict[str, Any]:
+    """`[tool.judge.traces] metadata`: each attribute's first value on `spans` (the root
+    first), else on the root's resource, under its own name."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = next((s.attributes[name] for s in spans if name in s.attributes), None)
+        if value is None and spans:
+            value = spans[0].resource.get(name)
+        if value not in (None, ""):
+            out[name] = value
+    return out
 
 
 def _first(spans: list[Span], paths: tuple[str, ...]) -> str | None:

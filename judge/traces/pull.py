@@ -4,8 +4,8 @@ prints them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -14,13 +14,14 @@ from judge.engine.atomic import replace_text
 from judge.engine.inputs import iter_cases
 from judge.engine.records import scan_records
 from judge.errors import InputError, OutputWriteError, UsageError
-from judge.schemas import GradedRecord
+from judge.schemas import Case, GradedRecord
 from judge.traces.conversation import add_trace, cases_of_traces, shape_for
+from judge.traces.grouping import could_join
 from judge.traces.mapping import Extraction, TraceMapping
 from judge.traces.otel import EvaluationExporter, ExportCounts
 from judge.traces.phoenix import PhoenixClient, PhoenixError
 from judge.traces.spans import Span, open_regular, read_otlp_file
-from judge.traces.spool import MAX_TRACE_BYTES, CaseSpool, PullTally, SpanSpool
+from judge.traces.spool import GROUP_BYTES, MAX_TRACE_BYTES, CaseSpool, PullTally, SpanSpool
 
 __all__ = [
     "export_records",
@@ -72,12 +73,14 @@ def pull_phoenix(
 
 @dataclass
 class Streamed:
-    """A streamed pull: the cases written, what was skipped, and the error that stopped the
-    pull before Phoenix had no more (a cap, a cursor loop, Phoenix gone), if one did."""
+    """A streamed pull: the cases written, what was skipped, how traces were put together
+    (`notes`), and the error that stopped the pull before Phoenix had no more (a cap, a
+    cursor loop, Phoenix gone), if one did."""
 
     cases: int
     tally: PullTally
     stopped: PhoenixError | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def pull_phoenix_into(
@@ -90,19 +93,22 @@ def pull_phoenix_into(
     until: datetime | None = None,
     required: Iterable[str] = (),
     shape: str = "auto",
+    join: Callable[[Case], Case] | None = None,
 ) -> Streamed:
     """`pull_phoenix`, holding a bounded window (judge.traces.spool): each page spooled to
-    disk as it comes, each trace turned into cases alone. A pull stopped by one of its
-    limits, a cursor loop or Phoenix failing midway still writes the cases of the spans
-    it had (when there are any) and returns the error in `stopped` for the caller to say."""
+    disk as it comes, each trace turned into cases alone, except the traces that could be
+    put together into one conversation (judge.traces.grouping), held up to GROUP_BYTES. A
+    pull stopped by one of its limits, a cursor loop or Phoenix failing midway still writes
+    the cases of the spans it had (when there are any) and returns the error in `stopped`
+    for the caller to say. `join`: each case through it before it is kept (--references)."""
     mapping = mapping or TraceMapping()
     needed = tuple(required)
     chosen = shape_for(needed, shape)
-    tally = PullTally()
+    tally, notes = PullTally(), []
     stopped: PhoenixError | None = None
     with SpanSpool() as spool:
-        page: list[Span] = []
         try:
+            page: list[Span] = []
             for span in client.spans(project, since=since, until=until, bad=tally.skipped):
                 page.append(span)
                 if len(page) >= 1000:
@@ -112,14 +118,37 @@ def pull_phoenix_into(
             stopped = exc
         spool.add(page)
         found = CaseSpool(spool)
-        for trace in spool.traces(lambda tid, size: tally.skipped(_too_big(tid, size))):
+
+        def keep(extraction: Extraction) -> None:
+            if join is not None:
+                extraction.cases = [join(case) for case in extraction.cases]
+            found.add(extraction)
+            tally.add(extraction)
+
+        held: list[Span] = []
+        held_bytes, alone = 0, 0
+        for trace, size in spool.traces(lambda tid, size: tally.skipped(_too_big(tid, size))):
+            if chosen != "answers" and could_join(trace, mapping):
+                if held_bytes + size <= GROUP_BYTES:
+                    held.extend(trace)
+                    held_bytes += size
+                    continue
+                alone += 1
             one = Extraction()
             add_trace(trace, mapping, needed, chosen, one)
-            found.add(one)
-            tally.add(one)
+            keep(one)
+        if held:
+            grouped = cases_of_traces(held, mapping, required=needed, shape=shape)
+            keep(grouped)
+            notes.extend(grouped.grouped)
+        if alone:
+            notes.append(
+                f"{alone} traces read alone, not put together with others: past the "
+                f"{GROUP_BYTES // (1024 * 1024)} MiB of spans a pull holds for that"
+            )
         if found.count or stopped is None:
             found.write(output)
-        return Streamed(found.count, tally, stopped)
+        return Streamed(found.count, tally, stopped, notes)
 
 
 def _too_big(trace_id: str, size: int) -> str:

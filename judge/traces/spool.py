@@ -10,7 +10,9 @@ as they arrive (the first copy is kept, as judge.traces.mapping does), and the c
 each trace go into a second table, written out in start order when the pull ends.
 
 A trace bigger than `MAX_TRACE_BYTES` of span JSON is skipped and named (one trace is
-read into memory whole to be turned into cases); the skipped and missing lists keep their
+read into memory whole to be turned into cases). Traces that could be put together into one
+conversation with others (judge.traces.grouping: a session id, a model call alone) are held
+until the end, up to `GROUP_BYTES`; past it, such traces are read alone and that is said; the skipped and missing lists keep their
 first `KEPT_LINES` lines and a count, so a stream of broken spans cannot grow them either.
 """
 
@@ -28,9 +30,10 @@ from judge.engine.atomic import replacing
 from judge.traces.mapping import Extraction
 from judge.traces.spans import Span
 
-__all__ = ["MAX_TRACE_BYTES", "CaseSpool", "PullTally", "SpanSpool"]
+__all__ = ["GROUP_BYTES", "MAX_TRACE_BYTES", "CaseSpool", "PullTally", "SpanSpool"]
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024  # span JSON of one trace (an agent's long run: a few MB)
+GROUP_BYTES = 256 * 1024 * 1024  # span JSON held to put traces together into conversations
 KEPT_LINES = 1_000  # missing and skipped lines kept to print; the rest only counted
 
 
@@ -61,8 +64,9 @@ class SpanSpool:
             )
         self.spans += max(cursor.rowcount, 0)
 
-    def traces(self, too_big: Callable[[str, int], None]) -> Iterator[list[Span]]:
-        """Each trace's spans in arrival order, one trace at a time; a trace over
+    def traces(self, too_big: Callable[[str, int], None]) -> Iterator[tuple[list[Span], int]]:
+        """Each trace's spans in arrival order with their size in bytes of JSON, one trace
+        at a time; a trace over
         MAX_TRACE_BYTES is not read into memory but said to `too_big` (its id, its bytes)."""
         rows = self._db.execute(
             "SELECT trace_id, data FROM spans ORDER BY trace_id, seq"
@@ -102,11 +106,11 @@ class SpanSpool:
 
 def _finished(
     trace_id: str, spans: list[Span], size: int, too_big: Callable[[str, int], None]
-) -> Iterator[list[Span]]:
+) -> Iterator[tuple[list[Span], int]]:
     if size > MAX_TRACE_BYTES:
         too_big(trace_id, size)
     else:
-        yield spans
+        yield spans, size
 
 
 class CaseSpool:

@@ -68,6 +68,8 @@ class WatchOptions:
     # a certificate applied to each record as it is graded (judge.engine.cascade.settle_one)
     settle: Callable[[GradedRecord], GradedRecord] | None = None
     on_poll: Callable[[], None] | None = None
+    # `--references --join-on`: each sampled case with what it lacks from its reference
+    join: Callable[[Case], Case] | None = None
 
 
 async def watch(
@@ -195,6 +197,10 @@ class _Run:
             state.count("over_budget")
             self._say_budget(spent, now)
             return
+        if options.join is not None:
+            case = options.join(case)
+            if "reference_key" not in case.metadata:
+                state.count("no_reference")
         record = await self.grader.grade_case(case)
         if options.settle is not None:
             record = options.settle(record)
@@ -209,7 +215,8 @@ class _Run:
     def _account(self, record: GradedRecord, now: datetime) -> None:
         usd = self._usd(record)
         self.state.spend.add(usd)
-        self.state.count("graded")
+        # only a scored record is "graded": ten abstentions are not ten grades
+        self.state.count("graded" if record.status == "ok" else record.status)
         window = _window_start(now, self.options.window_seconds)
         tally = self.state.windows.setdefault(window, {"graded": 0, "passed": 0})
         good = passed(record, self.threshold)

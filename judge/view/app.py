@@ -150,7 +150,8 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         rows = ",".join(found["records"])
         text = (
             f'{{"total":{found["total"]},"records":[{rows}],'
-            f'"facets":{json.dumps(found["facets"])},"answers":{json.dumps(found["answers"])}}}'
+            f'"facets":{json.dumps(found["facets"])},"answers":{json.dumps(found["answers"])},'
+            f'"goals":{json.dumps(found["goals"])},"reasons":{json.dumps(found["reasons"])}}}'
         )
         return Response(text, media_type="application/json")
 

@@ -21,6 +21,7 @@ more than words.MAX_PIECES distinct words (each word is a lookup of its own).
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import threading
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ import duckdb
 
 from judge.view.facets import SPLIT, facets
 from judge.view.index import MEMORY_LIMIT
+from judge.view.reasons import verdict_reason
 from judge.view.words import search_clause
 
 SORTS = {
@@ -180,11 +182,25 @@ class Engine:
             positions = [row[0] for row in top]
             page = _by_position(cursor, alias, positions)
             answers = _answers(cursor, alias, positions)
+            goals = _goals(cursor, alias, positions)
             found = facets(cursor, base, params)
         finally:
             cursor.close()
         total = sum(found["status"].values())
-        return {"total": total, "records": page, "facets": found, "answers": answers}
+        reasons = {}
+        for text in page:  # the page's records only: PAGE parses, not the run's
+            record = json.loads(text)
+            reason = verdict_reason(record)
+            if reason is not None:
+                reasons[str(record.get("id"))] = reason
+        return {
+            "total": total,
+            "records": page,
+            "facets": found,
+            "answers": answers,
+            "goals": goals,
+            "reasons": reasons,
+        }
 
     def record(self, index: Path, case_id: str) -> tuple[str, str | None] | None:
         """(record, case) as JSON text, or None for an id the run does not have."""
@@ -374,6 +390,20 @@ def _answers(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[int]
     rows = cursor.execute(
         f"""SELECT c.cid, left(COALESCE(c.case_raw->>'$.answer', c.case_raw->>'$.response',
             c.case_raw->>'$.answer_a'), {ANSWER_CHARS})
+        FROM {alias}.cases c WHERE c.cid IN
+            (SELECT id FROM {alias}.records WHERE pos = ANY(?::BIGINT[]))""",
+        [positions],
+    ).fetchall()
+    return {str(cid): str(text) for cid, text in rows if cid is not None and text is not None}
+
+
+def _goals(cursor: duckdb.DuckDBPyConnection, alias: str, positions: list[int]) -> dict[str, str]:
+    """The goal of each record's conversation case (its first ANSWER_CHARS characters), by
+    id; cases with no goal are left out."""
+    if not positions:
+        return {}
+    rows = cursor.execute(
+        f"""SELECT c.cid, left(c.case_raw->>'$.goal', {ANSWER_CHARS})
         FROM {alias}.cases c WHERE c.cid IN
             (SELECT id FROM {alias}.records WHERE pos = ANY(?::BIGINT[]))""",
         [positions],

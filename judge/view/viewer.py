@@ -56,6 +56,7 @@ class Viewer:
     _overviews: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _compared: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     _drifts: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+    _signals: dict[str, str | None] = field(default_factory=dict)  # run id -> RAG signal
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, run_id: str) -> ViewRun:
@@ -145,7 +146,39 @@ class Viewer:
             "cases": str(run.cases) if run.cases else None,
             "outputs": [{"id": o.id, "kind": o.kind, "path": str(o.path)} for o in run.outputs],
             "has_labels": bool(self.engine.humans.by_id),
+            "rag": self.rag_applies(run),
         }
+
+    def rag_applies(self, run: ViewRun) -> bool:
+        """Whether the RAG two-by-two applies to the run: a summary of its pass carries one,
+        or its rubric gives a retrieval or a generation signal and a run of its group gives
+        the other (as the RAG page then computes it)."""
+        for output in run.outputs:
+            if output.kind == "summary":
+                try:
+                    if isinstance(output.read().get("diagnosis"), dict):
+                        return True
+                except (JudgeError, OSError, ValueError, AttributeError):
+                    continue
+        if self._signal_of(run) is None:
+            return False
+        group = [r for r in self.catalog.runs.values() if r.group == run.group]
+        return {self._signal_of(r) for r in group} >= {"retrieval", "generation"}
+
+    def _signal_of(self, run: ViewRun) -> str | None:
+        """The signal (retrieval | generation) its rubric's kind gives, or None; read once
+        a run from its first record."""
+        if run.id not in self._signals:
+            signal = None
+            try:
+                _, path = self.index(run)
+                first = json.loads(self.engine.overview(path)["first"] or "{}")
+                ref = f"{first.get('rubric')}@{first.get('rubric_version')}"
+                signal = getattr(self.library.load(ref).behaviour, "signal", None)
+            except (JudgeError, duckdb.Error, ValueError, OSError, TypeError):
+                signal = None
+            self._signals[run.id] = signal if signal in ("retrieval", "generation") else None
+        return self._signals[run.id]
 
     # ---- records --------------------------------------------------------------------------
 

@@ -157,11 +157,13 @@ def probe_failure(report: Mapping[str, Any]) -> str | None:
     return None
 
 
-def commonest_failure(records: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
-    """The error text most failed records share, and how many share it."""
+def commonest_failure(
+    records: Iterable[Mapping[str, Any]], statuses: tuple[str, ...] = FAILED_STATUSES
+) -> tuple[str, int] | None:
+    """The error text most failed records (or those of `statuses`) share, and how many."""
     causes: Counter[str] = Counter()
     for record in records:
-        if record.get("status") not in FAILED_STATUSES:
+        if record.get("status") not in statuses:
             continue
         cause = " ".join(str(record.get("error") or "no error text").split())[:200]
         if cause in causes or len(causes) < MAX_CAUSES:
@@ -177,3 +179,17 @@ def failure_line(summary: Mapping[str, Any], records: Path, max_error_rate: floa
     common = commonest_failure(data for _, data in scan_records(records))
     cause = f"; commonest cause ({common[1]} cases): {common[0]}" if common else ""
     return f"the run failed: {failure}{cause}; the records are kept in {records}"
+
+
+def abstained_line(summary: Mapping[str, Any], records: Path) -> str | None:
+    """One line when every case of the run abstained (nothing was scored: a run that says
+    "graded N" would mislead), naming the commonest reason; None otherwise."""
+    cases = summary.get("cases") or 0
+    if not cases or (summary.get("status") or {}).get("abstained", 0) != cases:
+        return None
+    common = commonest_failure((data for _, data in scan_records(records)), ("abstained",))
+    why = f" ({common[1]} of them: {common[0]})" if common else ""
+    return (
+        f"every one of the {cases} cases abstained{why}: nothing was scored "
+        '(--fail-if "scored == 0" makes that a failed gate)'
+    )

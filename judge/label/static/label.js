@@ -76,6 +76,8 @@
 
   function renderItem(item, choices, previous) {
     $("case-id").textContent = item.case_id;
+    $("goal-box").hidden = !item.goal;  // a conversation's goal, first: what to judge against
+    $("goal").textContent = item.goal || "";
     $("question").textContent = item.question;
     const contexts = $("contexts");
     contexts.replaceChildren(...item.contexts.map((text) => el("li", "", text)));
@@ -110,7 +112,6 @@
   function renderConversation(item) {
     const box = $("conversation");
     const parts = [];
-    if (item.goal) parts.push(el("h2", "", "Goal"), el("p", "text", item.goal));
     if (item.messages) {
       const options = { expected: item.expected_tool_calls || null };
       parts.push(el("h2", "", "Conversation"), window.judgeTranscript.render(item.messages, options));

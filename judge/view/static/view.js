@@ -116,7 +116,7 @@
       const extras = [
         r.has_labels ? el("a", { href: `#/confusion/${enc(r.id)}` }, "confusion") : null,
         r.has_labels ? el("a", { href: `#/drift/${enc(r.id)}` }, "drift") : null,
-        el("a", { href: `#/rag/${enc(r.id)}` }, "RAG 2×2"),
+        r.rag ? el("a", { href: `#/rag/${enc(r.id)}` }, "RAG 2×2") : null,
         ...r.outputs.filter((o) => o.kind !== "summary").map((o) => el("a", { href: `#/output/${enc(o.id)}` }, o.kind)),
       ].filter(Boolean);
       return el("tr", { "data-run": r.id },
@@ -204,7 +204,9 @@
         labelThese.disabled = selected.size === 0;
       });
       const panel = r.panel ? `${r.panel.outcome} (${r.panel.votes})` : "";
-      const answer = data.answers[r.id];
+      // a conversation case shows its goal where an answer case shows its answer
+      const answer = data.answers[r.id] !== undefined ? data.answers[r.id] : (data.goals || {})[r.id];
+      const reason = (data.reasons || {})[r.id];
       return el("tr", { "data-id": r.id },
         el("td", {}, box),
         el("td", {}, el("a", { href: `#/case/${enc(runId)}/${enc(r.id)}` }, r.id)),
@@ -214,7 +216,7 @@
         el("td", {}, (r.slices || []).join(", ")),
         el("td", {}, panel),
         el("td", { class: "answer" }, el("div", { class: "clip" }, answer === undefined ? "–" : answer)),
-        el("td", { class: "muted reasoning" }, el("div", { class: "clip" }, reasoning(r))));
+        el("td", { class: "muted reasoning" }, el("div", { class: "clip" }, reason !== undefined ? reason : reasoning(r))));
     });
     const offset = Number(query.get("offset") || 0);
     const pager = el("div", { class: "pager" },
@@ -226,7 +228,7 @@
         el("table", { id: "records" },
           el("thead", {}, el("tr", {}, el("th", {}, ""), el("th", {}, sortBy("id")), el("th", {}, sortBy("status")),
             el("th", { class: "num" }, sortBy("score")), el("th", {}, sortBy("label")), el("th", {}, "slices"),
-            el("th", {}, sortBy("spread")), el("th", {}, "answer"), el("th", {}, "judge's reasoning / error"))),
+            el("th", {}, sortBy("spread")), el("th", {}, "answer / goal"), el("th", {}, "judge's reasoning / error"))),
           el("tbody", {}, rows)),
         el("p", {}, labelThese, " ", labelled))));
   }
@@ -298,6 +300,22 @@
     if (Array.isArray(verdict.missing) && verdict.missing.length) {
       parts.push(el("h2", {}, "Missing calls"), el("ul", { id: "missing" }, verdict.missing.map((m) =>
         el("li", {}, el("a", { href: `#/run/${enc(runId)}?missing=${enc(m.name)}` }, m.name), " ", el("code", {}, JSON.stringify(m.arguments === undefined ? {} : m.arguments))))));
+    }
+    if (Array.isArray(verdict.invalid) && verdict.invalid.length) {
+      // tool_arguments: which call broke its tool's schema, and how
+      parts.push(el("h2", {}, "Calls that broke their tool's schema"), el("table", { id: "invalid-calls" },
+        el("thead", {}, el("tr", {}, el("th", {}, "call"), el("th", {}, "tool"), el("th", {}, "arguments"), el("th", {}, "why"))),
+        el("tbody", {}, verdict.invalid.map((k) => el("tr", { "data-index": k.index },
+          el("td", { class: "num" }, `#${k.index + 1}`), el("td", {}, el("code", {}, k.name)),
+          el("td", {}, el("code", {}, typeof k.arguments === "string" ? k.arguments : JSON.stringify(k.arguments))),
+          el("td", { class: "verdict-contradicted" }, (k.errors || []).join("; ")))))));
+    }
+    if (Array.isArray(verdict.unknown_tools) && verdict.unknown_tools.length) {
+      parts.push(el("h2", {}, "Tools called that were not offered"), el("ul", { id: "unknown-tools" }, verdict.unknown_tools.map((t) => el("li", {}, el("code", {}, t)))));
+    }
+    if (Array.isArray(verdict.left_out) && verdict.left_out.length) {
+      parts.push(el("h2", {}, "Left out by the rubric's rules"), el("ul", { id: "left-out" }, verdict.left_out.map((k) =>
+        el("li", {}, `${k.side}: `, el("code", {}, k.name), ` — ${k.why}`))));
     }
     if (Array.isArray(verdict.turns) && verdict.turns.length) {
       parts.push(el("h2", {}, "Turns"), el("table", { id: "turns" },

@@ -1,5 +1,6 @@
 // A conversation case as a transcript, shared by `judge view` and `judge label`: roles, the
-// assistant's tool calls with their arguments, tool results (collapsed when long), the
+// assistant's tool calls with their arguments, tool results and system messages (collapsed
+// when long), the
 // expected calls beside the actual ones, claim evidence marked in the tool results. Every
 // piece of case text goes in through textContent (never HTML): nothing a case, a tool or a
 // judge wrote can run here.
@@ -100,6 +101,7 @@
     item.append(head);
     const content = message.content === null || message.content === undefined ? "" : String(message.content);
     if (role === "tool") item.append(toolResult(content, evidence));
+    else if ((role === "system" || role === "developer") && content.length > LONG) item.append(toolResult(content, evidence));
     else if (content) {
       const text = node("div", "text");
       text.append(...marked(content, role === "system" || role === "developer" ? evidence : []));
@@ -112,33 +114,68 @@
     return item;
   }
 
-  // the actual calls against the expected ones, with the verdict's missing and unexpected
+  // the actual calls against the expected ones, paired as the verdict paired them
+  // (`paired`: [agent index, expected index]); a call left unpaired has a row of its own,
+  // flagged unexpected or missing. A verdict without `paired` (an older record) pairs the
+  // calls by their place, flagging those its missing and unexpected lists name.
   function callsTable(actual, expected, verdict, options) {
-    const unexpected = flagged(actual, verdict && verdict.unexpected);
-    const missing = flagged(expected, verdict && verdict.missing);
     const table = node("table", "calls");
     table.id = "calls";
     const head = node("tr");
     head.append(node("th", "", "agent's calls (in order)"), node("th", "", "expected calls"));
     table.append(node("thead"), node("tbody"));
     table.tHead.append(head);
-    const rows = Math.max(actual.length, expected.length);
-    if (!rows) {
+    const rows = pairedRows(actual, expected, verdict);
+    if (!rows.length) {
       const none = node("td", "muted", "no call made, none expected");
       none.colSpan = 2;
       const row = node("tr");
       row.append(none);
       table.tBodies[0].append(row);
     }
-    for (let i = 0; i < rows; i++) {
+    for (const [a, e, unexpected, missing] of rows) {
       const row = node("tr");
+      row.className = a !== null && e !== null ? "paired" : "unpaired";
       const left = node("td"), right = node("td");
-      if (i < actual.length) left.append(callBlock(actual[i], unexpected[i] ? "unexpected" : "", options), unexpected[i] ? node("span", "flag unexpected", "unexpected") : "");
-      if (i < expected.length) right.append(callBlock(expected[i], missing[i] ? "missing" : "", options), missing[i] ? node("span", "flag missing", "missing") : "");
+      if (a !== null) left.append(callBlock(actual[a], unexpected ? "unexpected" : "", options), unexpected ? node("span", "flag unexpected", "unexpected") : "");
+      if (e !== null) right.append(callBlock(expected[e], missing ? "missing" : "", options), missing ? node("span", "flag missing", "missing") : "");
       row.append(left, right);
       table.tBodies[0].append(row);
     }
     return table;
+  }
+
+  // [agent index | null, expected index | null, unexpected?, missing?] in the agent's order,
+  // each missing expected call after the row of the expected call before it
+  function pairedRows(actual, expected, verdict) {
+    const paired = verdict && Array.isArray(verdict.paired) ? verdict.paired : null;
+    if (!paired) {
+      const unexpected = flagged(actual, verdict && verdict.unexpected);
+      const missing = flagged(expected, verdict && verdict.missing);
+      const out = [];
+      for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
+        out.push([i < actual.length ? i : null, i < expected.length ? i : null, Boolean(unexpected[i]), Boolean(missing[i])]);
+      }
+      return out;
+    }
+    const partner = new Map(paired.map(([a, e]) => [a, e]));
+    const taken = new Set(paired.map(([, e]) => e));
+    // calls the rubric's rules left out are neither unexpected nor missing
+    const ruled = { agent: [], expected: [] };
+    for (const k of (verdict.left_out || [])) (ruled[k.side] || []).push(k);
+    const leftAgent = flagged(actual, ruled.agent), leftExpected = flagged(expected, ruled.expected);
+    const out = [];
+    for (let a = 0; a < actual.length; a++) {
+      out.push(partner.has(a) ? [a, partner.get(a), false, false] : [a, null, !leftAgent[a], false]);
+    }
+    for (let e = 0; e < expected.length; e++) {
+      if (taken.has(e)) continue;
+      let at = out.length;  // after the row holding the closest expected call before it
+      for (let k = 0; k < out.length; k++) if (out[k][1] !== null && out[k][1] < e) at = k + 1;
+      if (at === out.length && !out.some((r) => r[1] !== null && r[1] < e)) at = out.findIndex((r) => r[1] !== null && r[1] > e);
+      out.splice(at < 0 ? out.length : at, 0, [null, e, false, !leftExpected[e]]);
+    }
+    return out;
   }
 
   // options: {expected, verdict, evidence: [text], toolLink: (name) => href}
