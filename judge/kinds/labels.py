@@ -72,6 +72,7 @@ class LabelsKind(Kind):
     name = "labels"
     verdict_name = "LabelsVerdict"
     spec_model = LabelsSpec
+    label_field = "label"
     columns: ClassVar[dict[str, str]] = {"mean_score": "mean", "label_rates": "labels"}
     template_keys = """
 # the classes the judge chooses from, each with what it means and its score on 0..1

@@ -73,6 +73,7 @@ class ScaleKind(Kind):
     panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "ScaleVerdict"
     spec_model = ScaleSpec
+    label_field = "score"
     columns: ClassVar[dict[str, str]] = {"mean_value": "mean", "pass_rate": "pass rate"}
     template_keys = """
 # whole numbers from min to max; pass_at: the score from which an answer passes
