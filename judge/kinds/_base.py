@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from judge.kinds._simulate import schema_instance
 from judge.lexical import Budget
@@ -117,6 +117,29 @@ def all_pass_confidence(
     for dist in dists:
         p_pass *= dist.get(passing, 0.0)
     return p_pass if passed else 1.0 - p_pass
+
+
+# `confidence_scale` in a generic kind's rubric file: the verdict then has a `confidence`
+# field from 0 to this (a share, or a percentage), the judge's own stated confidence
+ConfidenceScale = Literal[1, 100]
+
+
+def confidence_fields(scale: int | None) -> dict[str, Any]:
+    """The verdict field a rubric with `confidence_scale` adds (none without one): a number
+    from 0 to `scale`, or null where the judge states none (the rules judge)."""
+    if scale is None:
+        return {}
+    return {"confidence": (float | None, Field(..., ge=0, le=scale))}
+
+
+def confidence_instruction(scale: int | None) -> list[str]:
+    """The line a rubric with `confidence_scale` adds to its instructions."""
+    if scale is None:
+        return []
+    return [
+        f"Also give `confidence`: how sure you are that your verdict is right, from 0 to "
+        f"{scale} ({scale} = certain)."
+    ]
 
 
 @dataclass

@@ -21,7 +21,18 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from judge.kinds._base import Choice, ChoiceStats, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Choice,
+    ChoiceStats,
+    ConfidenceScale,
+    Kind,
+    KindStats,
+    Scored,
+    VerdictModel,
+    confidence_fields,
+    confidence_instruction,
+    ratio,
+)
 from judge.schemas import NAME, GradedRecord
 
 if TYPE_CHECKING:
@@ -41,6 +52,7 @@ class LabelsSpec(BaseModel):
 
     labels: list[LabelDef] = Field(min_length=2, max_length=50)
     pass_at: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence_scale: ConfidenceScale | None = None  # the judge states its confidence
 
     @field_validator("labels")
     @classmethod
@@ -96,6 +108,7 @@ pass_at: 1.0
                 __base__=VerdictModel,
                 rationale=(str, ...),
                 label=(cast(Any, Literal.__getitem__(names)), ...),
+                **confidence_fields(self._spec(rubric).confidence_scale),
             )
         return self._models[key]
 
@@ -107,6 +120,7 @@ pass_at: 1.0
         lines = [rubric.system.strip(), "", "Choose exactly one label:"]
         lines += [f"- {label.name}: {label.description}" for label in self._spec(rubric).labels]
         lines.append("Give a one-sentence rationale first, then the label. Reply with JSON only.")
+        lines += confidence_instruction(self._spec(rubric).confidence_scale)
         return "\n".join(lines)
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
@@ -122,7 +136,7 @@ pass_at: 1.0
         return LabelsStats(names=[x.name for x in spec.labels], pass_at=spec.pass_at)
 
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:
-        return fields == {"rationale", "label"}
+        return {"rationale", "label"} <= fields <= {"rationale", "label", "confidence"}
 
     def injection_target(self, rubric: Rubric, clean: GradedRecord) -> str | None:
         best = max(self._spec(rubric).labels, key=lambda label: label.score)

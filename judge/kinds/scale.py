@@ -23,10 +23,13 @@ from judge.kinds._base import (
     Abstain,
     Choice,
     ChoiceStats,
+    ConfidenceScale,
     Kind,
     KindStats,
     Scored,
     VerdictModel,
+    confidence_fields,
+    confidence_instruction,
     ratio,
 )
 from judge.kinds._scales import PassScale
@@ -41,6 +44,7 @@ class ScaleSpec(BaseModel):
 
     scale: PassScale
     anchors: dict[int, str] = {}
+    confidence_scale: ConfidenceScale | None = None  # the judge states its confidence
 
     @field_validator("anchors")
     @classmethod
@@ -102,6 +106,7 @@ anchors:
                 __base__=VerdictModel,
                 rationale=(str, ...),
                 score=(spec.scale.field_type(), ...),
+                **confidence_fields(spec.confidence_scale),
             )
         return self._models[key]
 
@@ -114,6 +119,7 @@ anchors:
         ]
         lines += [f"{point} = {text}" for point, text in sorted(spec.anchors.items())]
         lines.append("Give a one-sentence rationale first, then the score. Reply with JSON only.")
+        lines += confidence_instruction(spec.confidence_scale)
         return "\n".join(lines)
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
@@ -146,10 +152,11 @@ anchors:
             f"Rules judge, a weak lexical signal: the answer uses {found} of {terms} question "
             "terms, mapped onto the scale. It does not read meaning; use a model judge."
         )
-        return self.verdict_model(rubric)(rationale=rationale, score=value)
+        stated = {"confidence": None} if spec.confidence_scale else {}  # the rules state none
+        return self.verdict_model(rubric)(rationale=rationale, score=value, **stated)
 
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:
-        return fields == {"rationale", "score"}
+        return {"rationale", "score"} <= fields <= {"rationale", "score", "confidence"}
 
     def injection_target(self, rubric: Rubric, clean: GradedRecord) -> str | None:
         spec: ScaleSpec = rubric.spec

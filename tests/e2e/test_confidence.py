@@ -143,3 +143,51 @@ def _all_contradicted(chat: ChatRequest) -> dict[str, Any]:
     for claim in verdict["claims"]:
         claim["verdict"] = "contradicted"
     return verdict
+
+
+def tone_rubric(folder: Path, scale: int) -> Path:
+    """A user `labels` rubric that asks the judge for its confidence (0..scale)."""
+    path = folder / "rubrics" / "tone" / "v1.yaml"
+    path.parent.mkdir(parents=True)
+    rubric = {
+        "id": "tone",
+        "version": 1,
+        "kind": "labels",
+        "title": "Tone",
+        "inputs": ["question", "answer"],
+        "labels": [
+            {"name": "polite", "description": "Courteous", "score": 1.0},
+            {"name": "rude", "description": "Dismissive", "score": 0.0},
+        ],
+        "confidence_scale": scale,
+        "system": "Judge the answer's tone.",
+    }
+    path.write_text(json.dumps(rubric), "utf-8")
+    return path.parent.parent
+
+
+@pytest.mark.parametrize(("scale", "stated"), [(1, 0.5), (100, 0.005)])
+def test_a_rubric_that_asks_for_a_confidence_gives_a_verbal_one(
+    tmp_path: Path, scale: int, stated: float
+) -> None:
+    """The test server fills a number field with 0.5 (`schema_instance`): read on the
+    rubric's scale. Where logprobs are given, they are the confidence instead."""
+    rubrics = tone_rubric(tmp_path, scale)
+    source = cases(tmp_path)
+    for logprobs, expected in (("omit", (stated, "verbal")), ("serve", None)):
+        out = tmp_path / f"{logprobs}.jsonl"
+        with FakeOpenAIServer(logprobs=logprobs) as server:
+            assert grade_tone(server, source, out, rubrics) == 0
+            sent_schema = server.stats.bodies[0]["response_format"]["json_schema"]["schema"]
+        records = read_jsonl(out)
+        assert sent_schema["properties"]["confidence"]["anyOf"][0]["maximum"] == scale
+        if expected is not None:
+            assert {(r["confidence"], r["confidence_source"]) for r in records} == {expected}
+        else:
+            assert {r["confidence_source"] for r in records} == {"logprobs"}
+
+
+def grade_tone(server: FakeOpenAIServer, source: Path, out: Path, rubrics: Path) -> int:
+    env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-x", "JUDGE_MODEL": MODEL}
+    args = ["grade", str(source), "--rubric", "tone", "--rubrics-dir", str(rubrics)]
+    return main([*args, "-o", str(out), "--no-cache", "--concurrency", "1"], env=env)
