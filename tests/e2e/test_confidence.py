@@ -191,3 +191,12 @@ def grade_tone(server: FakeOpenAIServer, source: Path, out: Path, rubrics: Path)
     env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-x", "JUDGE_MODEL": MODEL}
     args = ["grade", str(source), "--rubric", "tone", "--rubrics-dir", str(rubrics)]
     return main([*args, "-o", str(out), "--no-cache", "--concurrency", "1"], env=env)
+
+
+def test_samples_with_a_batch_file_is_a_usage_error(tmp_path: Path) -> None:
+    """A batch file holds one request a case: votes need online grading (exit 2)."""
+    env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "JUDGE_MODEL": MODEL}
+    requests = tmp_path / "requests.jsonl"
+    args = ["grade", str(cases(tmp_path)), "--rubric", "faithfulness", "--samples", "3"]
+    assert main([*args, "--export-batch", str(requests)], env=env) == 2
+    assert not requests.exists()
