@@ -203,10 +203,10 @@ def assemble_stream(events: list[bytes]) -> dict[str, Any]:
         "content": "".join(content),
         "refusal": "".join(refusal) or None,
     }
-    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+    first: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
     if tokens:  # each chunk's logprobs, in order: the reply's
-        choice["logprobs"] = {"content": tokens}
-    body["choices"] = [choice]
+        first["logprobs"] = {"content": tokens}
+    body["choices"] = [first]
     return body
 
 

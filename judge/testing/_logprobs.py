@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from judge.engine.confidence import value_spans
@@ -53,7 +54,7 @@ def reply_logprobs(
 
 def choice_sites(
     value: Any, schema: dict[str, Any], path: Path, root: dict[str, Any] | None = None
-):  # type: ignore[no-untyped-def]
+) -> Iterator[tuple[Path, Any, list[Any]]]:
     """(path, value written, values allowed) for each value of `value` that `schema` limits
     to a set, following `$ref`s into the root's `$defs`."""
     root = schema if root is None else root
@@ -125,9 +126,9 @@ def _alternatives(
     values' first tokens (80% of the rest, split 1 : 1/2 : 1/3 ...), then a filler."""
     firsts: list[str] = []
     for value in allowed:
-        first = tokenize(json.dumps(value)[len(lead) :])[:1]
-        if value != written and first and first[0] != token and first[0] not in firsts:
-            firsts.append(first[0])
+        opening = tokenize(json.dumps(value)[len(lead) :])[:1]
+        if value != written and opening and opening[0] != token and opening[0] not in firsts:
+            firsts.append(opening[0])
     rest = 1.0 - p
     weights = [1.0 / (k + 1) for k in range(len(firsts))]
     share = 0.8 * rest if firsts else 0.0
