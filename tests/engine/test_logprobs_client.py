@@ -136,3 +136,38 @@ async def test_samples_move_the_seed_and_vote() -> None:
     assert voted.verdict is not None and voted.verdict.model_dump()["winner"] == "A"
     assert (voted.confidence, voted.confidence_source) == (pytest.approx(2 / 3), "votes")
     assert voted.usage.prompt_tokens == 300  # each reply says 100: all three are billed
+
+
+def test_a_streamed_reply_keeps_each_chunk_s_logprobs_in_order() -> None:
+    from judge.client._direct import assemble_stream
+
+    def chunk(text: str, finish: str | None = None) -> bytes:
+        choice: dict[str, Any] = {"index": 0, "delta": {"content": text}, "finish_reason": finish}
+        if text:
+            choice["logprobs"] = {"content": [{"token": text, "logprob": -0.5, "top_logprobs": []}]}
+        return json.dumps({"id": "x", "model": "m", "choices": [choice]}).encode()
+
+    body = assemble_stream([chunk('{"a"'), chunk(": 1}"), chunk("", "stop")])
+    choice = body["choices"][0]
+    assert choice["message"]["content"] == '{"a": 1}'
+    assert [t["token"] for t in choice["logprobs"]["content"]] == ['{"a"', ": 1}"]
+
+
+async def test_the_test_server_s_streamed_reply_gives_the_same_confidence() -> None:
+    from judge.testing import FakeOpenAIServer
+
+    rubric = load_rubric("pairwise")
+    found = []
+    with FakeOpenAIServer() as server:
+        for stream in (False, True):
+            cfg = config(base_url=server.base_url, model="judge-test-2024-01-01")
+            judge = LLMJudge(cfg)
+            judge.client._stream = stream  # as after a first timeout (judge.client._chat)
+            try:
+                outcome = await judge.evaluate(rubric, Case.model_validate(pair()))
+            finally:
+                await judge.aclose()
+            found.append((outcome.confidence_source, outcome.confidence))
+        streamed = [body.get("stream") is True for body in server.stats.bodies]
+    assert streamed == [False, True]
+    assert found[0] == found[1] and found[0][0] == "logprobs"
