@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from judge.errors import RubricError
-from judge.kinds._base import Abstain, Choice, Kind, KindStats, LabelSite, Scored, VerdictModel
+from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel
+from judge.kinds._confidence import LabelSite
 from judge.kinds.citations import CitationsKind
 from judge.kinds.context_relevance import ContextRelevanceKind
 from judge.kinds.conversation_faithfulness import ConversationFaithfulnessKind

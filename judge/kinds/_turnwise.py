@@ -24,12 +24,14 @@ from judge.kinds._base import (
     Abstain,
     Choice,
     KindStats,
-    LabelSite,
     Scored,
     VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    LabelSite,
     all_pass_confidence,
     field_choices,
-    ratio,
 )
 from judge.kinds._conversation import ConversationKind, shares_words, transcript
 from judge.schemas import Case, GradedRecord

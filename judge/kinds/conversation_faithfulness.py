@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from judge import lexical
-from judge.kinds._base import Choice, KindStats, LabelSite, Scored, VerdictModel
+from judge.kinds._base import (
+    Choice,
+    KindStats,
+    Scored,
+    VerdictModel,
+)
+from judge.kinds._confidence import (
+    LabelSite,
+)
 from judge.kinds._conversation import ConversationKind, transcript
 from judge.kinds.faithfulness import (
     ClaimVerdict,

@@ -38,11 +38,13 @@ from judge.kinds._base import (
     Choice,
     Kind,
     KindStats,
-    LabelSite,
     Scored,
     VerdictModel,
-    field_choices,
     ratio,
+)
+from judge.kinds._confidence import (
+    LabelSite,
+    field_choices,
 )
 from judge.kinds._scales import Scale
 from judge.schemas import Case, GradedRecord

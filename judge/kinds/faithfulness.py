@@ -20,12 +20,14 @@ from judge.kinds._base import (
     Choice,
     Kind,
     KindStats,
-    LabelSite,
     Scored,
     VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    LabelSite,
     all_pass_confidence,
     field_choices,
-    ratio,
 )
 from judge.schemas import Case, GradedRecord
 

@@ -24,14 +24,16 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from judge.kinds._base import (
     Choice,
     ChoiceStats,
-    ConfidenceScale,
     Kind,
     KindStats,
     Scored,
     VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    ConfidenceScale,
     confidence_fields,
     confidence_instruction,
-    ratio,
 )
 from judge.schemas import NAME, GradedRecord
 

@@ -23,14 +23,16 @@ from judge.kinds._base import (
     Abstain,
     Choice,
     ChoiceStats,
-    ConfidenceScale,
     Kind,
     KindStats,
     Scored,
     VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    ConfidenceScale,
     confidence_fields,
     confidence_instruction,
-    ratio,
 )
 from judge.kinds._scales import PassScale
 from judge.schemas import Case, GradedRecord
