@@ -10,7 +10,9 @@ token written has a probability drawn from sha256 of the case and the value's pl
 between 0.5 and 0.99 (so different cases get different confidences, and the written value
 is always the most likely one); the other values share 80% of the rest, the first the
 most, and a token that begins no value (a space) the last 20%. Every other token is sure
-(probability 1). The same case gets the same probabilities on every request.
+(probability 1). The same case gets the same probabilities on every request. A request in
+JSON mode (`json_object`) carries no schema: no value has alternatives, every token is sure,
+and the confidence read from them is 1.
 """
 
 from __future__ import annotations
