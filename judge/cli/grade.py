@@ -39,14 +39,6 @@ def add_grade(sub: argparse._SubParsersAction) -> None:
     add_otel_option(p)
     add_engine_options(p)
     add_judge_options(p)
-    p.add_argument(
-        "--samples",
-        type=int,
-        default=1,
-        metavar="K",
-        help="replies per case (1..50): the label most of them give is the verdict, and the "
-        "share that agree with it the record's confidence (%(default)s)",
-    )
     add_run_options(p)
     add_diagnosis_options(p)
     p.set_defaults(run=run_grade)
