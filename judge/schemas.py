@@ -16,14 +16,6 @@ NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"  # a judge's, a label's
 FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"  # a field of a label file
 
 Status = Literal["ok", "parse_error", "api_error", "abstained"]
-# where a record's confidence comes from: the judge's token probabilities, the agreement of
-# several replies or jurors, or the judge's own stated confidence
-ConfidenceSource = Literal["logprobs", "votes", "verbal"]
-
-
-def _is_none(value: Any) -> bool:
-    return value is None
-
 
 # Other tools' field names for the same things (Ragas first, then common variants).
 CASE_ALIASES: dict[str, str] = {
@@ -178,6 +170,10 @@ class JudgeInfo(BaseModel):
     system_fingerprint: str | None = None
 
 
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
 class GradedRecord(BaseModel):
     """One output line per input case (DESIGN.md "Graded records")."""
 
@@ -197,8 +193,14 @@ class GradedRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
     slices: list[str] = Field(default_factory=list)
-    # the judge's confidence in `label`, 0..1, and where it comes from (DESIGN.md "Graded
-    # records"). Optional fields (`"confidence"?`): a record without one leaves both out,
-    # so the records of judges that give none (the rules judge) read as before.
+    # Fields a record has only when they apply: left out while None, so a record made
+    # without a confidence or a certificate is byte for byte what it was before they
+    # existed. How sure the judge was of this verdict (0..1) and where that came from
+    # (`logprobs`, `votes`, `verbal`); None when the judge gave none.
     confidence: float | None = Field(default=None, ge=0.0, le=1.0, exclude_if=_is_none)
-    confidence_source: ConfidenceSource | None = Field(default=None, exclude_if=_is_none)
+    confidence_source: str | None = Field(default=None, exclude_if=_is_none)
+    # Under a certificate (judge.engine.certificate): the cascade rung that decided the
+    # case, {"rung": 1-based position, "model": its judge's model}, and the certificate's
+    # hash. An `escalated` record has `certificate` and no `decided_by`.
+    decided_by: dict[str, Any] | None = Field(default=None, exclude_if=_is_none)
+    certificate: str | None = Field(default=None, exclude_if=_is_none)

@@ -171,8 +171,8 @@ def build_record(
         usage=outcome.usage,
         latency_ms=round(outcome.latency_ms, 3),
         slices=case.slices,
-        confidence=outcome.confidence if label is not None else None,
-        confidence_source=outcome.confidence_source if label is not None else None,
+        confidence=outcome.confidence if verdict is not None else None,
+        confidence_source=outcome.confidence_source if verdict is not None else None,
     )
 
 

@@ -11,7 +11,7 @@ from judge.engine.outcome import Outcome
 from judge.engine.parse import ParseError, kept_raw, parse_verdict
 from judge.errors import ApiError
 from judge.rubric import Rubric
-from judge.schemas import Case, ConfidenceSource, JudgeInfo, Usage
+from judge.schemas import Case, JudgeInfo, Usage
 
 if TYPE_CHECKING:
     from judge.client import AsyncHttpClient
@@ -161,13 +161,11 @@ def set_confidence(outcome: Outcome, rubric: Rubric, reply: Completion, label: s
     rubric asks for it (`Kind.verbal_confidence`); none for a verdict without a label."""
     if label is None or outcome.verdict is None:
         return
-    value = None
+    value, source = None, "logprobs"
     if reply.tokens:
         value = logprob_confidence(rubric, outcome.verdict, label, reply.text, reply.tokens)
-        source: ConfidenceSource = "logprobs"
     if value is None:
-        value = rubric.behaviour.verbal_confidence(rubric, outcome.verdict)
-        source = "verbal"
+        value, source = rubric.behaviour.verbal_confidence(rubric, outcome.verdict), "verbal"
     if value is not None:
         outcome.confidence, outcome.confidence_source = value, source
 

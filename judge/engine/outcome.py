@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from judge.rubric import Rubric
-from judge.schemas import Case, ConfidenceSource, JudgeInfo, Status, Usage
+from judge.schemas import Case, JudgeInfo, Status, Usage
 
 
 @dataclass
@@ -20,8 +20,8 @@ class Outcome:
     raw: str | None = None
     usage: Usage = field(default_factory=Usage)
     latency_ms: float = 0.0
-    confidence: float | None = None  # 0..1, in the label (GradedRecord.confidence)
-    confidence_source: ConfidenceSource | None = None
+    confidence: float | None = None  # 0..1: how sure the judge is of this verdict
+    confidence_source: str | None = None
 
 
 class Backend(Protocol):
