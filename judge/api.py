@@ -91,7 +91,12 @@ def make_backend(config: JudgeConfig, *, http_client: AsyncHttpClient | None = N
         return RulesJudge()
     from judge.engine.model import LLMJudge  # the HTTP client and SDK load only for a model judge
 
-    return LLMJudge(config, http_client=http_client)
+    judge = LLMJudge(config, http_client=http_client)
+    if config.samples > 1:  # K replies a case, the majority's label (judge.engine.votes)
+        from judge.engine.votes import SampledJudge
+
+        return SampledJudge(judge, config.samples)
+    return judge
 
 
 def open_cache(config: JudgeConfig) -> VerdictCache | None:

@@ -86,6 +86,12 @@ class JudgeSettings(BaseModel):
     seed: int | None = 42
     max_tokens: int = Field(default=1024, ge=16, le=32768)
     output_mode: OutputMode = "auto"
+    # the alternatives asked for at each token (`logprobs` with `top_logprobs`), from which
+    # a verdict's confidence is read (judge.engine.confidence); 0: logprobs are not asked
+    top_logprobs: int = Field(default=10, ge=0, le=20)
+    # replies per case (`--samples K`): the majority label is the verdict and the share
+    # agreeing with it the confidence (judge.engine.votes); K > 1 changes the verdict
+    samples: int = Field(default=1, ge=1, le=50)
     timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0, le=20)
     # "auto": learnt from the endpoint (AIMD on 429/503, its rate-limit headers:

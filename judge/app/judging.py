@@ -117,7 +117,8 @@ def judge_config(
 def _sampling(options: JudgeChoice) -> dict[str, Any]:
     names = ("temperature", "top_p", "seed", "max_tokens", "timeout", "max_retries")
     pacing = ("output_mode", "concurrency", "rpm", "tpm")
-    return {name: getattr(options, name) for name in (*names, *pacing)}
+    values = {name: getattr(options, name) for name in (*names, *pacing)}
+    return {**values, "samples": getattr(options, "samples", 1)}
 
 
 def discover_model(config: JudgeConfig, *, say: Say = _silent) -> str:

@@ -40,6 +40,7 @@ class JudgeOptions:
     output_mode: OutputMode
     cache_dir: Path | None
     no_cache: bool
+    samples: int = 1  # `--samples K` (judge.engine.votes)
     # Not options: the project file's model and endpoint (`[tool.judge]`, set as parser
     # defaults by judge.cli._project), which rank below $JUDGE_MODEL and $OPENAI_BASE_URL.
     project_model: str | None = None

@@ -109,6 +109,8 @@ def refuse_computed(rubric: Rubric) -> None:
 def model_judge(config: JudgeConfig, *, needed_for: str) -> LLMJudge:
     if config.model is None:
         raise UsageError(f"batch grading needs --model (or $JUDGE_MODEL) for {needed_for}")
+    if config.samples > 1:  # a batch file holds one request a case
+        raise UsageError("--samples does not combine with batch grading: grade online for votes")
     return LLMJudge(config)
 
 
@@ -191,6 +193,10 @@ class ReplayBackend:
         self.missing = missing
         self.mode = batch_mode(config)
         self.name = config.model or "batch"
+        if config.samples > 1:
+            raise UsageError(
+                "--samples does not combine with batch grading: grade online for votes"
+            )
         self._judge = LLMJudge(config) if config.model else None
 
     def cache_identity(self) -> dict[str, Any] | None:

@@ -94,6 +94,14 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
         default = _D.get(flag[2:].replace("-", "_"))
         group.add_argument(flag, type=kind, default=default, help=text)
     group.add_argument(
+        "--samples",
+        type=int,
+        default=_D["samples"],
+        metavar="K",
+        help="replies per case (1..50): the label most of them give is the verdict, and the "
+        "share that agree with it the record's confidence (%(default)s)",
+    )
+    group.add_argument(
         "--output-mode",
         choices=list(get_args(OutputMode)),
         default=_D["output_mode"],

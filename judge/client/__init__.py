@@ -14,6 +14,7 @@ from judge.client._chat import (
     served_models,
 )
 from judge.client._http import httpx as _httpx
+from judge.client._logprobs import TokenLogprob, read_logprobs
 from judge.client._retry import RetryWait, call, parse_retry_after, retrying, translate_error
 
 AsyncHttpClient = _httpx.AsyncClient  # what `http_client=` takes: the installed SDK's httpx
@@ -25,10 +26,12 @@ __all__ = [
     "ChatClient",
     "Completion",
     "RetryWait",
+    "TokenLogprob",
     "call",
     "checked_completion",
     "completion_from",
     "parse_retry_after",
+    "read_logprobs",
     "retrying",
     "served_models",
     "translate_error",

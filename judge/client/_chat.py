@@ -8,6 +8,11 @@ then to the schema in the prompt, when a server refuses `response_format` (only 
 mode). Retries and error translation are `judge.client._retry`'s, shared with the Batch
 API calls.
 
+Log-probabilities: each request asks for them (`logprobs` with `top_logprobs`, the config's
+number; 0 asks none), for the verdict's confidence (judge.engine.confidence). A server that
+refuses them (a 400 naming logprobs) or answers without them is said once, in one warning,
+and asked no more; the run goes on without them.
+
 Timeouts: `--timeout` bounds each read, so on a plain reply it bounds the whole generation
 and on a streamed reply the silence between two chunks. Replies are plain (streaming costs
 client CPU a fast endpoint does not need) until a request times out; from then on this
@@ -34,6 +39,7 @@ from pydantic import ValidationError
 from calibration.io.jsontext import loads_bounded
 from judge import errors
 from judge.client._http import aiohttp_available, chat_clients, httpx, sync_client
+from judge.client._logprobs import TokenLogprob, read_logprobs
 from judge.client._pacing import Pacer, Pacing, Slot
 from judge.client._retry import (
     api_key,
@@ -103,6 +109,8 @@ class Completion:
     usage: Usage
     output_mode: str
     latency_ms: float
+    #: the reply's tokens with their log-probabilities, where the server gave them
+    tokens: tuple[TokenLogprob, ...] | None = None
 
 
 class ChatClient:
@@ -143,8 +151,11 @@ class ChatClient:
         self._stream_choice = stream
         self._stream = bool(stream) and self._direct is not None
         self._mode: str = "json_schema" if config.output_mode == "auto" else config.output_mode
+        # asked until the server refuses them or answers without them (module docstring)
+        self._logprobs = config.top_logprobs > 0
+        self.logprobs_refused: str | None = None
         self.requests = RequestStats()
-        self._encoded: dict[tuple[str, str, int, bool], tuple[str, dict[str, Any]]] = {}
+        self._encoded: dict[tuple[str, str, int, bool, int, bool], tuple[str, dict[str, Any]]] = {}
         auto = config.concurrency == "auto"
         self._pacer: Pacer | None = None
         if auto or config.rpm or config.tpm:
@@ -176,17 +187,38 @@ class ChatClient:
         schema_name: str,
         schema: dict[str, Any],
         extra: Sequence[dict[str, str]] = (),
+        sample: int = 0,
     ) -> Completion:
-        """Send `render(mode) + extra`, stepping down output modes as the server requires."""
+        """Send `render(mode) + extra`, stepping down output modes as the server requires.
+        `sample` > 0 asks for another sample of the same request: the seed plus `sample`
+        (judge.engine.votes)."""
         while True:
-            mode = self._mode
+            mode, logprobs = self._mode, self._logprobs
             try:
-                return await self._with_retries(
-                    list(render(mode)) + list(extra), mode, schema_name, schema
+                reply = await self._with_retries(
+                    list(render(mode)) + list(extra), mode, schema_name, schema, sample
                 )
             except errors.BadRequestError as exc:
+                if logprobs and "logprob" in str(exc).lower():
+                    self._without_logprobs(f"it refused them: {exc}")
+                    continue
                 if not self._step_down(mode, exc):
                     raise
+                continue
+            if logprobs and reply.tokens is None and reply.text:
+                self._without_logprobs("it answered without them")
+            return reply
+
+    def _without_logprobs(self, why: str) -> None:
+        """Ask no more logprobs, and say so once (module docstring)."""
+        if self._logprobs:
+            self._logprobs = False
+            self.logprobs_refused = why
+            log.warning(
+                "%s gives no logprobs (%s); verdicts carry no confidence from them",
+                endpoint_of(self.config.base_url),
+                why,
+            )
 
     def _step_down(self, mode: str, exc: errors.BadRequestError) -> bool:
         if self.config.output_mode != "auto" or mode == "prompt":
@@ -199,7 +231,12 @@ class ChatClient:
         return True
 
     async def _with_retries(
-        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+        self,
+        messages: Messages,
+        mode: str,
+        schema_name: str,
+        schema: dict[str, Any],
+        sample: int = 0,
     ) -> Completion:
         # The first attempt runs outside tenacity: it is the only one almost every request
         # makes, and setting up tenacity's loop cost more CPU than the rest of the client's
@@ -207,7 +244,7 @@ class ChatClient:
         # loop as its first attempt (re-raised there, not sent again), so the waits, the
         # log lines and the number of attempts are tenacity's exactly as before.
         try:
-            return await self._send(messages, mode, schema_name, schema)
+            return await self._send(messages, mode, schema_name, schema, sample)
         except errors.ApiError as exc:
             if not exc.transient:  # tenacity's retry predicate (judge.client._retry)
                 raise
@@ -219,7 +256,7 @@ class ChatClient:
                     error, failed = failed, None
                     raise error
                 try:
-                    return await self._send(messages, mode, schema_name, schema)
+                    return await self._send(messages, mode, schema_name, schema, sample)
                 except errors.ApiTimeoutError as exc:
                     if timed_out:  # re-sent once already: not again (module docstring)
                         exc.transient = False
@@ -228,7 +265,12 @@ class ChatClient:
         raise AssertionError("unreachable: tenacity reraises the last error")
 
     def request_body(
-        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+        self,
+        messages: Messages,
+        mode: str,
+        schema_name: str,
+        schema: dict[str, Any],
+        sample: int = 0,
     ) -> dict[str, Any]:
         """The chat-completions body for one request; the batch files use the same body."""
         cfg = self.config
@@ -239,9 +281,12 @@ class ChatClient:
             "max_tokens": cfg.max_tokens,
         }
         if cfg.seed is not None:
-            body["seed"] = cfg.seed
+            body["seed"] = cfg.seed + sample
         if cfg.top_p is not None:
             body["top_p"] = cfg.top_p
+        if self._logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = cfg.top_logprobs
         if mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -252,10 +297,15 @@ class ChatClient:
         return body
 
     async def _send(
-        self, messages: Messages, mode: str, schema_name: str, schema: dict[str, Any]
+        self,
+        messages: Messages,
+        mode: str,
+        schema_name: str,
+        schema: dict[str, Any],
+        sample: int = 0,
     ) -> Completion:
         streamed = self._stream
-        content = self._encode(messages, mode, schema_name, schema, stream=streamed)
+        content = self._encode(messages, mode, schema_name, schema, stream=streamed, sample=sample)
         if self._pacer is None:
             return await self._post(content, mode, _Unpaced(), streamed)
         # what a provider counts against a token limit: the prompt (~4 bytes a token) and
@@ -272,14 +322,16 @@ class ChatClient:
         schema: dict[str, Any],
         *,
         stream: bool = False,
+        sample: int = 0,
     ) -> bytes:
         """`request_body` as JSON bytes: all but the messages (model, sampling, the schema)
-        encoded once per mode and schema, the messages per request; with `stream` on when
-        the reply is to stream (the reply's form changes, not the generation)."""
-        key = (mode, schema_name, id(schema), stream)
+        encoded once per mode, schema, sample and whether logprobs are asked, the messages
+        per request; with `stream` on when the reply is to stream (the reply's form
+        changes, not the generation)."""
+        key = (mode, schema_name, id(schema), stream, sample, self._logprobs)
         fixed = self._encoded.get(key)
         if fixed is None:
-            rest = self.request_body([], mode, schema_name, schema)
+            rest = self.request_body([], mode, schema_name, schema, sample)
             del rest["messages"]
             if stream:
                 rest["stream"] = True
@@ -341,6 +393,8 @@ class ChatClient:
             "refused": self.requests.refused,
             "peak_in_flight": self.requests.peak,
         }
+        if self.logprobs_refused is not None:
+            out["logprobs_refused"] = self.logprobs_refused
         if self._pacer is not None and self.config.concurrency == "auto":
             out["window"] = {
                 "peak": self._pacer.stats.peak_limit,
@@ -422,6 +476,7 @@ def completion_from(data: Mapping[str, Any], mode: str, latency_ms: float = 0.0)
         ),
         output_mode=mode,
         latency_ms=latency_ms,
+        tokens=read_logprobs(choice),
     )
 
 

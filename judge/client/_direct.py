@@ -170,10 +170,11 @@ def assemble_stream(events: list[bytes]) -> dict[str, Any]:
     """The chat.completion body that a list of chat.completion.chunk events (JSON, in order)
     stand for: the first choice's content and refusal joined, its last finish_reason, and
     the model, fingerprint and usage the chunks carry (usage comes in the last one, asked
-    for with `stream_options.include_usage`). An event that is not JSON is a ValueError,
+    for with `stream_options.include_usage`), and the chunks' logprobs joined. An event that is not JSON is a ValueError,
     as an unreadable plain body is."""
     content: list[str] = []
     refusal: list[str] = []
+    tokens: list[Any] = []
     body: dict[str, Any] = {"object": "chat.completion"}
     finish = None
     for event in events:
@@ -189,6 +190,9 @@ def assemble_stream(events: list[bytes]) -> dict[str, Any]:
             if not isinstance(choice, Mapping) or choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
+            logprobs = choice.get("logprobs")
+            if isinstance(logprobs, Mapping) and isinstance(logprobs.get("content"), list):
+                tokens.extend(logprobs["content"])
             content.append(delta.get("content") or "")
             refusal.append(delta.get("refusal") or "")
             finish = choice.get("finish_reason") or finish
@@ -199,7 +203,10 @@ def assemble_stream(events: list[bytes]) -> dict[str, Any]:
         "content": "".join(content),
         "refusal": "".join(refusal) or None,
     }
-    body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+    first: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+    if tokens:  # each chunk's logprobs, in order: the reply's
+        first["logprobs"] = {"content": tokens}
+    body["choices"] = [first]
     return body
 
 

@@ -2,9 +2,12 @@
 
 Key = sha256 of canonical JSON of: rubric id, version and file hash; the judge's model,
 endpoint (scheme, host, port, path: a model name means different weights on different
-servers), temperature, top_p, seed, max tokens and output mode; and the case content (question,
+servers), temperature, top_p, seed, max tokens and output mode (and `--samples` K when above 1:
+K replies vote on another verdict); and the case content (question,
 contexts, answer; for pairwise both answers in the order shown). Retries, timeouts,
-concurrency and the API key are not in it. Only `ok` and `abstained` outcomes are stored.
+concurrency and the API key are not in it, nor whether logprobs are asked (they change no
+verdict; an entry keeps the record's confidence, so a hit equals the graded record). Only
+`ok` and `abstained` outcomes are stored.
 
 Data, never objects: an entry is JSON bytes, `{"format": "llm-judge-verdict/2", "record":
 "<the record's JSON>", "mac": "<hex>"}`, kept in the database row itself (`DataDisk`). diskcache's default `Disk` unpickles

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.client import ChatClient, Completion
 from judge.config import JudgeConfig, endpoint_of
+from judge.engine.confidence import logprob_confidence
 from judge.engine.outcome import Outcome
 from judge.engine.parse import ParseError, kept_raw, parse_verdict
 from judge.errors import ApiError
@@ -49,8 +50,9 @@ class LLMJudge:
             ready = self._prepared[id(rubric)] = PreparedRubric(rubric)
         return ready
 
-    async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
-        """One case. Transient API failures become `api_error`; fatal ones propagate."""
+    async def evaluate(self, rubric: Rubric, case: Case, *, sample: int = 0) -> Outcome:
+        """One case. Transient API failures become `api_error`; fatal ones propagate.
+        `sample` > 0: another sample of the same request (judge.engine.votes)."""
         ready = self.prepared(rubric)
         schema = ready.schema
 
@@ -62,7 +64,7 @@ class LLMJudge:
         for attempt in range(2):  # the reply, then at most one repair
             try:
                 reply = await self.client.complete(
-                    render, schema_name=ready.schema_name, schema=schema, extra=extra
+                    render, schema_name=ready.schema_name, schema=schema, extra=extra, sample=sample
                 )
             except ApiError as exc:
                 if exc.fatal:
@@ -147,8 +149,25 @@ def read_reply(
             return None, str(exc)
         raw = kept_raw(reply.text)
         return Outcome("parse_error", info, error=str(exc), raw=raw, usage=usage), None
-    status = rubric.behaviour.score(rubric, verdict).status
-    return Outcome(status, info, verdict=verdict, usage=usage, latency_ms=latency), None
+    scored = rubric.behaviour.score(rubric, verdict)
+    outcome = Outcome(scored.status, info, verdict=verdict, usage=usage, latency_ms=latency)
+    set_confidence(outcome, rubric, reply, scored.label)
+    return outcome, None
+
+
+def set_confidence(outcome: Outcome, rubric: Rubric, reply: Completion, label: str | None) -> None:
+    """The verdict's confidence in its label: from the reply's log-probabilities where the
+    server gave them (judge.engine.confidence), else the one the judge states where the
+    rubric asks for it (`Kind.verbal_confidence`); none for a verdict without a label."""
+    if label is None or outcome.verdict is None:
+        return
+    value, source = None, "logprobs"
+    if reply.tokens:
+        value = logprob_confidence(rubric, outcome.verdict, label, reply.text, reply.tokens)
+    if value is None:
+        value, source = rubric.behaviour.verbal_confidence(rubric, outcome.verdict), "verbal"
+    if value is not None:
+        outcome.confidence, outcome.confidence_source = value, source
 
 
 def judge_info(config: JudgeConfig, reply: Completion | None, mode: str) -> JudgeInfo:

@@ -93,11 +93,22 @@ def panel_record(
         usage=sum((r.usage for r in records), Usage()),
         latency_ms=max(r.latency_ms for r in records),
         slices=first.slices,
+        confidence=agreement(result) if status == "ok" else None,
+        confidence_source="votes" if status == "ok" and result.label is not None else None,
         panel={
             **_panel(jury, result, combines, votes, records, source, notes),
             **(extra or {}),
         },
     )
+
+
+def agreement(result: Tally) -> float | None:
+    """The panel's confidence in its label: the share (by weight) of the jurors that voted
+    who voted for it; None without a label."""
+    cast = sum(result.counts.values())
+    if result.label is None or not cast:
+        return None
+    return round(result.counts.get(result.label, 0.0) / cast, 6)
 
 
 def _decision(result: Tally, combines: str) -> tuple[Status, str | None, float | None]:

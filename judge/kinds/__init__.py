@@ -10,6 +10,7 @@ from typing import Any
 
 from judge.errors import RubricError
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel
+from judge.kinds._confidence import LabelSite
 from judge.kinds.citations import CitationsKind
 from judge.kinds.context_relevance import ContextRelevanceKind
 from judge.kinds.conversation_faithfulness import ConversationFaithfulnessKind
@@ -34,6 +35,7 @@ __all__ = [
     "Choice",
     "Kind",
     "KindStats",
+    "LabelSite",
     "Scored",
     "VerdictModel",
     "get_kind",

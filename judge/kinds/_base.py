@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.kinds._confidence import LabelSite, field_choices
 from judge.kinds._simulate import schema_instance
 from judge.lexical import Budget
 from judge.schemas import Case, GradedRecord, Status
@@ -185,6 +186,10 @@ class Kind:
     #: "score" when the score is (the mean or median of the votes decides; the label is
     #: reported only where the rule finds one)
     panel_combines: ClassVar[str] = "label"
+    #: the top-level verdict field whose value decides the label (a `Literal` or boolean
+    #: field: `label`, `score`, `winner`), where the judge's log-probabilities give the
+    #: record's confidence (`label_sites`); None: no such single field
+    label_field: ClassVar[str | None] = None
 
     def threshold(self, rubric: Rubric) -> float:
         """The score at or above which this rubric's signal is high (`signal_threshold`,
@@ -279,6 +284,46 @@ class Kind:
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         raise NotImplementedError
+
+    def label_sites(self, rubric: Rubric, verdict: BaseModel) -> list[LabelSite]:
+        """Where the verdict writes the choices its label follows from: by default the one
+        `label_field`, with the values its type allows; empty when the kind has none (no
+        confidence from log-probabilities then)."""
+        name = self.label_field
+        if name is None:
+            return []
+        allowed = field_choices(type(verdict), name)
+        written = getattr(verdict, name, None)
+        return [LabelSite((name,), written, allowed)] if written in allowed else []
+
+    def label_confidence(
+        self,
+        rubric: Rubric,
+        label: str | None,
+        sites: list[LabelSite],
+        dists: list[dict[Any, float]],
+    ) -> float | None:
+        """The confidence in the record's `label` from each site's distribution over its
+        allowed values (`dists[i]` for `sites[i]`, normalised over them). By default the
+        product of the probabilities of what was written: with one site, the judge's
+        probability of its label; with several, the probability that it writes every one
+        of them again (taken as independent). None without a site."""
+        if not sites:
+            return None
+        product = 1.0
+        for site, dist in zip(sites, dists, strict=True):
+            product *= dist.get(site.written, 0.0)
+        return product
+
+    def verbal_confidence(self, rubric: Rubric, verdict: BaseModel) -> float | None:
+        """The confidence the judge states in its verdict, on 0..1, where the rubric asks
+        for one (a `confidence` field: `confidence_scale` in a generic kind's file, the
+        field's top value); None otherwise."""
+        scale = getattr(self.spec(rubric), "confidence_scale", None)
+        value = getattr(verdict, "confidence", None)
+        if scale is None or not isinstance(value, int | float) or isinstance(value, bool):
+            return None
+        return min(1.0, max(0.0, float(value) / scale))
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         """The labels a record can carry (calibration and labelling vocabulary)."""

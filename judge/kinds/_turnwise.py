@@ -20,7 +20,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge import lexical
-from judge.kinds._base import Abstain, Choice, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Abstain,
+    Choice,
+    KindStats,
+    Scored,
+    VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    LabelSite,
+    all_pass_confidence,
+    field_choices,
+)
 from judge.kinds._conversation import ConversationKind, shares_words, transcript
 from judge.schemas import Case, GradedRecord
 from judge.transcript import assistant_turns
@@ -138,6 +150,21 @@ window: 5
     def verdict_problem(self, rubric: Rubric, case: Case, verdict: BaseModel) -> str | None:
         assert isinstance(verdict, TurnsVerdict)
         return turn_problem(judged_turns(case), [t.turn for t in verdict.turns])
+
+    def label_sites(self, rubric: Rubric, verdict: BaseModel) -> list[LabelSite]:
+        """Each turn's `verdict`; `pass` needs every turn to pass (`all_pass_confidence`)."""
+        allowed = field_choices(TurnVerdict, "verdict")
+        turns = getattr(verdict, "turns", [])
+        return [LabelSite(("turns", i, "verdict"), t.verdict, allowed) for i, t in enumerate(turns)]
+
+    def label_confidence(
+        self,
+        rubric: Rubric,
+        label: str | None,
+        sites: list[LabelSite],
+        dists: list[dict[Any, float]],
+    ) -> float | None:
+        return all_pass_confidence(dists, "pass", passed=label == "pass")
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         assert isinstance(verdict, TurnsVerdict)

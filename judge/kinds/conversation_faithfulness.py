@@ -21,9 +21,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from judge import lexical
-from judge.kinds._base import Choice, KindStats, Scored, VerdictModel
+from judge.kinds._base import (
+    Choice,
+    KindStats,
+    Scored,
+    VerdictModel,
+)
+from judge.kinds._confidence import (
+    LabelSite,
+)
 from judge.kinds._conversation import ConversationKind, transcript
-from judge.kinds.faithfulness import ClaimVerdict, FaithfulnessStats, scored_claims
+from judge.kinds.faithfulness import (
+    ClaimVerdict,
+    FaithfulnessStats,
+    claim_sites,
+    claims_confidence,
+    scored_claims,
+)
 from judge.schemas import Case, GradedRecord
 from judge.transcript import Message, assistant_turns
 
@@ -115,6 +129,18 @@ class ConversationFaithfulnessKind(ConversationKind):
 
     def required_inputs(self, rubric: Rubric) -> list[str]:
         return ["messages"]  # contexts are more evidence when a case has them
+
+    def label_sites(self, rubric: Rubric, verdict: BaseModel) -> list[LabelSite]:
+        return claim_sites(getattr(verdict, "claims", []))
+
+    def label_confidence(
+        self,
+        rubric: Rubric,
+        label: str | None,
+        sites: list[LabelSite],
+        dists: list[dict[Any, float]],
+    ) -> float | None:
+        return claims_confidence(label, dists)
 
     def payload(self, rubric: Rubric, case: Case) -> dict[str, Any]:
         data: dict[str, Any] = {"messages": transcript(case.messages)}

@@ -33,7 +33,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from judge import lexical
-from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Abstain,
+    Choice,
+    Kind,
+    KindStats,
+    Scored,
+    VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    LabelSite,
+    field_choices,
+)
 from judge.kinds._scales import Scale
 from judge.schemas import Case, GradedRecord
 
@@ -247,6 +259,19 @@ pass_at: 0.7
         values = _values(spec, verdict.model_dump(mode="json"))
         overall = combine(spec, values)
         return Scored("ok", overall, "pass" if overall >= spec.pass_at else "fail")
+
+    def label_sites(self, rubric: Rubric, verdict: BaseModel) -> list[LabelSite]:
+        """Each criterion's value (`score` on its scale, a boolean's `value`); the label's
+        confidence is the product over them (`Kind.label_confidence`): the probability
+        that the judge writes every criterion as it did, so the same overall score."""
+        sites = []
+        for c in self._spec(rubric).criteria:
+            part = getattr(verdict, c.name, None)
+            key = "value" if c.type == "boolean" else "score"
+            if isinstance(part, BaseModel):
+                allowed = field_choices(type(part), key)
+                sites.append(LabelSite((c.name, key), getattr(part, key, None), allowed))
+        return sites
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         at = self._spec(rubric).pass_at

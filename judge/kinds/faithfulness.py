@@ -16,7 +16,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from judge import lexical
-from judge.kinds._base import Choice, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Choice,
+    Kind,
+    KindStats,
+    Scored,
+    VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    LabelSite,
+    all_pass_confidence,
+    field_choices,
+)
 from judge.schemas import Case, GradedRecord
 
 if TYPE_CHECKING:
@@ -90,6 +102,19 @@ def claims_verdict(
     return FaithfulnessVerdict(claims=claims)
 
 
+def claim_sites(claims: Sequence[ClaimVerdict]) -> list[LabelSite]:
+    """Each claim's `verdict`: the choices a claims verdict's label follows from."""
+    allowed = field_choices(ClaimVerdict, "verdict")
+    return [LabelSite(("claims", i, "verdict"), c.verdict, allowed) for i, c in enumerate(claims)]
+
+
+def claims_confidence(label: str | None, dists: list[dict[Any, float]]) -> float | None:
+    """`faithful` needs every claim supported: P(faithful) = prod P(claim i supported),
+    the claims taken as independent; the confidence in `unfaithful` is 1 - P(faithful)
+    (`all_pass_confidence`)."""
+    return all_pass_confidence(dists, "supported", passed=label == "faithful")
+
+
 def scored_claims(claims: Sequence[ClaimVerdict]) -> Scored:
     """Supported claims over all claims, `faithful` when every one is; no claim at all is
     its own outcome (`abstained`), never 0 or 1 (DESIGN.md "Verdicts")."""
@@ -123,6 +148,18 @@ class FaithfulnessKind(Kind):
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
         assert isinstance(verdict, FaithfulnessVerdict)
         return scored_claims(verdict.claims)
+
+    def label_sites(self, rubric: Rubric, verdict: BaseModel) -> list[LabelSite]:
+        return claim_sites(getattr(verdict, "claims", []))
+
+    def label_confidence(
+        self,
+        rubric: Rubric,
+        label: str | None,
+        sites: list[LabelSite],
+        dists: list[dict[Any, float]],
+    ) -> float | None:
+        return claims_confidence(label, dists)
 
     def choices(self, rubric: Rubric) -> list[Choice]:
         return [

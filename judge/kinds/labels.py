@@ -21,7 +21,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from judge.kinds._base import Choice, ChoiceStats, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._base import (
+    Choice,
+    ChoiceStats,
+    Kind,
+    KindStats,
+    Scored,
+    VerdictModel,
+    ratio,
+)
+from judge.kinds._confidence import (
+    ConfidenceScale,
+    confidence_fields,
+    confidence_instruction,
+)
 from judge.schemas import NAME, GradedRecord
 
 if TYPE_CHECKING:
@@ -41,6 +54,7 @@ class LabelsSpec(BaseModel):
 
     labels: list[LabelDef] = Field(min_length=2, max_length=50)
     pass_at: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence_scale: ConfidenceScale | None = None  # the judge states its confidence
 
     @field_validator("labels")
     @classmethod
@@ -72,6 +86,7 @@ class LabelsKind(Kind):
     name = "labels"
     verdict_name = "LabelsVerdict"
     spec_model = LabelsSpec
+    label_field = "label"
     columns: ClassVar[dict[str, str]] = {"mean_score": "mean", "label_rates": "labels"}
     template_keys = """
 # the classes the judge chooses from, each with what it means and its score on 0..1
@@ -95,6 +110,7 @@ pass_at: 1.0
                 __base__=VerdictModel,
                 rationale=(str, ...),
                 label=(cast(Any, Literal.__getitem__(names)), ...),
+                **confidence_fields(self._spec(rubric).confidence_scale),
             )
         return self._models[key]
 
@@ -106,6 +122,7 @@ pass_at: 1.0
         lines = [rubric.system.strip(), "", "Choose exactly one label:"]
         lines += [f"- {label.name}: {label.description}" for label in self._spec(rubric).labels]
         lines.append("Give a one-sentence rationale first, then the label. Reply with JSON only.")
+        lines += confidence_instruction(self._spec(rubric).confidence_scale)
         return "\n".join(lines)
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
@@ -121,7 +138,7 @@ pass_at: 1.0
         return LabelsStats(names=[x.name for x in spec.labels], pass_at=spec.pass_at)
 
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:
-        return fields == {"rationale", "label"}
+        return {"rationale", "label"} <= fields <= {"rationale", "label", "confidence"}
 
     def injection_target(self, rubric: Rubric, clean: GradedRecord) -> str | None:
         best = max(self._spec(rubric).labels, key=lambda label: label.score)

@@ -86,6 +86,7 @@ class PairwiseKind(Kind):
     answer_fields = ("answer_a", "answer_b")
     template_inputs = "[question, contexts, answer_a, answer_b]"
     columns: ClassVar[dict[str, str]] = {"win_rates": "win rates"}
+    label_field = "winner"
 
     def verdict_model(self, rubric: Rubric) -> type[BaseModel]:
         return PairwiseVerdict

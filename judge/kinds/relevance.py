@@ -69,6 +69,8 @@ class RelevanceKind(Kind):
         "mean_normalised": "normalised",
     }
 
+    label_field = "score"
+
     def verdict_model(self, rubric: Rubric) -> type[BaseModel]:
         return RelevanceVerdict
 

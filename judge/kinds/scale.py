@@ -29,6 +29,11 @@ from judge.kinds._base import (
     VerdictModel,
     ratio,
 )
+from judge.kinds._confidence import (
+    ConfidenceScale,
+    confidence_fields,
+    confidence_instruction,
+)
 from judge.kinds._scales import PassScale
 from judge.schemas import Case, GradedRecord
 
@@ -41,6 +46,7 @@ class ScaleSpec(BaseModel):
 
     scale: PassScale
     anchors: dict[int, str] = {}
+    confidence_scale: ConfidenceScale | None = None  # the judge states its confidence
 
     @field_validator("anchors")
     @classmethod
@@ -73,6 +79,7 @@ class ScaleKind(Kind):
     panel_combines = "score"  # a jury averages scores (judge.jury.vote)
     verdict_name = "ScaleVerdict"
     spec_model = ScaleSpec
+    label_field = "score"
     columns: ClassVar[dict[str, str]] = {"mean_value": "mean", "pass_rate": "pass rate"}
     template_keys = """
 # whole numbers from min to max; pass_at: the score from which an answer passes
@@ -101,6 +108,7 @@ anchors:
                 __base__=VerdictModel,
                 rationale=(str, ...),
                 score=(spec.scale.field_type(), ...),
+                **confidence_fields(spec.confidence_scale),
             )
         return self._models[key]
 
@@ -113,6 +121,7 @@ anchors:
         ]
         lines += [f"{point} = {text}" for point, text in sorted(spec.anchors.items())]
         lines.append("Give a one-sentence rationale first, then the score. Reply with JSON only.")
+        lines += confidence_instruction(spec.confidence_scale)
         return "\n".join(lines)
 
     def score(self, rubric: Rubric, verdict: BaseModel) -> Scored:
@@ -145,10 +154,11 @@ anchors:
             f"Rules judge, a weak lexical signal: the answer uses {found} of {terms} question "
             "terms, mapped onto the scale. It does not read meaning; use a model judge."
         )
-        return self.verdict_model(rubric)(rationale=rationale, score=value)
+        stated = {"confidence": None} if spec.confidence_scale else {}  # the rules state none
+        return self.verdict_model(rubric)(rationale=rationale, score=value, **stated)
 
     def recognises(self, fields: set[str], payload: dict[str, Any]) -> bool:
-        return fields == {"rationale", "score"}
+        return {"rationale", "score"} <= fields <= {"rationale", "score", "confidence"}
 
     def injection_target(self, rubric: Rubric, clean: GradedRecord) -> str | None:
         spec: ScaleSpec = rubric.spec

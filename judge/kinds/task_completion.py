@@ -40,6 +40,7 @@ class TaskCompletionKind(ConversationKind):
     name = "task_completion"
     verdict_name = "TaskCompletionVerdict"
     template_inputs = "[goal, messages]"
+    label_field = "label"
     columns: ClassVar[dict[str, str]] = {"mean_score": "mean", "label_rates": "labels"}
 
     def verdict_model(self, rubric: Rubric) -> type[BaseModel]:

@@ -37,16 +37,22 @@ def streamed_completion(
     head = {k: completion[k] for k in ("id", "created", "model", "system_fingerprint")}
     head["object"] = "chat.completion.chunk"
 
-    def event(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        choices = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    def event(
+        delta: dict[str, Any], finish: str | None = None, logprobs: Any = None, **extra: Any
+    ) -> bytes:
+        choice: dict[str, Any] = {"index": 0, "delta": delta, "finish_reason": finish}
+        if logprobs:
+            choice["logprobs"] = logprobs
+        choices = [choice]
         return b"data: " + json.dumps({**head, "choices": choices, **extra}).encode() + b"\n\n"
 
     async def events() -> AsyncIterator[bytes]:
         yield event({"role": "assistant", "content": ""})
         await sleep(stall)
-        for piece in pieces:
+        logprobs = choice.get("logprobs")  # all on the first piece: the joined list counts
+        for number, piece in enumerate(pieces):
             await sleep(delay / len(pieces))
-            yield event({"content": piece})
+            yield event({"content": piece}, logprobs=logprobs if number == 0 else None)
         if refusal:
             yield event({"refusal": refusal})
         yield event({}, choice["finish_reason"])

@@ -10,6 +10,11 @@ told to fail in reproducible ways (`FaultPlan`). It counts what a provider would
 
     python -m judge.testing.server --port 8099 --latency 0.2 --fault-rate 0.25
 
+Asked for `logprobs` (with `top_logprobs`), it answers them in OpenAI's shape, deterministic
+per case, with alternatives where the verdict writes a value its schema limits to a set
+(judge.testing._logprobs); `logprobs="refuse"` answers such a request with a 400 naming
+logprobs, `logprobs="omit"` answers it without them, as servers that cannot give them do.
+
 Prompt tokens are an approximation unless `token_counter` is given: ceil(characters / 4)
 of each message's content, plus the same for the JSON schema sent in `response_format`
 (providers bill the schema too). Completion tokens: ceil(characters / 4) of the reply.
@@ -42,11 +47,13 @@ from judge.kinds import get_kind, kind_for_request, kind_for_schema
 from judge.testing._batch import BatchAPI
 from judge.testing._http import DROP_HEADER as _DROP_HEADER
 from judge.testing._http import error_body, error_response
+from judge.testing._logprobs import reply_logprobs
 from judge.testing._stream import streamed_completion
 
 DEFAULT_MODEL = "judge-test-2024-01-01"
 _DROP_LOG = "ASGI callable returned without completing response."
 MAX_BODIES = 10_000
+LOGPROBS = ("serve", "refuse", "omit")  # what a request that asks for logprobs gets
 FAULTS = ("429", "500", "503", "drop", "timeout", "malformed", "truncated", "refusal")
 TRANSIENT_FAULTS = frozenset({"429", "500", "503", "drop", "timeout"})
 _SCHEMA_IN_PROMPT = "The JSON must match this schema: "
@@ -251,7 +258,11 @@ class FakeOpenAIServer:
         token_counter: Callable[[str], int] = approx_tokens,
         served_models: Sequence[str] | None = None,
         rate_limit: RateLimit | None = None,
+        logprobs: str = "serve",
     ) -> None:
+        if logprobs not in LOGPROBS:
+            raise ValueError(f"logprobs must be one of {LOGPROBS}, got {logprobs!r}")
+        self.logprobs = logprobs
         self.responder = responder
         self.latency = latency
         self.faults = faults
@@ -469,15 +480,18 @@ class FakeOpenAIServer:
             return self._error(reply)
         if reply.huge_body:
             return _huge(reply)
-        content = reply.content
-        if content is None and reply.verdict is not None:
-            content = json.dumps(reply.verdict)
+        content, verdict = reply.content, reply.verdict
+        if content is None and verdict is not None:
+            content = json.dumps(verdict)
         if content is None and reply.refusal is None and not reply.tool_calls:
-            content = render_content(default_verdict(chat), chat.mode)
+            verdict = default_verdict(chat)
+            content = render_content(verdict, chat.mode)
         completion_tokens = self.token_counter(content or reply.refusal or "")
         with self._lock:
             self.stats.completion_tokens += completion_tokens
         completion = self._completion(chat, content, reply, prompt_tokens, completion_tokens)
+        if content and body.get("logprobs") is True and self.logprobs == "serve":
+            completion["choices"][0]["logprobs"] = self._logprobs(chat, content, verdict)
         if streamed:
             options = body.get("stream_options") or {}
             return streamed_completion(
@@ -489,6 +503,18 @@ class FakeOpenAIServer:
                 headers={**limit_headers, **reply.headers},
             )
         return JSONResponse(completion, headers={**limit_headers, **reply.headers})
+
+    def _logprobs(self, chat: ChatRequest, content: str, verdict: Any) -> dict[str, Any]:
+        """The reply's logprobs (judge.testing._logprobs); a scripted text is read for its
+        verdict, and without one every token is sure."""
+        if verdict is None:
+            try:
+                verdict = json.loads(content)
+            except (ValueError, RecursionError):  # a scripted reply may be anything
+                verdict = None
+        top = chat.body.get("top_logprobs")
+        top = top if isinstance(top, int) and not isinstance(top, bool) else 0
+        return reply_logprobs(content, verdict, request_schema(chat), chat.case_text, top)
 
     async def _sleep(self, seconds: float) -> None:
         # in slices, so that stop() does not wait for a long scripted delay to run out
@@ -507,6 +533,10 @@ class FakeOpenAIServer:
         if self.strict_model and body.get("model") != self.model:
             return error_response(
                 404, f"The model '{body.get('model')}' does not exist", "model_not_found"
+            )
+        if self.logprobs == "refuse" and body.get("logprobs"):
+            return error_response(
+                400, "logprobs are not supported for this model", "invalid_request_error"
             )
         mode = (body.get("response_format") or {}).get("type")
         if mode in self.reject_response_format:
@@ -742,6 +772,13 @@ def main(argv: list[str] | None = None) -> int:
         "--reject", action="append", default=[], help="refuse this response_format type"
     )
     parser.add_argument(
+        "--logprobs",
+        choices=LOGPROBS,
+        default="serve",
+        help="a request asking for logprobs: answer them (serve), refuse it with a 400 "
+        "(refuse), or answer without them (omit)",
+    )
+    parser.add_argument(
         "--rate-limit",
         type=float,
         default=None,
@@ -767,6 +804,7 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         reject_response_format=set(args.reject),
         rate_limit=RateLimit(args.rate_limit) if args.rate_limit else None,
+        logprobs=args.logprobs,
     )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -249,9 +249,9 @@ def test_a_single_judge_is_a_cascade_of_one(
 def test_a_rung_without_a_threshold_or_a_verdict_without_a_confidence_decides_nothing(
     tmp_path: Path, server_factory: Any
 ) -> None:
-    # no `confident` fixture: the test server's verdicts carry no confidence
+    # no `confident` fixture, and the test server told to omit logprobs: no confidence
     truth = planted_truth(6, id_format="c{:03d}")
-    server = server_factory(responder=PlantedJuror(truth), model=CHEAP)
+    server = server_factory(responder=PlantedJuror(truth), model=CHEAP, logprobs="omit")
     cases = write_cases(tmp_path / "cases.jsonl", truth)
     base = ["grade", str(cases), "--rubric", "policy", "--rubrics-dir", str(RUBRICS)]
     base += ["--model", CHEAP, "--base-url", server.base_url]

@@ -250,10 +250,11 @@ async def test_zero_claims_is_abstained() -> None:
 
 async def test_the_sent_body_is_request_body_whatever_is_encoded_once() -> None:
     """The fixed parts (model, sampling, schema) are encoded once per mode and schema; what
-    goes on the wire is still exactly `request_body`, for each of two rubrics in turn."""
+    goes on the wire is still exactly `request_body`, for each of two rubrics in turn.
+    (Logprobs not asked: these replies carry none, which stops the asking after the first.)"""
     replies = [chat_reply(FAITHFUL_VERDICT), chat_reply(RELEVANCE_VERDICT)]
     route = MockEndpoint(*replies, chat_reply(FAITHFUL_VERDICT))
-    judge = LLMJudge(config(), http_client=route.client())
+    judge = LLMJudge(config(top_logprobs=0), http_client=route.client())
     try:
         for name, data in (
             ("faithfulness", case()),

@@ -34,6 +34,19 @@ def test_three_relevance_cases_grade_with_json_schema(relevance_run: dict[str, A
     assert sent(done.stderr) >= 3
 
 
+def test_verdicts_carry_a_confidence_from_logprobs(relevance_run: dict[str, Any]) -> None:
+    """Issue 50: llama.cpp's server gives `logprobs` with `top_logprobs`; each scored
+    verdict carries the probability of its score among the scale's, from them."""
+    done = relevance_run["done"]
+    assert "gives no logprobs" not in done.stderr, done.stderr
+    records = read_jsonl(relevance_run["out"])
+    scored = [r for r in records if r["status"] == "ok"]
+    assert scored, "the model parsed no verdict"
+    for record in scored:
+        assert record["confidence_source"] == "logprobs", record
+        assert 0.0 < record["confidence"] <= 1.0
+
+
 def test_a_rerun_sends_no_request(relevance_run: dict[str, Any], cache: Path) -> None:
     folder: Path = relevance_run["folder"]
     again = folder / "again.jsonl"
