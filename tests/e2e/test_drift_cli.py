@@ -100,7 +100,7 @@ def test_against_the_past_a_judge_that_starts_to_disagree_exits_3(
         "- reference: past: each window against all the windows before it, pooled (from 1)" in out
     )
     assert "| 1 | 100 |" in out and "| reference |" in out
-    assert "drop in agreement below all the windows before it" in out
+    assert "disagreement with people (arcsine) against all the windows before it" in out
     assert re.search(r"drift: alarm: agreement dropped at window [56]\n", err), err
     assert "past: each window against all the windows before it" in html.read_text("utf-8")
 
