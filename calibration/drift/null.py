@@ -77,35 +77,50 @@ def _seed(seed, part: int) -> list[int]:
 
 
 def _grouped(ref, sizes, d, choice, clusters: Clusters, simulations, seed) -> np.ndarray:
-    """Streams rebuilt from the stream's groups drawn with replacement (module docstring)."""
+    """Streams rebuilt from the stream's groups drawn with replacement (module docstring),
+    in blocks of streams at once."""
     k = ref.shape[-1]
     cells = np.asarray(clusters.cells, dtype=np.int64)
     _, group_of = np.unique(np.asarray(clusters.groups), return_inverse=True)
-    order = np.argsort(group_of, kind="stable")
-    members = cells[order]  # each group's cells together, groups in index order
+    members = cells[np.argsort(group_of, kind="stable")]  # each group's cells together
     counts = np.bincount(group_of)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     window_sizes = np.asarray(sizes, dtype=np.int64)
     if clusters.in_stream:
         window_sizes = np.concatenate([[int(ref.sum())], window_sizes])
     total = int(window_sizes.sum())
-    edges = np.repeat(np.arange(len(window_sizes)), window_sizes)  # each position's window
+    where = np.repeat(np.arange(len(window_sizes)), window_sizes) * k * k  # each position
     rng = np.random.default_rng(_seed(seed, 2))
-    draws = int(2 * total / counts.mean()) + 8  # groups a stream needs, with room to spare
-    out = np.empty(simulations)
-    for b in range(simulations):
-        picked = rng.integers(0, len(counts), draws)
-        while counts[picked].sum() < total:
-            picked = np.concatenate([picked, rng.integers(0, len(counts), draws)])
-        stream = _concatenate(members, starts[picked], counts[picked])[:total]
-        wins = np.bincount(edges * k * k + stream, minlength=len(window_sizes) * k * k)
-        wins = wins.reshape(len(window_sizes), k, k).astype(float)
+    draws = int(1.5 * total / counts.mean()) + 8  # groups a stream needs, with room to spare
+    block = max(1, BLOCK_CELLS // max(total, len(window_sizes) * k * k))
+    out = []
+    for begin in range(0, simulations, block):
+        streams = _streams(rng, members, starts, counts, min(block, simulations - begin),
+                           draws, total)  # fmt: skip
+        cells_of = np.arange(len(streams))[:, None] * (len(window_sizes) * k * k)
+        flat = np.bincount((cells_of + where + streams).ravel(),
+                           minlength=len(streams) * len(window_sizes) * k * k)  # fmt: skip
+        wins = flat.reshape(len(streams), len(window_sizes), k, k).astype(float)
         if clusters.in_stream:
-            sim_ref, wins = wins[0], wins[1:]
+            sim_ref, wins = wins[:, 0], wins[:, 1:]
         else:
-            sim_ref = _file_reference(rng, wins.sum(axis=0), int(ref.sum()))
-        out[b] = choice.scan(sim_ref, wins, d).max()
-    return out
+            sim_ref = _file_reference(rng, wins.sum(axis=1), int(ref.sum()))
+        out.append(choice.scan(sim_ref, wins, d).max(axis=-1))
+    return np.concatenate(out)
+
+
+def _streams(rng, members, starts, counts, count: int, draws: int, total: int) -> np.ndarray:
+    """``count`` streams of ``total`` cells, each whole groups drawn with replacement one
+    after the other, cut at ``total``. Shape ``(count, total)``."""
+    picked = rng.integers(0, len(counts), (count, draws))
+    short = counts[picked].sum(axis=1) < total
+    while short.any():  # rare: a row of small groups; draw it again, longer
+        picked = np.concatenate([picked, rng.integers(0, len(counts), (count, draws))], axis=1)
+        short = counts[picked].sum(axis=1) < total
+    lengths = counts[picked]
+    flat = _concatenate(members, starts[picked].ravel(), lengths.ravel())
+    row_start = np.concatenate([[0], np.cumsum(lengths.sum(axis=1))[:-1]])
+    return flat[row_start[:, None] + np.arange(total)]
 
 
 def _concatenate(members: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -115,7 +130,8 @@ def _concatenate(members: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -
 
 
 def _file_reference(rng, pooled: np.ndarray, n_ref: int) -> np.ndarray:
-    """A reference of ``n_ref`` independent pairs from a simulated stream's pooled table."""
-    p = pooled + POSTERIOR_PRIOR_WEIGHT / pooled.size
-    return rng.multinomial(n_ref, (p / p.sum()).ravel()).reshape(pooled.shape).astype(float)
-
+    """References of ``n_ref`` independent pairs, one from each simulated stream's pooled
+    table (``pooled``: ``(B, k, k)``)."""
+    p = pooled + POSTERIOR_PRIOR_WEIGHT / pooled[0].size
+    p = (p / p.sum(axis=(-1, -2), keepdims=True)).reshape(len(p), -1)
+    return rng.multinomial(n_ref, p).reshape(pooled.shape).astype(float)
