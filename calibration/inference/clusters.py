@@ -28,7 +28,7 @@ B 69(3).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -36,7 +36,12 @@ from scipy import stats
 
 from calibration.inference.intervals import normal_quantile
 
-__all__ = ["ClusterMoments", "cluster_bootstrap_indices", "clustered_rate_interval"]
+__all__ = [
+    "ClusterMoments",
+    "cluster_bootstrap_indices",
+    "cluster_table_ci",
+    "clustered_rate_interval",
+]
 
 
 class ClusterMoments:
@@ -108,4 +113,41 @@ def cluster_bootstrap_indices(
         offsets = np.repeat(starts[picked] - np.concatenate([[0], np.cumsum(lengths)[:-1]]),
                             lengths)  # fmt: skip
         out.append(order[np.arange(lengths.sum()) + offsets])
+    return out
+
+
+def cluster_table_ci(
+    human: ArrayLike,
+    judge: ArrayLike,
+    k: int,
+    groups: Sequence[str] | ArrayLike,
+    statistics: dict[str, Callable[[np.ndarray], float]],
+    *,
+    n_resamples: int,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, tuple[float, float] | None]:
+    """Percentile intervals of statistics of the ``k x k`` confusion table of the pairs
+    (``human``, ``judge``: class indices) under the cluster bootstrap
+    (:func:`cluster_bootstrap_indices`): each resample draws whole groups, its table is
+    built from their pairs, and each statistic is taken of it. A statistic undefined
+    (``nan``) in more than half of the resamples gets ``None``; the others' undefined
+    resamples are left out."""
+    h = np.asarray(human, dtype=np.int64)
+    j = np.asarray(judge, dtype=np.int64)
+    cells = h * k + j
+    values = {name: np.empty(n_resamples) for name in statistics}
+    for b, take in enumerate(cluster_bootstrap_indices(groups, n_resamples, seed=seed)):
+        table = np.bincount(cells[take], minlength=k * k).reshape(k, k)
+        for name, of_table in statistics.items():
+            values[name][b] = of_table(table)
+    tail = (1 - confidence) / 2
+    out: dict[str, tuple[float, float] | None] = {}
+    for name, drawn in values.items():
+        finite = drawn[np.isfinite(drawn)]
+        if len(finite) * 2 < n_resamples:
+            out[name] = None
+            continue
+        low, high = np.quantile(finite, [tail, 1 - tail])
+        out[name] = (float(low), float(high))
     return out
