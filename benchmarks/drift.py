@@ -84,8 +84,6 @@ class Setting:
 TABLES: dict[str, list[Setting]] = {
     "main": [
         Setting(0.8, 0.6),
-        Setting(0.9, 0.7),
-        Setting(0.8, 0.6, reference="first"),
         Setting(0.8, 0.6, reference="past"),
         Setting(0.8, 0.6, statistic="kappa"),
     ],
@@ -111,9 +109,7 @@ TABLES: dict[str, list[Setting]] = {
     "repeats": [
         Setting(0.8, None, repeat=2, reference="first"),
         Setting(0.8, None, repeat=2, reference="first", grouped=True),
-        Setting(0.8, None, rate=0.9, size=60, repeat=2, reference="past", grouped=True),
-        Setting(0.8, None, repeat=5, reference="file", grouped=True),
-        Setting(0.8, 0.4, repeat=2, reference="past", grouped=True),
+        Setting(0.8, 0.4, rate=0.9, size=60, repeat=2, reference="past", grouped=True),
     ],
     "slices": [
         Setting(0.8, None, rate=0.5, size=60, windows=8, reference="first", slices=4),
