@@ -81,7 +81,7 @@ def setting_row(rng, reps: int, g: int, a: float, b: float) -> dict:
 
 
 # (dialogues, Beta of the judge's error rate per dialogue): kappa with --group-field
-KAPPA_SETTINGS = [(30, 1.0, 6.0), (100, 1.0, 6.0), (30, 0.5, 4.0), (50, 2.0, 10.0)]
+KAPPA_SETTINGS = [(30, 1.0, 6.0), (30, 0.5, 4.0)]
 KAPPA_BOOTSTRAP = 1000
 
 
