@@ -105,7 +105,7 @@ def kappa_row(rng, reps: int, g: int, a: float, b: float) -> dict:
     truth = float(kappa_from_confusion(table))
     options = AnalysisOptions(n_bootstrap=KAPPA_BOOTSTRAP)
     hits = {"cases": 0, "groups": 0, "high_misses_cases": 0}
-    for r in range(reps):
+    for _ in range(reps):
         human, judge, groups = _dialogues(rng, g, a, b)
         h = ["pass" if v else "fail" for v in human]
         j = ["pass" if v else "fail" for v in judge]

@@ -14,8 +14,13 @@ from calibration.drift.alarm import (
 )
 from calibration.drift.null import Clusters
 from calibration.drift.statistic import detectable_drop
-from calibration.drift.stream import DriftOptions, DriftSlice, ReferenceTable, drift_report
-from calibration.drift.stream import sliced_drift_report
+from calibration.drift.stream import (
+    DriftOptions,
+    DriftSlice,
+    ReferenceTable,
+    drift_report,
+    sliced_drift_report,
+)
 from calibration.drift.windows import Window, count_windows, parse_time, time_windows
 
 __all__ = [

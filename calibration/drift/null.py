@@ -57,7 +57,8 @@ def null_maxima(ref, tables, sizes, d, choice: ScanChoice, clusters, *, simulati
 
 def _independent(pooled, n_ref, sizes, d, choice, simulations, seed) -> np.ndarray:
     shape = pooled.shape
-    tables = dirichlet_tables(pooled, n_draws=simulations, seed=_seed(seed, 0))
+    first = int(np.random.SeedSequence(_seed(seed, 0)).generate_state(1)[0])
+    tables = dirichlet_tables(pooled, n_draws=simulations, seed=first)
     tables = tables.reshape(simulations, -1)
     rng = np.random.default_rng(_seed(seed, 1))
     # Streams in blocks, so memory stays near BLOCK_CELLS numbers however many windows.

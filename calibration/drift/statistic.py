@@ -162,8 +162,9 @@ def detectable_drop(
         return out
     share = float(np.sin(target / 2) ** 2)
     rise = (share * (n_s + 0.75) - 0.375) / n_s  # back from the transform's offsets
-    out["disagreement"] = min(1.0, rise)
+    reached = min(1.0, rise)
+    out["disagreement"] = reached
     if kappa is not None:
-        out["kappa"] = 1 - out["disagreement"] / chance
-        out["kappa_drop"] = kappa - out["kappa"]
+        out["kappa"] = 1 - reached / chance
+        out["kappa_drop"] = kappa - (1 - reached / chance)
     return out

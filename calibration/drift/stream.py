@@ -31,7 +31,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from calibration.agreement.metrics import _weight_matrix, label_values
 from calibration.agreement.small_sample import SMALL_SAMPLE
 from calibration.drift.alarm import SIMULATIONS
 from calibration.drift.null import Clusters
@@ -44,6 +43,7 @@ from calibration.io.classes import order_labels
 from calibration.pairs.analysis import AnalysisOptions, analyse, scale_of
 
 __all__ = ["DriftOptions", "DriftSlice", "ReferenceTable", "drift_report", "sliced_drift_report"]
+
 
 @dataclass(frozen=True)
 class ReferenceTable:
@@ -120,7 +120,9 @@ def sliced_drift_report(slices: Sequence[DriftSlice], options: DriftOptions) -> 
     for one, ready, alarm in zip(slices, prepared, alarms, strict=True):
         report = ready["report"]
         report["reference"].pop("row", None)
-        report.update(alarm=alarm, status=stream_status(report["windows"], alarm, options.min_labels))
+        report.update(
+            alarm=alarm, status=stream_status(report["windows"], alarm, options.min_labels)
+        )
         reports.append({"slice": one.name, **report} if one.name is not None else report)
     return {"slices": reports, **family_summary(reports)}
 

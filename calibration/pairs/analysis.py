@@ -32,7 +32,6 @@ from calibration.agreement.metrics import (
 from calibration.agreement.multirater import krippendorff_alpha_from_counts
 from calibration.agreement.small_sample import cohen_chance, fce_kappa_interval, kappa_type_interval
 from calibration.estimates.binary import binary_rates
-from calibration.pairs.grouped import widen_for_groups
 from calibration.inference.intervals import (
     DEFAULT_RESAMPLES,
     bootstrap_table_ci,
@@ -41,6 +40,7 @@ from calibration.inference.intervals import (
 )
 from calibration.io.classes import choose_positive, order_labels
 from calibration.io.labels import as_number, normalise_label
+from calibration.pairs.grouped import widen_for_groups
 
 __all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
 

@@ -142,9 +142,7 @@ def test_the_past_scan_tests_each_span_against_every_window_before_it_pooled(
     got = past_scan(windows, 1 - np.eye(2), statistic=statistic)
     total = np.cumsum(windows, axis=0)
     alone = [_studentised_drop(total[w - 1], windows[w], statistic) for w in (1, 2, 3)]
-    pooled = [
-        _studentised_drop(total[w - 2], total[w] - total[w - 2], statistic) for w in (2, 3)
-    ]
+    pooled = [_studentised_drop(total[w - 2], total[w] - total[w - 2], statistic) for w in (2, 3)]
     assert got[0] == -np.inf  # the first window has no past
     assert got[1:].tolist() == pytest.approx(
         [alone[0], *map(max, zip(alone[1:], pooled, strict=True))]
