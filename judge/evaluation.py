@@ -11,7 +11,7 @@ Figures are named `RUBRIC_ID.NAME`: every number of the rubric's summary (as `ju
 - `RUBRIC_ID.mean_score.{estimate,ci95_low,ci95_high,n}`: the mean 0..1 score, the
   bounded-scale Wilson interval (`calibration.agreement.small_sample.bounded_mean_interval`:
   the largest variance a 0..1 score allows at that mean). A normal interval covered
-  0.86-0.92 at 10-30 conversations whose scores pile up at 1; this one 0.99
+  0.86-0.93 at 10-30 conversations whose scores pile up at 1; this one 0.99-1.00
   (`benchmarks/cluster_intervals.md`). Each scored record (a conversation, for the
   conversation kinds) is one value, taken as independent of the others.
 

@@ -11,8 +11,8 @@ Clopper and Pearson's at ``n*`` with ``x* = R n*`` successes (beta quantiles, wh
 a size that is not whole): Korn and Graubard's (1998) interval for a proportion from a
 clustered sample. It stays within [0, 1] and does not collapse when every unit passes.
 The turns of one conversation pass or fail together more often than independent turns
-do; pooled as independent, Wilson's interval covered 0.74-0.85 of true rates at 10-30
-conversations, Wilson's at ``n*`` 0.91 in one setting, this one 0.95-0.97
+do; pooled as independent, Wilson's interval covered 0.72-0.87 of true rates at 10-30
+conversations, Wilson's at ``n*`` 0.91 in one setting, this one 0.96-0.98
 (``benchmarks/cluster_intervals.md``).
 
 **A cluster bootstrap** (:func:`cluster_bootstrap_indices`): resamples of whole groups
