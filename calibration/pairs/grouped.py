@@ -20,11 +20,10 @@ Econ. Stat. 90(3) (few clusters).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
-
-import math
 
 import numpy as np
 
@@ -109,7 +108,9 @@ def widen_for_groups(
         current = holder.get(f"{key}_ci95")
         if interval is None or not current or holder.get(key) is None:
             continue
-        low, high = _few_groups(interval, float(holder[key]), count, rate=name.startswith("binary."))
+        low, high = _few_groups(
+            interval, float(holder[key]), count, rate=name.startswith("binary.")
+        )
         holder[f"{key}_ci95"] = (min(current[0], low), max(current[1], high))
         if f"{key}_ci95_method" in holder:
             holder[f"{key}_ci95_method"] = f"{holder[f'{key}_ci95_method']}; {GROUPED_METHOD}"
