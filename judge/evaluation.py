@@ -8,8 +8,12 @@ Figures are named `RUBRIC_ID.NAME`: every number of the rubric's summary (as `ju
 - `RUBRIC_ID.pass_rate.{estimate,ci95_low,ci95_high,n,passed}`: the share of scored cases
   with the rubric's pass label (the higher-scored of two labels: `faithful`), Wilson
   interval (`calibration.inference.intervals.wilson_interval`);
-- `RUBRIC_ID.mean_score.{estimate,ci95_low,ci95_high,n}`: the mean 0..1 score, normal
-  interval `mean ± z·s/sqrt(n)` (`calibration.inference.intervals.normal_interval`).
+- `RUBRIC_ID.mean_score.{estimate,ci95_low,ci95_high,n}`: the mean 0..1 score, the
+  bounded-scale Wilson interval (`calibration.agreement.small_sample.bounded_mean_interval`:
+  the largest variance a 0..1 score allows at that mean). A normal interval covered
+  0.86-0.93 at 10-30 conversations whose scores pile up at 1; this one 0.99-1.00
+  (`benchmarks/cluster_intervals.md`). Each scored record (a conversation, for the
+  conversation kinds) is one value, taken as independent of the others.
 
 Gate on the interval, not on one verdict or one point: `pass_rate.ci95_low >= 0.8` holds
 only when the data show the rate is at least 0.8, however the judge's noise falls. An
@@ -111,20 +115,20 @@ def proportion_figures(passed: int, n: int) -> dict[str, float | None]:
 
 
 def mean_figures(scores: Sequence[float]) -> dict[str, float | None]:
-    """The mean with its 95% normal interval `mean ± z·s/sqrt(n)` (s the sample standard
-    deviation); None when no case was scored (a single case: a zero-width interval).
+    """The mean 0..1 score with its 95% bounded-scale Wilson interval (module docstring);
+    None when no case was scored. It does not collapse when the scores do not vary
+    (ten scores of 1: ``[0.72, 1]``).
 
     >>> mean_figures([0.0, 1.0, 1.0, 1.0])["estimate"]
     0.75
     """
-    from calibration.inference.intervals import normal_interval
+    from calibration.agreement.small_sample import bounded_mean_interval
 
     n = len(scores)
     if n == 0:
         return {"estimate": None, "ci95_low": None, "ci95_high": None, "n": 0}
     mean = math.fsum(scores) / n
-    sd = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / (n - 1)) if n > 1 else 0.0
-    low, high = normal_interval(mean, sd / math.sqrt(n))
+    low, high = bounded_mean_interval(mean, n, 0.0, 1.0)
     return {"estimate": mean, "ci95_low": low, "ci95_high": high, "n": n}
 
 

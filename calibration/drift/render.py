@@ -65,6 +65,8 @@ def drift_markdown(report: dict[str, Any]) -> str:
         f"- windows: {report['windowing']}; time: {report.get('time_source') or 'file order'}",
         f"- reference: {reference_text(ref, name)}",
         f"- alarm: {alarm['method']}; alpha {alarm['alpha']}, threshold {_num(alarm['threshold'])}",
+        *_detectable_line(alarm.get("detectable")),
+        *_pairs_lines(report),
         "",
         f"| window | n | {name} [95%] | AC1 [95%] | judge pass | human pass "
         "| change vs reference [95%] | scan | verdict |",
@@ -86,6 +88,36 @@ def drift_markdown(report: dict[str, Any]) -> str:
         lines += ["", "Where one label dominates, read AC1 beside kappa:", *notes]
     lines += ["", f"**{report['status']['verdict']}**: {report['status']['reason']}"]
     return "\n".join(lines) + "\n"
+
+
+def _detectable_line(found: dict[str, Any] | None) -> list[str]:
+    """What the alarm can see at this stream's window size and rates, in one line."""
+    if not found:
+        return []
+    window = int(found["window"])
+    if found["disagreement"] is None:
+        return [f"- detectable: no drop within two windows of {window} (windows too small)"]
+    rates = (f"disagreement {found['reference_disagreement']:.1%} to "
+             f"{found['disagreement']:.1%}")  # fmt: skip
+    if found["kappa"] is None:
+        return [f"- detectable within two windows of {window} (80% of the time): {rates}"]
+    return [
+        f"- detectable within two windows of {window} (80% of the time): a fall in kappa "
+        f"from {found['reference_kappa']:.2f} to {found['kappa']:.2f} ({rates}); "
+        "smaller drops may go unseen"
+    ]
+
+
+def _pairs_lines(report: dict[str, Any]) -> list[str]:
+    """The null's assumption on the pairs, and the repeats dropped before windowing."""
+    lines = []
+    if report.get("pairs"):
+        lines.append(f"- pairs: {report['pairs']}")
+    repeats = report.get("repeats_dropped") or {}
+    if repeats.get("ids") or repeats.get("inputs"):
+        lines.append(f"- repeats dropped: {repeats.get('ids', 0)} repeated ids, "
+                     f"{repeats.get('inputs', 0)} repeated inputs (inputs_sha256)")  # fmt: skip
+    return lines
 
 
 def drift_chart_png(report: dict[str, Any]) -> bytes:

@@ -31,24 +31,18 @@ from typing import Any, Literal
 
 import numpy as np
 
-from calibration.agreement.metrics import _weight_matrix, label_values
 from calibration.agreement.small_sample import SMALL_SAMPLE
-from calibration.drift.alarm import SIMULATIONS, SPAN, drift_alarm
+from calibration.drift.alarm import SIMULATIONS
+from calibration.drift.null import Clusters
+from calibration.drift.statistic import Statistic
+from calibration.drift.verdict import family_summary, stream_alarms, stream_status
 from calibration.drift.windows import Window
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
 from calibration.io.classes import order_labels
 from calibration.pairs.analysis import AnalysisOptions, analyse, scale_of
 
-__all__ = ["DriftOptions", "ReferenceTable", "drift_report"]
-
-ALARM_METHOD = (
-    "window-limited scan (GLR, Lai 1995): each window's largest studentised drop in "
-    "agreement below the reference, the window alone or pooled with the one before; "
-    "threshold: the 1 - alpha quantile of the largest scan over "
-    "simulated streams with no drift (parametric bootstrap from the pooled table, "
-    "Westfall-Young max-T), so the chance of any false alarm over the stream is alpha"
-)
+__all__ = ["DriftOptions", "DriftSlice", "ReferenceTable", "drift_report", "sliced_drift_report"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +65,7 @@ class DriftOptions:
     n_bootstrap: int = DEFAULT_RESAMPLES
     simulations: int = SIMULATIONS
     seed: int = 0
+    statistic: Statistic = "disagreement"  # what the alarm scans
 
 
 @dataclass(frozen=True)
@@ -80,21 +75,63 @@ class _Pairs:
     judge: list[str]
 
 
+@dataclass(frozen=True)
+class DriftSlice:
+    """One stream of a family watched under one alarm: its name (``None`` for a stream
+    alone), its pairs in stream order, its windows and, where its pairs come in groups
+    (a conversation's turns), each pair's group."""
+
+    name: str | None
+    ids: Sequence[str]
+    human: Sequence[str]
+    judge: Sequence[str]
+    windows: Sequence[Window]
+    groups: Sequence[str] | None = None
+
+
 def drift_report(
     ids: Sequence[str],
     human: Sequence[str],
     judge: Sequence[str],
     windows: Sequence[Window],
     options: DriftOptions = DriftOptions(),
+    groups: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Every window's figures, its change against the reference and the alarm, as a dict
     (strict JSON once ``calibration.io.jsonout.to_strict_json`` has run). Labels are text
-    as :func:`calibration.io.labels.normalise_label` spells them."""
-    pairs = _Pairs(list(ids), list(human), list(judge))
+    as :func:`calibration.io.labels.normalise_label` spells them. With ``groups`` (one a
+    pair), the alarm's null resamples whole groups (:mod:`calibration.drift.null`)."""
+    family = sliced_drift_report([DriftSlice(None, ids, human, judge, windows, groups)], options)
+    return family["slices"][0]
+
+
+def sliced_drift_report(slices: Sequence[DriftSlice], options: DriftOptions) -> dict[str, Any]:
+    """Each slice's report (:func:`drift_report`) under one alarm: the threshold is the
+    ``1 - alpha`` quantile of the largest scan over every window of every slice
+    (:func:`calibration.drift.alarm.family_alarm`), so the chance that any slice alarms
+    falsely is ``alpha``. The family's ``alarm`` and ``status`` say which slices fired."""
     extra = list(options.reference.labels) if isinstance(options.reference, ReferenceTable) else []
-    order = order_labels([*pairs.human, *pairs.judge, *extra])
-    coefficient, weights = _coefficient(pairs, order, options)
+    order = order_labels([v for s in slices for v in (*s.human, *s.judge)] + extra)
+    coefficient, weights = _coefficient(order, options)
     analysis = AnalysisOptions(weights=weights, n_bootstrap=options.n_bootstrap, seed=options.seed)
+    prepared = [_prepare(s, order, analysis, coefficient, options) for s in slices]
+    alarms = stream_alarms(prepared, order, weights, options)
+    reports = []
+    for one, ready, alarm in zip(slices, prepared, alarms, strict=True):
+        report = ready["report"]
+        report["reference"].pop("row", None)
+        report.update(
+            alarm=alarm, status=stream_status(report["windows"], alarm, options.min_labels)
+        )
+        reports.append({"slice": one.name, **report} if one.name is not None else report)
+    return {"slices": reports, **family_summary(reports)}
+
+
+def _prepare(stream: DriftSlice, order, analysis, coefficient, options) -> dict[str, Any]:
+    """A slice's figures before the alarm: its windows' rows, its reference, what is
+    tested and the pairs' cells and groups for a cluster-aware null."""
+    pairs = _Pairs(list(stream.ids), list(stream.human), list(stream.judge))
+    windows = stream.windows
     rows = [_window_row(w, pairs, order, analysis, coefficient, options) for w in windows]
     reference = _reference(rows, order, analysis, coefficient, options)
     tested = [r for r in rows if r["enough"] and r is not reference.get("row")]
@@ -102,22 +139,43 @@ def drift_report(
         _against_the_past(rows, windows, pairs, order, analysis, coefficient)
     for row in tested:
         row["difference"], row["difference_ci95"] = _difference(row, row.get("past", reference))
-    alarm = _alarm(reference, tested, order, weights, options)
-    reference.pop("row", None)
-    return {
+    report = {
         "n": len(pairs.ids),
         "labels": order,
         "coefficient": coefficient,
-        "weights": weights,
+        "weights": weights_of(coefficient, options),
         "min_labels": options.min_labels,
         "reference": reference,
         "windows": rows,
-        "alarm": alarm,
-        "status": _status(rows, tested, alarm, options.min_labels),
     }
+    clusters = None
+    if stream.groups is not None:
+        clusters = _clusters(stream, rows, reference, tested, order)
+    return {"report": report, "tested": tested, "clusters": clusters}
 
 
-def _coefficient(pairs: _Pairs, order: list[str], options: DriftOptions):
+def weights_of(coefficient: str, options: DriftOptions):
+    return options.weights if coefficient == "weighted_kappa" else None
+
+
+def _clusters(stream: DriftSlice, rows, reference, tested, order) -> Clusters:
+    """The cells and groups of the pairs the alarm reads, in stream order: the reference
+    window's (when it is one of the stream's), then each tested window's."""
+    assert stream.groups is not None
+    chosen = {id(r) for r in tested}
+    in_stream = reference.get("row") is not None
+    if in_stream:
+        chosen.add(id(reference["row"]))
+    index = {label: i for i, label in enumerate(order)}
+    k = len(order)
+    positions = [i for w, r in zip(stream.windows, rows, strict=True) if id(r) in chosen
+                 for i in w.positions]  # fmt: skip
+    cells = [index[stream.human[i]] * k + index[stream.judge[i]] for i in positions]
+    groups = [str(stream.groups[i]) for i in positions]
+    return Clusters(np.asarray(cells, dtype=np.int64), np.asarray(groups), in_stream)
+
+
+def _coefficient(order: list[str], options: DriftOptions):
     """Weighted kappa on an ordinal scale of more than two levels, else Cohen's kappa."""
     if scale_of(order, order) == "ordinal" and len(order) > 2:
         return "weighted_kappa", options.weights
@@ -248,63 +306,3 @@ def _difference(row, reference) -> tuple[float, tuple[float, float] | None]:
     low = delta - math.hypot(a_w - ci_w[0], ci_r[1] - a_r)
     high = delta + math.hypot(ci_w[1] - a_w, a_r - ci_r[0])
     return delta, (max(-2.0, low), min(2.0, high))
-
-
-def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "method": ALARM_METHOD
-        if reference.get("kind") != "past"
-        else ALARM_METHOD.replace("below the reference", "below all the windows before it"),
-        "alpha": options.alpha,
-        "span": SPAN,
-        "simulations": options.simulations,
-        "seed": options.seed,
-        "threshold": None,
-        "p_value": None,
-        "fired": False,
-        "first_window": None,
-        "windows": [],
-    }
-    if reference.get("confusion_matrix") is None or not tested:
-        return out
-    k = len(order)
-    d = _weight_matrix(k, weights, label_values(order) if weights else None)
-    found = drift_alarm(
-        np.asarray(reference["confusion_matrix"]),
-        [np.asarray(r["confusion_matrix"]) for r in tested],
-        d / d.max(),
-        alpha=options.alpha,
-        simulations=options.simulations,
-        past=reference["kind"] == "past",
-        seed=options.seed,
-    )
-    for row, drop, level, fired in zip(tested, found.drops, found.scan, found.alarms, strict=True):
-        row.update(drop=drop, scan=level, alarm=fired)
-    fired_windows = [r["window"] for r in tested if r["alarm"]]
-    out.update(
-        threshold=found.threshold,
-        p_value=found.p_value,
-        fired=bool(fired_windows),
-        first_window=fired_windows[0] if fired_windows else None,
-        windows=fired_windows,
-    )
-    return out
-
-
-def _status(rows, tested, alarm, min_labels: int) -> dict[str, Any]:
-    """``alarm`` (exit 3), ``stable`` (0) or ``too_few_labels`` (1), with the sentence."""
-    if alarm["fired"]:
-        return {
-            "verdict": "alarm",
-            "reason": f"agreement dropped at window {alarm['first_window']}",
-        }
-    if tested:
-        return {"verdict": "stable", "reason": f"no alarm over {len(tested)} windows"}
-    enough = sum(r["enough"] for r in rows)
-    best = max((r["n"] for r in rows), default=0)
-    where = "no window" if enough == 0 else "no window beyond the reference"
-    return {
-        "verdict": "too_few_labels",
-        "reason": f"{where} has enough labels to tell: each needs at least {min_labels} "
-        f"labels of more than one class (the largest window has {best})",
-    }

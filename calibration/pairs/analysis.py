@@ -40,6 +40,7 @@ from calibration.inference.intervals import (
 )
 from calibration.io.classes import choose_positive, order_labels
 from calibration.io.labels import as_number, normalise_label
+from calibration.pairs.grouped import widen_for_groups
 
 __all__ = ["AnalysisOptions", "analyse", "choose_positive", "order_labels", "scale_of"]
 
@@ -301,6 +302,16 @@ def _as_numbers(values: Sequence[Any]) -> np.ndarray:
     return np.fromiter((number[v] for v in values), dtype=float, count=len(values))
 
 
+def _widen_for_groups(result, h_lab, j_lab, order, groups, options, unlabelled: int) -> None:
+    """With groups (``--group-field``), the intervals also resample whole groups
+    (:mod:`calibration.pairs.grouped`)."""
+    index = {label: i for i, label in enumerate(order)}
+    h = np.fromiter((index[v] for v in h_lab), dtype=int, count=len(h_lab))
+    j = np.fromiter((index[v] for v in j_lab), dtype=int, count=len(j_lab))
+    widen_for_groups(result, h, j, order, groups, n_resamples=options.n_bootstrap,
+                     seed=options.seed, unlabelled=unlabelled)  # fmt: skip
+
+
 def analyse(
     ids: Sequence[str],
     human: Sequence[Any],
@@ -326,6 +337,8 @@ def analyse(
         order = order or order_labels([*h_lab, *j_lab], explicit=options.labels)
         unlabelled = [normalise_label(v) for v in judge_unlabelled]
         result.update(_categorical(h_lab, j_lab, order, options, unlabelled))
+        if groups is not None and options.n_bootstrap:
+            _widen_for_groups(result, h_lab, j_lab, order, groups, options, len(unlabelled))
     hx = jx = None
     if scale != "categorical":
         hx, jx = _as_numbers(human), _as_numbers(judge)

@@ -124,6 +124,11 @@ def _agreement(r: dict[str, Any]) -> list[str]:
         if r.get(f"{key}_ci95_reason"):  # a degenerate bootstrap replaced (small_sample)
             lines += [f"_{name} interval: {escape_markdown(r[f'{key}_ci95_reason'])}; reported instead: "
                       f"{escape_markdown(r[f'{key}_ci95_method'])}_", ""]  # fmt: skip
+    clustered = r.get("grouped_intervals")
+    if clustered:  # --group-field: the cases come in groups
+        lines += [f"_Intervals: the cases come in {clustered['groups']} groups; each interval is "
+                  f"widened to hold the cluster bootstrap's, which resamples whole groups "
+                  f"({', '.join(clustered['widened'])})._", ""]  # fmt: skip
     return lines
 
 

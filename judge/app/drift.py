@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
 from calibration.drift.render import drift_chart_png, drift_markdown
-from calibration.drift.stream import DriftOptions, drift_report
+from calibration.drift.stream import DriftOptions, DriftSlice, drift_report, sliced_drift_report
 from calibration.drift.windows import Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
 from calibration.io.jsonout import dumps_strict, to_strict_json
@@ -46,6 +46,8 @@ class DriftRequest:
     output: Path | None = None
     seed: int = 0
     bootstrap: int = 2000
+    group_field: str | None = None  # pairs in groups: the alarm's null resamples groups
+    slice_field: str | None = None  # slices watched under one false-alarm rate
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,21 @@ def run_drift(request: DriftRequest) -> DriftResult:
     _check(request)
     try:
         inputs = _read(request)
-        windows = _windows(request, inputs)
         options = _options(request)
-        report = drift_report(inputs.ids, inputs.human, inputs.judge, windows, options)
+        if request.slice_field:
+            report = sliced_drift_report(_slices(request, inputs), options)
+        else:
+            windows = _windows(request, inputs.ids, inputs.times)
+            report = drift_report(
+                inputs.ids, inputs.human, inputs.judge, windows, options, inputs.groups
+            )
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
     report.update(_provenance(request, inputs))
+    for part in report.get("slices", []):
+        part.update(_provenance(request, inputs))
     report = to_strict_json(report)
-    text = dumps_strict(report) + "\n" if request.json else drift_markdown(report)
+    text = dumps_strict(report) + "\n" if request.json else _markdown(report)
     if request.output:
         request.output.parent.mkdir(parents=True, exist_ok=True)
         request.output.write_text(text, encoding="utf-8")
@@ -90,6 +99,8 @@ def _check(request: DriftRequest) -> None:
         raise UsageError("--window N needs N >= 1")
     if not 0 < request.alpha < 1:
         raise UsageError("--alpha must lie between 0 and 1")
+    if request.slice_field and request.html:
+        raise UsageError("--html draws one stream: leave out --slice-field, or use --json")
 
 
 def _read(request: DriftRequest) -> DriftInputs:
@@ -98,6 +109,8 @@ def _read(request: DriftRequest) -> DriftInputs:
         _labels(request.labels),
         by_time=request.by is not None,
         time_field=request.time_field,
+        group_field=request.group_field,
+        slice_field=request.slice_field,
     )
 
 
@@ -133,11 +146,43 @@ def _labels(path: Path) -> Path | LabelSet:
     return labels_from_rows(rows, source=str(path))
 
 
-def _windows(request: DriftRequest, inputs: DriftInputs) -> list[Window]:
+def _windows(request: DriftRequest, ids: list[str], times) -> list[Window]:
     if request.window is not None:
-        return count_windows(len(inputs.ids), request.window)
-    assert inputs.times is not None and request.by is not None
-    return time_windows(inputs.times, request.by)
+        return count_windows(len(ids), request.window)
+    assert times is not None and request.by is not None
+    return time_windows(times, request.by)
+
+
+def _slices(request: DriftRequest, inputs: DriftInputs) -> list[DriftSlice]:
+    """Each slice's pairs in stream order and its own windows, slices by name."""
+    assert inputs.slices is not None
+    out = []
+    for name in sorted(set(inputs.slices)):
+        take = [i for i, s in enumerate(inputs.slices) if s == name]
+        times = [inputs.times[i] for i in take] if inputs.times is not None else None
+        ids = [inputs.ids[i] for i in take]
+        groups = [inputs.groups[i] for i in take] if inputs.groups is not None else None
+        out.append(DriftSlice(name, ids, [inputs.human[i] for i in take],
+                              [inputs.judge[i] for i in take],
+                              _windows(request, ids, times), groups))  # fmt: skip
+    return out
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    """One table, or with slices each slice's table under its name and the family's
+    verdict."""
+    if "slices" not in report:
+        return drift_markdown(report)
+    parts = [f"## slice {part['slice']}\n\n" + drift_markdown(part) for part in report["slices"]]
+    alarm = report["alarm"]
+    head = (f"# Judge drift by slice: {len(report['slices'])} slices under one threshold "
+            f"({_threshold(alarm['threshold'])}), alpha for the family\n\n")  # fmt: skip
+    status = report["status"]
+    return head + "\n".join(parts) + f"\n**family {status['verdict']}**: {status['reason']}\n"
+
+
+def _threshold(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _options(request: DriftRequest) -> DriftOptions:
@@ -157,10 +202,21 @@ def _provenance(request: DriftRequest, inputs: DriftInputs) -> dict[str, Any]:
     windowing = f"{request.window} labels each, in file order" if request.window else request.by
     return {
         "windowing": windowing,
+        "repeats_dropped": inputs.repeats,
+        "pairs": _pairs_assumption(request),
         "time_source": inputs.time_source or "file order (no time used)",
         "files": inputs.files,
         "unlabelled_records": inputs.unlabelled,
     }
+
+
+def _pairs_assumption(request: DriftRequest) -> str:
+    """What the alarm's null assumes of the pairs, in words."""
+    if request.group_field:
+        return (f"in groups by {request.group_field}: groups independent, pairs within a "
+                "group related (the null resamples whole groups)")  # fmt: skip
+    return ("independent (repeated ids and inputs dropped); a conversation's turns or other "
+            "related pairs need --group-field")  # fmt: skip
 
 
 def write_drift_html(path: Path, report: dict[str, Any]) -> Path:

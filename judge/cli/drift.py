@@ -42,6 +42,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                      help="windows of N labelled cases each, in file order")  # fmt: skip
     p.add_argument("--time-field", metavar="FIELD",
                    help="the records' time field for --by (default: graded_at, then trace_time)")  # fmt: skip
+    p.add_argument("--group-field", metavar="FIELD",
+                   help="each pair's group (a conversation's id for its turns): the alarm's "
+                   "null resamples whole groups, whose pairs need not be independent")  # fmt: skip
+    p.add_argument("--slice-field", metavar="FIELD",
+                   help="each pair's slice: every slice windowed and tested, all under one "
+                   "threshold, so the chance of any false alarm over them is --alpha")  # fmt: skip
     p.add_argument("--reference", default="first", metavar="first|past|WINDOW|FILE",
                    help="compare with the first window (default), all the windows before "
                    "each (past), a named window, or a calibration.json of judge calibrate "

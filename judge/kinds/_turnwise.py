@@ -70,6 +70,8 @@ class TurnStats(KindStats):
     passed: int = 0
     labels: Counter[str] = field(default_factory=Counter)
     conversations: int = 0
+    # each conversation's passed turns and turns, for the interval that resamples them
+    clusters: list[tuple[int, int]] = field(default_factory=list)
 
     def add_ok(self, record: GradedRecord) -> None:
         verdicts = [t.get("verdict") for t in (record.verdict or {}).get("turns", [])]
@@ -77,13 +79,34 @@ class TurnStats(KindStats):
         self.turns += len(verdicts)
         self.passed += verdicts.count("pass")
         self.labels[record.label or ""] += 1
+        if verdicts:
+            self.clusters.append((verdicts.count("pass"), len(verdicts)))
 
     def figures(self, mean_score: float | None) -> dict[str, Any]:
         return {
             "turns": self.turns,
             "turn_pass_rate": ratio(self.passed, self.turns),
+            **self._turn_interval(),
             "conversation_pass_rate": ratio(self.labels["pass"], self.conversations),
         }
+
+    def _turn_interval(self) -> dict[str, float | None]:
+        """The turn pass rate's 95% interval with conversations as clusters (a turn's
+        verdict goes with its conversation's): Korn and Graubard's, which resamples
+        conversations, not turns
+        (:func:`calibration.inference.clusters.clustered_rate_interval`)."""
+        from calibration.inference.clusters import ClusterMoments  # scipy: only when asked
+
+        moments = ClusterMoments()
+        for passed, turns in self.clusters:
+            moments.add(passed, turns)
+        found = moments.interval() or (None, None)
+        return {"turn_pass_rate_ci95_low": _rounded(found[0]),
+                "turn_pass_rate_ci95_high": _rounded(found[1])}  # fmt: skip
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else ratio(value, 1.0)
 
 
 def judged_turns(case: Case) -> list[int]:

@@ -73,6 +73,12 @@ def _figure_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"MAE = {_fmt(result['mae'])}" if result.get("mae") is not None else "")
     if result.get("scale_mismatch"):
         lines.append(f"note: {result['scale_mismatch']}")
+    clustered = result.get("grouped_intervals")
+    if clustered:
+        lines.append(
+            f"intervals: cases in {clustered['groups']} groups; kappa, AC1 and the rates "
+            "widened to hold the cluster bootstrap (whole groups resampled)"
+        )
     grouped = result.get("correlation_by_group")
     if grouped:
         lines.append(

@@ -100,7 +100,7 @@ def test_against_the_past_a_judge_that_starts_to_disagree_exits_3(
         "- reference: past: each window against all the windows before it, pooled (from 1)" in out
     )
     assert "| 1 | 100 |" in out and "| reference |" in out
-    assert "drop in agreement below all the windows before it" in out
+    assert "disagreement with people (arcsine) against all the windows before it" in out
     assert re.search(r"drift: alarm: agreement dropped at window [56]\n", err), err
     assert "past: each window against all the windows before it" in html.read_text("utf-8")
 
@@ -196,3 +196,73 @@ def test_windows_by_time_without_a_time_say_what_to_do(
     code, _, err = run([str(graded), "--labels", str(labels), "--by", "day"], capsys)
     assert code == 2
     assert "use --window N (file order) or --time-field FIELD" in err
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def test_repeated_ids_and_inputs_are_dropped_before_windowing_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graded, labels = write_stream(tmp_path, [0.8] * 2, size=60, seed=6)
+    records = _rows(graded)
+    for i, record in enumerate(records):
+        record["inputs_sha256"] = f"{i:064x}"
+    again = dict(records[3])  # the same case graded again
+    copy = {**records[5], "id": "w9-copy"}  # the same inputs under another id
+    graded.write_text("".join(json.dumps(r) + "\n" for r in [*records, again, copy]), "utf-8")
+    out_file = tmp_path / "drift.json"
+    args = [str(graded), "--labels", str(labels), "--window", "60", "--json", "-o", str(out_file)]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    report = json.loads(out_file.read_text("utf-8"))
+    assert report["repeats_dropped"] == {"ids": 1, "inputs": 1}
+    assert report["n"] == 120 and [w["n"] for w in report["windows"]] == [60, 60]
+    assert "independent" in report["pairs"] and "--group-field" in report["pairs"]
+    code, out, _ = run(args[:-3], capsys)
+    assert "- repeats dropped: 1 repeated ids, 1 repeated inputs (inputs_sha256)" in out
+
+
+def test_with_a_group_field_the_null_resamples_groups_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graded, labels = write_stream(tmp_path, [0.8] * 4, size=60, seed=7)
+    records = _rows(graded)
+    for i, record in enumerate(records):
+        record["metadata"] = {"conversation": f"c{i // 3}"}  # three turns a conversation
+    graded.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    args = [str(graded), "--labels", str(labels), "--window", "60"]
+    code, out, err = run([*args, "--group-field", "metadata.conversation"], capsys)
+    assert code == 0, err
+    assert "cluster bootstrap of the stream's groups; assumes independent groups" in out
+    assert "- pairs: in groups by metadata.conversation" in out
+
+
+def test_slices_are_tested_under_one_threshold_and_the_family_names_the_one_that_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steady, steady_labels = write_stream(tmp_path / "a", [0.8] * 6, size=80, seed=8)
+    drops, drop_labels = write_stream(tmp_path / "b", [0.8] * 3 + [0.3] * 3, size=80, seed=9)
+    records = [{**r, "slice": "steady"} for r in _rows(steady)]
+    records += [{**r, "id": "b" + r["id"], "slice": "drops"} for r in _rows(drops)]
+    graded = tmp_path / "graded.jsonl"
+    graded.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    lines = steady_labels.read_text("utf-8").splitlines()
+    lines += ["b" + line for line in drop_labels.read_text("utf-8").splitlines()[1:]]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("\n".join(lines) + "\n", "utf-8")
+    out_file = tmp_path / "drift.json"
+    args = [str(graded), "--labels", str(labels), "--window", "80", "--slice-field", "slice"]
+    code, _, err = run([*args, "--json", "-o", str(out_file)], capsys)
+    assert code == 3, err
+    report = json.loads(out_file.read_text("utf-8"))
+    by_name = {part["slice"]: part for part in report["slices"]}
+    assert set(by_name) == {"steady", "drops"}
+    assert report["alarm"]["slices"] == ["drops"] and report["status"]["verdict"] == "alarm"
+    assert by_name["drops"]["alarm"]["first_window"] in ("4", "5")
+    assert not by_name["steady"]["alarm"]["fired"]
+    threshold = report["alarm"]["threshold"]
+    assert all(part["alarm"]["threshold"] == threshold for part in report["slices"])
+    code, out, _ = run(args, capsys)
+    assert "## slice drops" in out and "## slice steady" in out and "under one threshold" in out

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from calibration.agreement.kappa_variance import cell_probabilities, weighted_kappa_variance
 from calibration.agreement.metrics import kappa_from_confusion
@@ -82,36 +82,67 @@ def test_batch_kappa_variance_equals_the_projects_fleiss_cohen_everitt_variance(
         assert value == pytest.approx(weighted_kappa_variance(table.astype(float), d)[1], rel=1e-12)
 
 
-def _studentised_drop(reference, table) -> float:
-    """``(κ_r - κ_s) / sqrt(V_r + V_s)``, from the project's one-table kappa and variance."""
+def _expand(table) -> tuple[list[int], list[int]]:
+    """The pairs behind a 2x2 table (rows people, columns judge)."""
+    t = np.asarray(table, dtype=int)
+    human = [i for i in range(2) for j in range(2) for _ in range(t[i, j])]
+    judge = [j for i in range(2) for j in range(2) for _ in range(t[i, j])]
+    return human, judge
+
+
+def _studentised_drop(reference, table, statistic: str = "kappa") -> float:
+    """Kappa: ``(κ_r - κ_s) / sqrt(V_r + V_s)``, from the project's one-table kappa and
+    variance. Disagreement: Anscombe's arcsine of each side's disagreement count (from
+    scikit-learn's accuracy on the pairs), ``(φ_s - φ_r) / sqrt(1/n_s + 1/n_r)``."""
     d = 1 - np.eye(2)
     ref, tab = np.asarray(reference, float), np.asarray(table, float)
+    if statistic == "disagreement":
+
+        def phi(t) -> tuple[float, int]:
+            human, judge = _expand(t)
+            n = len(human)
+            wrong = n * (1 - accuracy_score(human, judge))
+            return 2 * np.arcsin(np.sqrt((wrong + 0.375) / (n + 0.75))), n
+
+        (f_r, n_r), (f_s, n_s) = phi(ref), phi(tab)
+        return (f_s - f_r) / np.sqrt(1 / n_s + 1 / n_r)
     gap = kappa_from_confusion(ref) - kappa_from_confusion(tab)
     return gap / np.sqrt(weighted_kappa_variance(ref, d)[1] + weighted_kappa_variance(tab, d)[1])
 
 
-def test_the_scan_is_the_larger_drop_of_the_window_alone_and_pooled_with_the_one_before() -> None:
+STATISTICS = pytest.mark.parametrize("statistic", ["disagreement", "kappa"])
+
+
+@STATISTICS
+def test_the_scan_is_the_larger_drop_of_the_window_alone_and_pooled_with_the_one_before(
+    statistic: str,
+) -> None:
     ref = [[40, 10], [10, 40]]
     windows = [[[20, 5], [5, 20]], [[18, 7], [8, 17]], [[17, 8], [9, 16]], [[24, 1], [1, 24]]]
-    got = span_scan(ref, windows, 1 - np.eye(2))
-    alone = [_studentised_drop(ref, w) for w in windows]
-    pooled = [_studentised_drop(ref, np.add(a, b)) for a, b in itertools.pairwise(windows)]
+    got = span_scan(ref, windows, 1 - np.eye(2), statistic=statistic)
+    alone = [_studentised_drop(ref, w, statistic) for w in windows]
+    pooled = [
+        _studentised_drop(ref, np.add(a, b), statistic) for a, b in itertools.pairwise(windows)
+    ]
     assert got[0] == pytest.approx(alone[0])
     assert got.tolist() == pytest.approx([alone[0], *map(max, zip(alone[1:], pooled, strict=True))])
     # two middling windows pooled say more than either alone; a good window pulls down
     assert pooled[1] > max(alone[1], alone[2]) and got[2] == pytest.approx(pooled[1])
     assert alone[3] < 0 and got[3] == pytest.approx(pooled[2]) and got[3] < got[2]
-    longer = span_scan(ref, windows, 1 - np.eye(2), span=3)
-    three = _studentised_drop(ref, np.add(np.add(windows[0], windows[1]), windows[2]))
+    longer = span_scan(ref, windows, 1 - np.eye(2), span=3, statistic=statistic)
+    three = _studentised_drop(ref, np.add(np.add(windows[0], windows[1]), windows[2]), statistic)
     assert longer[2] == pytest.approx(max(got[2], three))
 
 
-def test_the_past_scan_tests_each_span_against_every_window_before_it_pooled() -> None:
+@STATISTICS
+def test_the_past_scan_tests_each_span_against_every_window_before_it_pooled(
+    statistic: str,
+) -> None:
     windows = [[[20, 5], [5, 20]], [[22, 3], [4, 21]], [[17, 8], [9, 16]], [[15, 10], [9, 16]]]
-    got = past_scan(windows, 1 - np.eye(2))
+    got = past_scan(windows, 1 - np.eye(2), statistic=statistic)
     total = np.cumsum(windows, axis=0)
-    alone = [_studentised_drop(total[w - 1], windows[w]) for w in (1, 2, 3)]
-    pooled = [_studentised_drop(total[w - 2], total[w] - total[w - 2]) for w in (2, 3)]
+    alone = [_studentised_drop(total[w - 1], windows[w], statistic) for w in (1, 2, 3)]
+    pooled = [_studentised_drop(total[w - 2], total[w] - total[w - 2], statistic) for w in (2, 3)]
     assert got[0] == -np.inf  # the first window has no past
     assert got[1:].tolist() == pytest.approx(
         [alone[0], *map(max, zip(alone[1:], pooled, strict=True))]
