@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -74,8 +75,24 @@ class Case(BaseModel):
     expected_tool_calls: list[ExpectedCall] | None = Field(default=None, max_length=MAX_CALLS)
     tools: list[dict[str, Any]] | None = Field(default=None, max_length=MAX_CALLS)
     goal: str | None = None
+    # When the case happened (its trace's start, the request's time): ISO 8601, kept in
+    # the record as `case_time`; `judge drift --by` windows by it before the grading time.
+    time: str | None = None
     slices: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _iso_time(cls, value: Any) -> Any:
+        """An ISO 8601 date or time (a datetime from Parquet or a DataFrame is written as
+        one); anything else is refused with the value in the message."""
+        if isinstance(value, datetime | date):
+            return value.isoformat()
+        if value is None:
+            return None
+        if not isinstance(value, str) or parse_iso_time(value) is None:
+            raise ValueError(f"not an ISO 8601 time (2026-03-02T14:05:00Z): {value!r}")
+        return value.strip()
 
     @field_validator("retrieved_ids", "relevant_ids", mode="before")
     @classmethod
@@ -141,6 +158,22 @@ class Case(BaseModel):
         return out
 
 
+def parse_iso_time(text: str) -> datetime | None:
+    """An ISO 8601 date or time as an aware UTC datetime (no offset: read as UTC); None
+    when `text` is not one."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def utc_now() -> str:
+    """Now, in UTC, as ISO 8601 to the millisecond (`2026-03-02T14:05:00.123Z`): a
+    record's `graded_at`."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _id_text(value: Any) -> Any:
     """Whole-number ids (17) are read as text ("17"); anything else is validated as is."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -189,3 +222,7 @@ class GradedRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
     slices: list[str] = Field(default_factory=list)
+    # When this record was made (UTC, ISO 8601; a cache hit is stamped afresh), and the
+    # case's own `time` when it had one. Neither enters the cache key: they change no verdict.
+    graded_at: str | None = None
+    case_time: str | None = None

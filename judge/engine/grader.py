@@ -24,7 +24,7 @@ from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import COMPUTED_IDENTITY, computed_outcome
 from judge.errors import ApiError
 from judge.rubric import Rubric
-from judge.schemas import Case, GradedRecord
+from judge.schemas import Case, GradedRecord, utc_now
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -171,6 +171,8 @@ def build_record(
         usage=outcome.usage,
         latency_ms=round(outcome.latency_ms, 3),
         slices=case.slices,
+        graded_at=utc_now(),
+        case_time=case.time,
     )
 
 
@@ -188,6 +190,7 @@ def _from_cache(
     ]:
         return None
     fields = {**entry, "judge_id": judge_id, "id": case.id, "slices": case.slices}
+    fields |= {"graded_at": utc_now(), "case_time": case.time}  # this run's, not the cached
     try:
         return GradedRecord.model_validate({**fields, "cached": True})
     except ValidationError:
@@ -195,7 +198,7 @@ def _from_cache(
         return None
 
 
-_CACHEABLE_EXCLUDE = {"id", "slices", "cached", "usage", "latency_ms"}
+_CACHEABLE_EXCLUDE = {"id", "slices", "cached", "usage", "latency_ms", "graded_at", "case_time"}
 
 
 def _cacheable(record: GradedRecord) -> dict[str, Any]:

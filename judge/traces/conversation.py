@@ -41,7 +41,13 @@ from pydantic import ValidationError
 
 from judge.errors import UsageError
 from judge.schemas import Case
-from judge.traces.mapping import Extraction, Missing, TraceMapping, cases_from_spans
+from judge.traces.mapping import (
+    Extraction,
+    Missing,
+    TraceMapping,
+    cases_from_spans,
+    stamp_start_times,
+)
 from judge.traces.span_messages import read_messages, read_system, read_tools, text_of
 from judge.traces.spans import Span
 from judge.traces.tool_answers import answer_calls, tool_message
@@ -86,7 +92,7 @@ def cases_of_traces(
         out.missing.extend(answers.missing)
         out.broken.extend(answers.broken)  # traces skipped whole (a parent loop), named
     out.cases.sort(key=lambda c: (out.starts[c.id], c.id))
-    return out
+    return stamp_start_times(out)
 
 
 def shape_for(required: tuple[str, ...], shape: str) -> str:
