@@ -37,7 +37,7 @@ from calibration.drift.alarm import SIMULATIONS, SPAN, drift_alarm
 from calibration.drift.windows import Window
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
-from calibration.io.classes import order_labels
+from calibration.io.classes import choose_positive, order_labels, pass_fail_classes
 from calibration.pairs.analysis import AnalysisOptions, analyse, scale_of
 
 __all__ = ["DriftOptions", "ReferenceTable", "drift_report"]
@@ -71,6 +71,7 @@ class DriftOptions:
     n_bootstrap: int = DEFAULT_RESAMPLES
     simulations: int = SIMULATIONS
     seed: int = 0
+    positive_label: str | None = None  # the pass class of two (the rubric's); None: the rule
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,15 @@ def drift_report(
     as :func:`calibration.io.labels.normalise_label` spells them."""
     pairs = _Pairs(list(ids), list(human), list(judge))
     extra = list(options.reference.labels) if isinstance(options.reference, ReferenceTable) else []
-    order = order_labels([*pairs.human, *pairs.judge, *extra])
+    order = order_labels([*pairs.human, *pairs.judge, *extra], positive=options.positive_label)
+    two = pass_fail_classes(order)
+    positive = choose_positive(two, options.positive_label if options.positive_label in order
+                               else None) if two else None  # fmt: skip
     coefficient, weights = _coefficient(pairs, order, options)
-    analysis = AnalysisOptions(weights=weights, n_bootstrap=options.n_bootstrap, seed=options.seed)
+    analysis = AnalysisOptions(
+        weights=weights, positive_label=positive, n_bootstrap=options.n_bootstrap,
+        seed=options.seed,
+    )  # fmt: skip
     rows = [_window_row(w, pairs, order, analysis, coefficient, options) for w in windows]
     reference = _reference(rows, order, analysis, coefficient, options)
     tested = [r for r in rows if r["enough"] and r is not reference.get("row")]
@@ -107,6 +114,7 @@ def drift_report(
     return {
         "n": len(pairs.ids),
         "labels": order,
+        "positive_label": positive,  # the class the pass-rate columns count
         "coefficient": coefficient,
         "weights": weights,
         "min_labels": options.min_labels,

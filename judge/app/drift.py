@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
-from calibration.drift.render import drift_chart_png, drift_markdown
+from calibration.drift.render import PAST_CAVEAT, drift_chart_png, drift_markdown, plain_reading
 from calibration.drift.stream import DriftOptions, drift_report
 from calibration.drift.windows import Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
+from judge.app.pass_class import among, pass_class_of
 from judge.errors import UsageError
 
 __all__ = ["DriftRequest", "DriftResult", "run_drift"]
@@ -46,6 +47,7 @@ class DriftRequest:
     output: Path | None = None
     seed: int = 0
     bootstrap: int = 2000
+    positive_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,19 @@ def run_drift(request: DriftRequest) -> DriftResult:
     try:
         inputs = _read(request)
         windows = _windows(request, inputs)
-        options = _options(request)
+        found = among(
+            pass_class_of(request.records[0], request.positive_label),
+            [*inputs.human, *inputs.judge],
+        )
+        options = replace(_options(request), positive_label=found.label)
         report = drift_report(inputs.ids, inputs.human, inputs.judge, windows, options)
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
     report.update(_provenance(request, inputs))
+    report["positive_from"] = found.source if report.get("positive_label") else None
+    report["status"]["reading"] = plain_reading(report)
+    if report["reference"].get("kind") == "past":
+        report["status"]["caveat"] = PAST_CAVEAT
     report = to_strict_json(report)
     text = dumps_strict(report) + "\n" if request.json else drift_markdown(report)
     if request.output:

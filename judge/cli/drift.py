@@ -50,6 +50,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="false-alarm rate over the whole stream (default: 0.05)")  # fmt: skip
     p.add_argument("--min-labels", type=non_negative_int, default=30, metavar="N",
                    help="labels a window needs for a verdict (default: 30)")  # fmt: skip
+    p.add_argument("--positive-label", metavar="L",
+                   help="the pass class the pass-rate columns count (default: the records' "
+                   "rubric's pass label, e.g. match, faithful; said in the output)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report as JSON, not a table")
     p.add_argument(
         "--html", type=Path, metavar="REPORT.html", help="also write an HTML report with the chart"
@@ -80,5 +83,6 @@ def run_drift_command(request: DriftRequest) -> int:
     if request.output is None:
         print(done.text, end="")
     status = done.report["status"]
-    print(f"drift: {status['verdict']}: {status['reason']}", file=sys.stderr)
+    caveat = f" ({status['caveat']})" if status.get("caveat") else ""
+    print(f"drift: {status['verdict']}: {status['reason']}{caveat}", file=sys.stderr)
     return done.exit_code

@@ -45,15 +45,14 @@ COUNTS = ("judged", "labelled", "unlabelled", "human_only", "excluded_records", 
 
 
 def rubric_scale(rubric: Rubric) -> tuple[list[str], str | None, dict[str, float | None]]:
-    """The rubric's labels, its pass label (the higher-scored of two labels, `abstained`
-    aside; None otherwise) and the score each label stands for."""
+    """The rubric's labels, its pass label (of a rubric with two labels, `abstained`
+    aside: the kind's pass label, `Kind.pass_label`, the one calibrate and drift count
+    too; None otherwise) and the score each label stands for."""
     choices = rubric.behaviour.choices(rubric)
     names = [c.name for c in choices]
     scores = {c.name: c.score for c in choices}
     two = [c for c in choices if c.name != ABSTAINED]
-    positive = None
-    if len(two) == 2 and all(c.score is not None for c in two):
-        positive = max(two, key=lambda c: c.score or 0.0).name
+    positive = rubric.behaviour.pass_label(rubric) if len(two) == 2 else None
     return names, positive, scores
 
 
