@@ -152,6 +152,7 @@ class CompareRequest:
     from_tool: str | None
     rubrics_dir: tuple[Path, ...]
     html: Path | None = None  # --html REPORT.html: judge.report.compare_report
+    positive_label: str | None = None  # the pass class of two (default: the rubric's)
 
 
 @dataclass(frozen=True)
