@@ -23,7 +23,7 @@ from judge.app.calibrate_foreign import FROM_CHOICES, JudgeSide, foreign_judge_s
 from judge.app.calibrate_gates import GATE_READY, check_gates, parse_calibrate_condition
 from judge.app.calibrate_jury import jury_section
 from judge.app.calibrate_plan import DEFAULT_KAPPA, PlanResult, plan_labels
-from judge.app.pass_class import PassClass, among, pass_class_of
+from judge.engine.measure.pass_class import PassClass, among, pass_class_of
 from judge.engine.outlock import hold
 from judge.errors import UsageError
 from judge.report.calibrate import write_calibration_report
@@ -128,7 +128,7 @@ def _statistics(
 
 
 def _pass_class(request: CalibrateRequest, judge_labels: Path, human_labels: Path) -> PassClass:
-    """`--positive-label`, else the records' rubric's pass label (judge.app.pass_class)
+    """`--positive-label`, else the records' rubric's pass label (judge.engine.measure.pass_class)
     when either side uses it, else calibration's file rule."""
     found = pass_class_of(judge_labels, request.positive_label)
     if found.label is None or found.source == "--positive-label":

@@ -84,6 +84,7 @@ class GradeRequest:
     ray_address: str | None = None
     ray_actors: int | None = None
     otel_endpoint: str | None = None  # --otel-endpoint URL: judge.app.otel
+    positive_label: str | None = None  # --positive-label: the pass class of --human-labels
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,9 @@ def human_estimates(
     with the `reason` and no figures: gates on them then fail as undefined.
     """
     names, positive, scores = rubric_scale(rubric)
+    source = f"rubric {rubric.id}@{rubric.version}: the label it scores 1.0"
+    if labels.positive_label is not None:
+        positive, source = labels.positive_label, "--positive-label"
     try:
         full = prediction_powered_summary(
             records,
@@ -108,6 +111,7 @@ def human_estimates(
     }
     if full["positive_label"] is not None:  # a name, never a figure to gate on
         head["positive_label"] = full["positive_label"]
+        head["positive_from"] = source
     overall = {k: v for k, v in _blocks(full["overall"], keep).items() if k in keep}
     return {
         "ppi": head | overall,
