@@ -300,7 +300,7 @@ def _alarm(reference, tested, order, weights, options) -> dict[str, Any]:
 
 
 def _status(rows, tested, alarm, min_labels: int) -> dict[str, Any]:
-    """``alarm`` (exit 3), ``stable`` (0) or ``too_few_labels`` (1), with the sentence."""
+    """``alarm`` (exit 3), ``stable`` (0) or ``too_few_labels`` (4), with the sentence."""
     if alarm["fired"]:
         return {
             "verdict": "alarm",

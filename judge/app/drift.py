@@ -3,9 +3,10 @@ reference, and an alarm whose false-alarm rate over the stream is held at ``alph
 The statistics are :mod:`calibration.drift`'s; this module reads the files, picks the
 windows, writes the outputs and says which exit the result calls for.
 
-Exit: 3 when the alarm fires (a CI gate), 0 when it does not, 1 when no window beyond the
-reference has enough labels to tell (the result says how many each needs), 2 for bad
-input (:class:`UsageError`, naming file and line).
+Exit: 3 when the alarm fires (a CI gate), 0 when it does not, 4 when no window beyond the
+reference has enough labels to tell (the result says how many each needs; not 1, which a
+crash or a failed endpoint exits with), 2 for bad input (:class:`UsageError`, naming file
+and line).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from calibration.errors import CalibrationInputError
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
 from judge.engine.measure.pass_class import among, pass_class_of
+from judge.app.runs import EXIT_GATE, EXIT_OK, EXIT_TOO_FEW
 from judge.errors import UsageError
 
 __all__ = ["DriftRequest", "DriftResult", "run_drift"]
 
-EXIT = {"alarm": 3, "stable": 0, "too_few_labels": 1}
+EXIT = {"alarm": EXIT_GATE, "stable": EXIT_OK, "too_few_labels": EXIT_TOO_FEW}
 
 
 @dataclass(frozen=True)

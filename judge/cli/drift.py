@@ -20,7 +20,7 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
         help="agreement with people window by window; exit 3 when it drops",
         description="The judge's agreement with human labels in windows of time or of "
         "count, each against a reference, with an alarm whose chance of a false alarm over "
-        "all windows is --alpha. Exit 3: alarm; 0: none; 1: too few labels to tell.",
+        "all windows is --alpha. Exit 3: alarm; 0: none; 4: too few labels to tell.",
         epilog=DRIFT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -72,7 +72,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def run_drift_command(request: DriftRequest) -> int:
     """`judge drift`, its outputs checked (and locked) like every output; the report on
-    stdout unless `-o` takes it, the verdict on stderr; exit 3, 0 or 1 by the verdict."""
+    stdout unless `-o` takes it, the verdict on stderr; exit 3, 0 or 4 by the verdict."""
     outputs = [
         Output(flag, path, kind)
         for flag, path, kind in (("--html", request.html, "html"), ("-o", request.output, "drift"))

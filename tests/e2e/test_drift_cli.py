@@ -117,12 +117,14 @@ def test_windows_by_week_state_the_time_source(
     assert "| 2026-W45 | 100 |" in out and "| 2026-W46 | 100 |" in out
 
 
-def test_too_few_labels_exit_1_and_say_how_many_are_needed(
+def test_too_few_labels_exit_4_and_say_how_many_are_needed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Exit 4, not 1: a CI step must tell "too few labels to tell" from a crash or a failed
+    endpoint (exit 1) (issue 51, item 7)."""
     graded, labels = write_stream(tmp_path, [0.8, 0.8], size=20, seed=4)
     code, out, err = run([str(graded), "--labels", str(labels), "--window", "20"], capsys)
-    assert code == 1, err
+    assert code == 4, err
     assert "20 labels, needs 30 (10 more)" in out
     assert "needs at least 30" in err
 

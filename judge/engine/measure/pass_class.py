@@ -6,8 +6,10 @@ In order: `--positive-label L`; else the rubric the records name (`rubric`,
 `faithful`, `match`, `completed`, `pass`...); else, for records of a rubric this
 installation does not hold (a team's own folder), the label their scores put on top (each
 record keeps the score its rubric gave its label); else, for a file without a rubric
-(another tool's, a plain `id,label` file), calibration's documented rule
-(:data:`FILE_RULE`), which the output then names. Never a word list for a rubric's records.
+(another tool's, a plain `id,label` file), calibration's documented rule for two classes
+(`calibration.io.classes.choose_positive`: the larger number, else the one label that reads
+as a pass, else the last in alphabetical order), which the output then names (FILE_RULE).
+Never a word list for a rubric's records.
 """
 
 from __future__ import annotations
@@ -22,11 +24,7 @@ from judge.errors import JudgeError
 
 __all__ = ["FILE_RULE", "PassClass", "among", "pass_class_of", "pass_class_of_rows", "said"]
 
-FILE_RULE = (
-    "no rubric in the file: the larger number, else the one label that reads as a pass "
-    "(pass, yes, ok, correct, faithful, match, completed...), else the last in alphabetical "
-    "order; --positive-label L chooses"
-)
+FILE_RULE = "no rubric in the file: the rule for two classes; --positive-label L chooses"
 
 
 @dataclass(frozen=True)
