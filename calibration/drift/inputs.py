@@ -156,8 +156,7 @@ def _has(pairs, name: str | None) -> list[bool]:
     """Whether each pair's record (or label row) carries `name`."""
     assert name is not None
     return [
-        _lookup(r.fields, name) is not None or _lookup(h.fields, name) is not None
-        for r, h in pairs
+        _lookup(r.fields, name) is not None or _lookup(h.fields, name) is not None for r, h in pairs
     ]
 
 

@@ -23,8 +23,8 @@ from calibration.drift.windows import Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
-from judge.engine.measure.pass_class import among, pass_class_of
 from judge.app.runs import EXIT_GATE, EXIT_OK, EXIT_TOO_FEW
+from judge.engine.measure.pass_class import among, pass_class_of
 from judge.errors import UsageError
 
 __all__ = ["DriftRequest", "DriftResult", "run_drift"]

@@ -32,7 +32,9 @@ class CountingJudge:
 
     async def evaluate(self, rubric: Rubric, case: Case) -> Outcome:
         self.asked += 1
-        verdict = RelevanceVerdict.model_validate({"rationale": "fine", "abstained": False, "score": 4})
+        verdict = RelevanceVerdict.model_validate(
+            {"rationale": "fine", "abstained": False, "score": 4}
+        )
         return Outcome("ok", INFO, verdict=verdict)
 
     def cache_identity(self) -> dict[str, Any] | None:
