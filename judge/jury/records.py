@@ -22,7 +22,7 @@ from judge.engine.identity import judge_id as hash_identity
 from judge.jury.config import Jury
 from judge.jury.vote import Tally, Vote, tally
 from judge.rubric import Rubric
-from judge.schemas import GradedRecord, JudgeInfo, Status, Usage
+from judge.schemas import GradedRecord, JudgeInfo, Status, Usage, utc_now
 
 PANEL_JUDGE = JudgeInfo(model="jury", output_mode="panel")
 
@@ -93,6 +93,8 @@ def panel_record(
         usage=sum((r.usage for r in records), Usage()),
         latency_ms=max(r.latency_ms for r in records),
         slices=first.slices,
+        graded_at=utc_now(),  # when the panel decided (its jurors' records may be cached)
+        case_time=first.case_time,
         panel={
             **_panel(jury, result, combines, votes, records, source, notes),
             **(extra or {}),
