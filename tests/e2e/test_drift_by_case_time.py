@@ -108,3 +108,23 @@ def test_drift_by_week_on_records_graded_from_timed_cases_alarms_in_the_changed_
     changed = weeks[CHANGE]
     assert result["alarm"]["first_window"] == changed, result["alarm"]
     assert f"drift: alarm: agreement dropped at window {changed}" in err
+
+
+def test_records_written_before_graded_at_still_drift_by_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records of an older llm-judge (no graded_at, no case_time) work with --window; with
+    --by they are refused in one line that says what to do (exit 2)."""
+    (before, _), labels = write_stream(tmp_path)
+    graded = tmp_path / "graded.jsonl"
+    assert main(["grade", str(before), "--rubric", "trajectory", "-o", str(graded)], env={}) == 0
+    old = [json.loads(line) for line in graded.read_text("utf-8").splitlines()]
+    for record in old:
+        del record["graded_at"], record["case_time"]
+    graded.write_text("".join(json.dumps(r) + "\n" for r in old), encoding="utf-8")
+    capsys.readouterr()
+    args = ["drift", str(graded), "--labels", str(labels), "--bootstrap", "50"]
+    assert main([*args, "--window", "60"], env={}) == 0
+    assert "time: file order (no time used)" in capsys.readouterr().out
+    assert main([*args, "--by", "week"], env={}) == 2
+    assert "none of case_time, graded_at" in capsys.readouterr().err
