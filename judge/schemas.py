@@ -91,7 +91,10 @@ class Case(BaseModel):
         if value is None:
             return None
         if not isinstance(value, str) or parse_iso_time(value) is None:
-            raise ValueError(f"not an ISO 8601 time (2026-03-02T14:05:00Z): {value!r}")
+            raise ValueError(
+                f"not an ISO 8601 date or time (like 2026-03-02 or 2026-03-02 14:05:00+00:00): "
+                f"{value!r}"
+            )
         return value.strip()
 
     @field_validator("retrieved_ids", "relevant_ids", mode="before")

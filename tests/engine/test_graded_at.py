@@ -5,6 +5,7 @@ the cache key. A case's `time` must be ISO 8601."""
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -94,5 +95,20 @@ def test_a_case_time_is_iso_8601(good: str) -> None:
 
 @pytest.mark.parametrize("bad", ["yesterday", "02/03/2026", "", 1740000000])
 def test_a_case_time_that_is_not_iso_8601_is_refused(bad: object) -> None:
-    with pytest.raises(ValidationError, match="not an ISO 8601 time"):
+    with pytest.raises(ValidationError, match="not an ISO 8601 date or time"):
         Case(id="c1", answer="x", time=bad)
+
+
+def test_a_file_with_a_bad_time_is_refused_naming_line_and_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judge.cli import main
+
+    cases = tmp_path / "cases.jsonl"
+    good = {"id": "q1", "question": "How long?", "contexts": ["14 days."], "answer": "14 days."}
+    rows = [{**good, "time": "2026-03-02T10:00:00Z"}, {**good, "id": "q2", "time": "yesterday"}]
+    cases.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "graded.jsonl"
+    assert main(["grade", str(cases), "--rubric", "faithfulness", "-o", str(out)], env={}) == 2
+    assert "cases.jsonl:2 (id 'q2'): time: not an iso 8601 date or time" in capsys.readouterr().err
+    assert not out.exists()
