@@ -41,7 +41,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     how.add_argument("--window", type=non_negative_int, metavar="N",
                      help="windows of N labelled cases each, in file order")  # fmt: skip
     p.add_argument("--time-field", metavar="FIELD",
-                   help="the records' time field for --by (default: graded_at, then trace_time)")  # fmt: skip
+                   help="the records' time field for --by (default: case_time, the case's own time, "
+                   "then graded_at; the output says which)")  # fmt: skip
     p.add_argument("--reference", default="first", metavar="first|past|WINDOW|FILE",
                    help="compare with the first window (default), all the windows before "
                    "each (past), a named window, or a calibration.json of judge calibrate "
