@@ -167,6 +167,9 @@ def test_on_trajectory_records_calibrate_and_drift_count_match_as_pass(
     assert binary["judged"]["pass_rate"] == pytest.approx(match_share)
     assert binary["judge_pass_rate"] == pytest.approx(match_share)  # every case labelled
     assert "pass = 'match' (rubric trajectory@1: the label it scores 1.0)" in out
+    markdown = (tmp_path / "report" / "report.md").read_text("utf-8")
+    assert "## Pass rates (pass = `match`)" in markdown
+    assert "Pass class from rubric trajectory@1: the label it scores 1.0." in markdown
 
     report = tmp_path / "drift.json"
     args = ["drift", str(graded), "--labels", str(labels), "--window", "40", "--json"]
