@@ -133,6 +133,8 @@ def _pass_class(request: CalibrateRequest, judge_labels: Path, human_labels: Pat
     found = pass_class_of(judge_labels, request.positive_label)
     if found.label is None or found.source == "--positive-label":
         return found
+    if request.judge_field == "label" and found.label in found.seen:
+        return found  # the judge's records use it: no second read of the files
     sides = ((judge_labels, request.judge_field), (human_labels, request.human_field))
     values = [r.value for path, f in sides for r in read_labels(path, field=f).records]
     return among(found, values)

@@ -34,6 +34,7 @@ class PassClass:
 
     label: str | None
     source: str
+    seen: frozenset[str] = frozenset()  # the labels of the records read (scored ones)
 
 
 def pass_class_of(path: Path | None, explicit: str | None = None) -> PassClass:
@@ -60,10 +61,11 @@ def pass_class_of_rows(rows: Iterable[Mapping[str, Any]]) -> PassClass:
     ref = f"{rubric_id}@{version}" if version else rubric_id
     label = _rubric_pass_label(ref)
     if label is not None:
-        return PassClass(label, f"rubric {ref}: the label it scores 1.0")
+        return PassClass(label, f"rubric {ref}: the label it scores 1.0", frozenset(tops))
     if len(tops) == 2 and len(set(tops.values())) == 2:
         top = max(tops, key=tops.__getitem__)
-        return PassClass(top, f"rubric {ref} (not installed here): its records' higher score")
+        source = f"rubric {ref} (not installed here): its records' higher score"
+        return PassClass(top, source, frozenset(tops))
     return PassClass(None, FILE_RULE)
 
 
