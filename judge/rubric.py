@@ -170,12 +170,38 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return name, int(version.lstrip("v"))
 
 
+class DuplicateKeyError(yaml.YAMLError):
+    """A mapping of a rubric file that names one key twice."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping: YAML says keys are
+    unique, and PyYAML would silently keep the last, so an edit that adds a key beside a
+    forgotten one (a `sed` uncommenting two lines) would change the rubric unseen."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if isinstance(key, str | int | float | bool) and key in seen:
+                raise DuplicateKeyError(
+                    f"line {line}: duplicate key {key!r} (first on line {seen[key]}): "
+                    "a key may appear once in a mapping"
+                )
+            if isinstance(key, str | int | float | bool):
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_rubric_file(path: Path, *, locked: str | None = None) -> Rubric:
     """Parse and validate one rubric file; its id and version must match its path, and
     when `locked` (the lock's sha256) is given the bytes must still have that hash."""
     try:
         raw = path.read_bytes()
-        data = yaml.safe_load(raw.decode("utf-8"))
+        data = yaml.load(raw.decode("utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 (safe)
+    except DuplicateKeyError as exc:
+        raise RubricError(str(exc), path=str(path)) from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RubricError(f"cannot read rubric: {exc}", path=str(path)) from exc
     if not isinstance(data, dict):

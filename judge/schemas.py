@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -74,8 +75,27 @@ class Case(BaseModel):
     expected_tool_calls: list[ExpectedCall] | None = Field(default=None, max_length=MAX_CALLS)
     tools: list[dict[str, Any]] | None = Field(default=None, max_length=MAX_CALLS)
     goal: str | None = None
+    # When the case happened (its trace's start, the request's time): ISO 8601, kept in
+    # the record as `case_time`; `judge drift --by` windows by it before the grading time.
+    time: str | None = None
     slices: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _iso_time(cls, value: Any) -> Any:
+        """An ISO 8601 date or time (a datetime from Parquet or a DataFrame is written as
+        one); anything else is refused with the value in the message."""
+        if isinstance(value, datetime | date):
+            return value.isoformat()
+        if value is None:
+            return None
+        if not isinstance(value, str) or parse_iso_time(value) is None:
+            raise ValueError(
+                f"not an ISO 8601 date or time (like 2026-03-02 or 2026-03-02 14:05:00+00:00): "
+                f"{value!r}"
+            )
+        return value.strip()
 
     @field_validator("retrieved_ids", "relevant_ids", mode="before")
     @classmethod
@@ -139,6 +159,22 @@ class Case(BaseModel):
             elif out.get(name) is None:
                 out.pop(name, None)
         return out
+
+
+def parse_iso_time(text: str) -> datetime | None:
+    """An ISO 8601 date or time as an aware UTC datetime (no offset: read as UTC); None
+    when `text` is not one."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def utc_now() -> str:
+    """Now, in UTC, as ISO 8601 to the millisecond (`2026-03-02T14:05:00.123Z`): a
+    record's `graded_at`."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _id_text(value: Any) -> Any:
@@ -207,3 +243,7 @@ class GradedRecord(BaseModel):
     # hash. An `escalated` record has `certificate` and no `decided_by`.
     decided_by: dict[str, Any] | None = Field(default=None, exclude_if=_is_none)
     certificate: str | None = Field(default=None, exclude_if=_is_none)
+    # When this record was made (UTC, ISO 8601; a cache hit is stamped afresh), and the
+    # case's own `time` when it had one. Neither enters the cache key: they change no verdict.
+    graded_at: str | None = None
+    case_time: str | None = None

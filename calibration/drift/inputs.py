@@ -8,9 +8,11 @@ are by time, a reference file without a confusion table.
 
 Time of a pair, for windows by day, week or month, from its graded record (or, failing
 that, its human label row): ``--time-field F`` when given (a dotted path such as
-``metadata.trace_time``); else the record's grading time (``graded_at``), else the case's
-trace time (``trace_time``, ``metadata.trace_time``, ``start_time``). The output states
-which one was used.
+``metadata.trace_time``); else the case's own time (``case_time``: the case's ``time``, a
+pulled trace's start), else the record's grading time (``graded_at``), else a trace time
+another tool wrote (``trace_time``, ``metadata.trace_time``, ``start_time``): the first of
+these that every pair carries (else the first that any carries, whose gaps are then an
+error). The output states which one was used.
 
 Repeats are dropped before windowing, the first kept, and counted: a record whose id came
 before (in any of the records files), and a record whose ``inputs_sha256`` (the hash of
@@ -46,6 +48,7 @@ __all__ = ["DriftInputs", "read_drift_inputs", "read_reference", "TIME_FIELDS"]
 
 # The fields a time is looked for in, in order, and what each is.
 TIME_FIELDS = (
+    ("case_time", "case time"),
     ("graded_at", "record grading time"),
     ("trace_time", "case trace time"),
     ("metadata.trace_time", "case trace time"),
@@ -172,11 +175,11 @@ def _lookup(fields: dict[str, Any], dotted: str) -> Any:
 def _times(pairs, time_field: str | None) -> tuple[list[datetime], str]:
     """Each pair's time, from one field for all of them, and what that field is."""
     candidates = [(time_field, f"field {time_field}")] if time_field else list(TIME_FIELDS)
-    for name, what in candidates:
+    carried = {name: _has(pairs, name) for name, _ in candidates}
+    everywhere = [c for c in candidates if all(carried[c[0]])]
+    somewhere = [c for c in candidates if any(carried[c[0]])]
+    for name, what in (everywhere or somewhere)[:1]:
         assert name is not None
-        if not any(_lookup(r.fields, name) is not None or _lookup(h.fields, name) is not None
-                   for r, h in pairs):  # fmt: skip
-            continue
         times = []
         for record, label in pairs:
             raw = _lookup(record.fields, name)
@@ -196,6 +199,14 @@ def _times(pairs, time_field: str | None) -> tuple[list[datetime], str]:
         "--window N (file order) or --time-field FIELD",
         path=pairs[0][0].fields.get("_file"),
     )
+
+
+def _has(pairs, name: str | None) -> list[bool]:
+    """Whether each pair's record (or label row) carries `name`."""
+    assert name is not None
+    return [
+        _lookup(r.fields, name) is not None or _lookup(h.fields, name) is not None for r, h in pairs
+    ]
 
 
 def read_reference(path: str | Path) -> ReferenceTable:

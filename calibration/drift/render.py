@@ -10,9 +10,15 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["drift_chart_png", "drift_markdown", "reference_text"]
+__all__ = ["PAST_CAVEAT", "drift_chart_png", "drift_markdown", "plain_reading", "reference_text"]
 
 NAMES = {"kappa": "kappa", "weighted_kappa": "weighted kappa"}
+# Said beside the verdict of `--reference past`: what that reference cannot see.
+PAST_CAVEAT = (
+    "against the past, a drop that lasts becomes the reference: the windows after it no "
+    "longer alarm, and a slow slide may never; compare with --reference first or a "
+    "release calibration to see a lasting drop"
+)
 
 
 def _num(value: Any) -> str:
@@ -42,6 +48,27 @@ def _verdict(row: dict[str, Any], reference: dict[str, Any]) -> str:
     return "**ALARM**" if row["alarm"] else "ok"
 
 
+def plain_reading(report: dict[str, Any]) -> str:
+    """The verdict in one plain sentence, before the method: where agreement fell and by
+    how much, or that it held, or that the labels are too few to say."""
+    name = NAMES[report["coefficient"]]
+    alarm, status = report["alarm"], report["status"]
+    if alarm.get("fired"):
+        row = next(r for r in report["windows"] if r["window"] == alarm["first_window"])
+        against = row.get("past") or report["reference"]
+        return (
+            f"the judge agrees with people less from window {row['window']} on: {name} "
+            f"{_num(row['agreement'])} there against {_num(against.get('agreement'))} in the "
+            "reference, a fall larger than chance explains"
+        )
+    if status["verdict"] == "stable":
+        return (
+            f"the judge agrees with people as it did in the reference: no window's {name} "
+            "fell by more than chance explains"
+        )
+    return "too few labels to tell whether the judge still agrees with people"
+
+
 def reference_text(ref: dict[str, Any], name: str) -> str:
     """What each window is compared with, in words."""
     if ref.get("kind") == "past":
@@ -63,7 +90,9 @@ def drift_markdown(report: dict[str, Any]) -> str:
         f"# Judge drift: {name} with people, window by window",
         "",
         f"- windows: {report['windowing']}; time: {report.get('time_source') or 'file order'}",
+        *_pass_line(report),
         f"- reference: {reference_text(ref, name)}",
+        f"- in short: {report['status'].get('reading') or plain_reading(report)}",
         f"- alarm: {alarm['method']}; alpha {alarm['alpha']}, threshold {_num(alarm['threshold'])}",
         *_detectable_line(alarm.get("detectable")),
         *_pairs_lines(report),
@@ -86,7 +115,9 @@ def drift_markdown(report: dict[str, Any]) -> str:
     ]
     if notes:
         lines += ["", "Where one label dominates, read AC1 beside kappa:", *notes]
-    lines += ["", f"**{report['status']['verdict']}**: {report['status']['reason']}"]
+    status = report["status"]
+    caveat = f" ({status['caveat']})" if status.get("caveat") else ""
+    lines += ["", f"**{status['verdict']}**: {status['reason']}{caveat}"]
     return "\n".join(lines) + "\n"
 
 
@@ -118,6 +149,15 @@ def _pairs_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"- repeats dropped: {repeats.get('ids', 0)} repeated ids, "
                      f"{repeats.get('inputs', 0)} repeated inputs (inputs_sha256)")  # fmt: skip
     return lines
+
+
+def _pass_line(report: dict[str, Any]) -> list[str]:
+    """Which label the pass columns count, and where that came from (two classes only)."""
+    label = report.get("positive_label")
+    if label is None:
+        return []
+    source = report.get("positive_from") or "the rule for two classes"
+    return [f"- pass: {label!r} ({source})"]
 
 
 def drift_chart_png(report: dict[str, Any]) -> bytes:

@@ -39,7 +39,7 @@ from calibration.drift.verdict import family_summary, stream_alarms, stream_stat
 from calibration.drift.windows import Window
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
-from calibration.io.classes import order_labels
+from calibration.io.classes import choose_positive, order_labels, pass_fail_classes
 from calibration.pairs.analysis import AnalysisOptions, analyse, scale_of
 
 __all__ = ["DriftOptions", "DriftSlice", "ReferenceTable", "drift_report", "sliced_drift_report"]
@@ -66,6 +66,7 @@ class DriftOptions:
     simulations: int = SIMULATIONS
     seed: int = 0
     statistic: Statistic = "disagreement"  # what the alarm scans
+    positive_label: str | None = None  # the pass class of two (the rubric's); None: the rule
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,16 @@ def sliced_drift_report(slices: Sequence[DriftSlice], options: DriftOptions) -> 
     (:func:`calibration.drift.alarm.family_alarm`), so the chance that any slice alarms
     falsely is ``alpha``. The family's ``alarm`` and ``status`` say which slices fired."""
     extra = list(options.reference.labels) if isinstance(options.reference, ReferenceTable) else []
-    order = order_labels([v for s in slices for v in (*s.human, *s.judge)] + extra)
+    labels = [v for s in slices for v in (*s.human, *s.judge)] + extra
+    order = order_labels(labels, positive=options.positive_label)
+    two = pass_fail_classes(order)
+    positive = choose_positive(two, options.positive_label if options.positive_label in order
+                               else None) if two else None  # fmt: skip
     coefficient, weights = _coefficient(order, options)
-    analysis = AnalysisOptions(weights=weights, n_bootstrap=options.n_bootstrap, seed=options.seed)
+    analysis = AnalysisOptions(
+        weights=weights, positive_label=positive, n_bootstrap=options.n_bootstrap,
+        seed=options.seed,
+    )  # fmt: skip
     prepared = [_prepare(s, order, analysis, coefficient, options) for s in slices]
     alarms = stream_alarms(prepared, order, weights, options)
     reports = []
@@ -145,6 +153,7 @@ def _prepare(stream: DriftSlice, order, analysis, coefficient, options) -> dict[
         "coefficient": coefficient,
         "weights": weights_of(coefficient, options),
         "min_labels": options.min_labels,
+        "positive_label": analysis.positive_label,  # the class the pass-rate columns count
         "reference": reference,
         "windows": rows,
     }

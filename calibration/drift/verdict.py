@@ -116,7 +116,7 @@ def _detectable(stream: Watched, d, threshold: float, past: bool, statistic: str
 
 
 def stream_status(rows, alarm, min_labels: int) -> dict[str, Any]:
-    """``alarm`` (exit 3), ``stable`` (0) or ``too_few_labels`` (1), with the sentence."""
+    """``alarm`` (exit 3), ``stable`` (0) or ``too_few_labels`` (4), with the sentence."""
     if alarm["fired"]:
         return {
             "verdict": "alarm",

@@ -8,7 +8,9 @@ from calibration.io.labels import ABSTAINED, as_number
 
 __all__ = ["POSITIVE_WORDS", "choose_positive", "order_labels", "pass_fail_classes"]
 
-# Labels read as "the answer passes" when a two-class file does not say which is positive.
+# Labels read as "the answer passes" when a two-class file does not say which is positive
+# and names no rubric (another tool's file): the graded records of this tool take the pass
+# label from their rubric instead (judge.app.pass_class), never from this list.
 POSITIVE_WORDS = frozenset(
     [
         "pass",
@@ -26,6 +28,10 @@ POSITIVE_WORDS = frozenset(
         "positive",
         "grounded",
         "safe",
+        "match",
+        "completed",
+        "valid",
+        "hit",
     ]
 )
 
@@ -41,9 +47,15 @@ def choose_positive(order: Sequence[str], explicit: str | None = None) -> str:
     return passes[0] if len(passes) == 1 else order[-1]
 
 
-def order_labels(values: Sequence[str], *, explicit: Sequence[str] | None = None) -> list[str]:
+def order_labels(
+    values: Sequence[str],
+    *,
+    explicit: Sequence[str] | None = None,
+    positive: str | None = None,
+) -> list[str]:
     """Stated class order: ``explicit`` if given; numbers ascending; two classes with the
-    pass class last (as scikit-learn puts 1 after 0); otherwise alphabetical."""
+    pass class (``positive`` when it is one of them, else :func:`choose_positive`'s) last,
+    as scikit-learn puts 1 after 0; otherwise alphabetical."""
     if explicit:
         return list(explicit)
     distinct = set(values)
@@ -51,7 +63,7 @@ def order_labels(values: Sequence[str], *, explicit: Sequence[str] | None = None
         return sorted(distinct, key=float)
     order = sorted(distinct)
     if len(order) == 2:
-        positive = choose_positive(order)
+        positive = choose_positive(order, positive if positive in order else None)
         order = [v for v in order if v != positive] + [positive]
     return order
 

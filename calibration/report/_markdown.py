@@ -186,6 +186,8 @@ def _binary(r: dict[str, Any]) -> list[str]:
     if b.get("corrected_pass_rate_reason"):
         note += f" _{escape_markdown(b['corrected_pass_rate_reason'])}_"
     title = f"## Pass rates (pass = {code_span(b['positive_label'])})"
+    if b.get("positive_from"):  # where the pass class came from (the rubric, the option)
+        note = f"Pass class from {escape_markdown(b['positive_from'])}. {note}"
     return [title, "", *_table(["rate", "value", "95% interval"], rows), note, ""]
 
 

@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from calibration.errors import CalibrationInputError
 from calibration.inference.intervals import DEFAULT_RESAMPLES
+from calibration.io.labels import read_labels
 from calibration.report.output import output_problem
 from calibration.report.result import calibrate, write_report
 from judge.app.calibrate_foreign import FROM_CHOICES, JudgeSide, foreign_judge_side
 from judge.app.calibrate_gates import GATE_READY, check_gates, parse_calibrate_condition
 from judge.app.calibrate_jury import jury_section
 from judge.app.calibrate_plan import DEFAULT_KAPPA, PlanResult, plan_labels
+from judge.engine.measure.pass_class import PassClass, among, pass_class_of
 from judge.engine.outlock import hold
 from judge.errors import UsageError
 from judge.report.calibrate import write_calibration_report
@@ -101,7 +103,8 @@ def _statistics(
     request: CalibrateRequest, judge_labels: Path, human_labels: Path
 ) -> dict[str, Any]:
     labels = [v.strip() for v in request.labels.split(",")] if request.labels else None
-    return calibrate(
+    found = _pass_class(request, judge_labels, human_labels)
+    result = calibrate(
         judge_labels,
         human_labels,
         judge_field=request.judge_field,
@@ -112,10 +115,26 @@ def _statistics(
         threshold=request.threshold,
         fit_threshold=request.fit_threshold,
         labels=labels,
-        positive_label=request.positive_label,
+        positive_label=found.label,
         n_bootstrap=request.bootstrap,
         seed=request.seed,
         test_fraction=request.split,
         cases=request.cases,
         explain=request.explain,
     )
+    if result.get("binary"):  # which label the pass rates count, and why (printed)
+        result["binary"]["positive_from"] = found.source
+    return result
+
+
+def _pass_class(request: CalibrateRequest, judge_labels: Path, human_labels: Path) -> PassClass:
+    """`--positive-label`, else the records' rubric's pass label (judge.engine.measure.pass_class)
+    when either side uses it, else calibration's file rule."""
+    found = pass_class_of(judge_labels, request.positive_label)
+    if found.label is None or found.source == "--positive-label":
+        return found
+    if request.judge_field == "label" and found.label in found.seen:
+        return found  # the judge's records use it: no second read of the files
+    sides = ((judge_labels, request.judge_field), (human_labels, request.human_field))
+    values = [r.value for path, f in sides for r in read_labels(path, field=f).records]
+    return among(found, values)

@@ -67,6 +67,7 @@ def compare_systems(request: CompareRequest, library: RubricLibrary) -> CompareR
             + (f" matches --metric {' '.join(request.metric)}" if request.metric else "")
             + (_valueless(runs) or "; compare runs graded with the same rubrics")
         )
+    result["pass_rates"] = pass_rates(runs, request.positive_label)
     values = [gate_values(c) for c in result["comparisons"]]
     names = set().union(*values)  # known once the runs are read (nothing is sent: no cost)
     conditions = check_conditions(request.fail_if, names, what="this comparison", example=EXAMPLE)
@@ -82,7 +83,42 @@ def compare_systems(request: CompareRequest, library: RubricLibrary) -> CompareR
                 (where, f"{check.condition.text}: {check.value_text('g')} -> {check.outcome()}")
             )
             failed = failed or check.fails
-    return CompareResult(result, render_compare_markdown(result), checks, failed)
+    markdown = render_compare_markdown(result) + _pass_markdown(result["pass_rates"])
+    return CompareResult(result, markdown, checks, failed)
+
+
+def pass_rates(runs: list[Run], positive: str | None = None) -> list[dict[str, Any]]:
+    """Per rubric of two classes: the label counted as a pass (`--positive-label`, else the
+    rubric's, `Kind.pass_label`) and each run's share of its ok records with it."""
+    out = []
+    for rubric_id in sorted(set().union(*(run.rubrics for run in runs))):
+        sides = [run.rubrics.get(rubric_id) for run in runs]
+        found = next((s.pass_label for s in sides if s is not None and s.pass_label), None)
+        label = positive or found
+        if label is None:
+            continue
+        source = "--positive-label" if positive else f"rubric {rubric_id}: the label it scores 1.0"
+        rates = [
+            None if s is None or not s.labels else s.labels.get(label, 0) / sum(s.labels.values())
+            for s in sides
+        ]
+        out.append({"rubric": rubric_id, "label": label, "from": source,
+                    "runs": [run.name for run in runs], "rates": rates})  # fmt: skip
+    return out
+
+
+def _pass_markdown(rows: list[dict[str, Any]]) -> str:
+    """One line a rubric: which label counts as a pass, and each run's pass rate."""
+    if not rows:
+        return ""
+    lines = ["", "Pass rates (ok records):"]
+    for row in rows:
+        rates = ", ".join(
+            f"{name} {'-' if rate is None else f'{rate:.1%}'}"
+            for name, rate in zip(row["runs"], row["rates"], strict=True)
+        )
+        lines.append(f"- {row['rubric']}: pass = {row['label']!r} ({row['from']}): {rates}")
+    return "\n".join(lines) + "\n"
 
 
 def _valueless(runs: list[Run]) -> str:

@@ -3,9 +3,10 @@ reference, and an alarm whose false-alarm rate over the stream is held at ``alph
 The statistics are :mod:`calibration.drift`'s; this module reads the files, picks the
 windows, writes the outputs and says which exit the result calls for.
 
-Exit: 3 when the alarm fires (a CI gate), 0 when it does not, 1 when no window beyond the
-reference has enough labels to tell (the result says how many each needs), 2 for bad
-input (:class:`UsageError`, naming file and line).
+Exit: 3 when the alarm fires (a CI gate), 0 when it does not, 4 when no window beyond the
+reference has enough labels to tell (the result says how many each needs; not 1, which a
+crash or a failed endpoint exits with), 2 for bad input (:class:`UsageError`, naming file
+and line).
 """
 
 from __future__ import annotations
@@ -16,17 +17,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
-from calibration.drift.render import drift_chart_png, drift_markdown
+from calibration.drift.render import PAST_CAVEAT, drift_chart_png, drift_markdown, plain_reading
 from calibration.drift.stream import DriftOptions, DriftSlice, drift_report, sliced_drift_report
 from calibration.drift.windows import Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
+from judge.app.runs import EXIT_GATE, EXIT_OK, EXIT_TOO_FEW
+from judge.engine.measure.pass_class import among, pass_class_of
 from judge.errors import UsageError
 
 __all__ = ["DriftRequest", "DriftResult", "run_drift"]
 
-EXIT = {"alarm": 3, "stable": 0, "too_few_labels": 1}
+EXIT = {"alarm": EXIT_GATE, "stable": EXIT_OK, "too_few_labels": EXIT_TOO_FEW}
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class DriftRequest:
     bootstrap: int = 2000
     group_field: str | None = None  # pairs in groups: the alarm's null resamples groups
     slice_field: str | None = None  # slices watched under one false-alarm rate
+    positive_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,11 @@ def run_drift(request: DriftRequest) -> DriftResult:
     _check(request)
     try:
         inputs = _read(request)
-        options = _options(request)
+        found = among(
+            pass_class_of(request.records[0], request.positive_label),
+            [*inputs.human, *inputs.judge],
+        )
+        options = replace(_options(request), positive_label=found.label)
         if request.slice_field:
             report = sliced_drift_report(_slices(request, inputs), options)
         else:
@@ -82,6 +90,11 @@ def run_drift(request: DriftRequest) -> DriftResult:
     report.update(_provenance(request, inputs))
     for part in report.get("slices", []):
         part.update(_provenance(request, inputs))
+    for part in report.get("slices", [report]):
+        part["positive_from"] = found.source if part.get("positive_label") else None
+        part["status"]["reading"] = plain_reading(part)
+        if part["reference"].get("kind") == "past":
+            part["status"]["caveat"] = PAST_CAVEAT
     report = to_strict_json(report)
     text = dumps_strict(report) + "\n" if request.json else _markdown(report)
     if request.output:

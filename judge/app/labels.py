@@ -3,6 +3,7 @@ input no output may overwrite; the statistics load only when labels are given.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,8 @@ def human_labels_option(request: GradeRequest) -> HumanLabels | None:
     # calibration's readers load only when labels are given: offline grading starts light
     from judge.engine.measure.human_labels import read_human_labels
 
-    return read_human_labels(request.human_labels)
+    labels = read_human_labels(request.human_labels)
+    return replace(labels, positive_label=request.positive_label)
 
 
 def human_labels_inputs(request: GradeRequest) -> list[Path]:

@@ -88,6 +88,7 @@ class GradeRequest:
     certificate: Path | None = None  # --certificate CERT.json: judge.app.cascade
     references: Path | None = None  # --references REFS --join-on FIELD: judge.app.references
     join_on: str | None = None
+    positive_label: str | None = None  # --positive-label: the pass class of --human-labels
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ class CompareRequest:
     from_tool: str | None
     rubrics_dir: tuple[Path, ...]
     html: Path | None = None  # --html REPORT.html: judge.report.compare_report
+    positive_label: str | None = None  # the pass class of two (default: the rubric's)
 
 
 @dataclass(frozen=True)

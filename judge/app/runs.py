@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 EXIT_OK, EXIT_FATAL, EXIT_GATE = 0, 1, 3  # DESIGN.md "Exit codes" (judge.cli._common's)
+EXIT_TOO_FEW = 4  # too few labels to tell: not a failed run (1), not a failed gate (3)
 __all__ = ["selection_from_args"]  # re-exported: grade and batch import it from here
 
 

@@ -44,6 +44,7 @@ __all__ = [
 ]  # fmt: skip
 
 EXIT_OK, EXIT_FATAL, EXIT_USAGE, EXIT_GATE = 0, 1, 2, 3
+EXIT_TOO_FEW = 4  # too few labels to tell (judge drift): neither a failed run nor a gate
 # The judge options' defaults are JudgeSettings' own: one place says what a judge is by default.
 _D = {name: field.default for name, field in JudgeSettings.model_fields.items()}
 

@@ -24,7 +24,9 @@ examples:
 
 A model judge is any OpenAI-compatible endpoint: --model/--base-url, or $JUDGE_MODEL,
 $OPENAI_BASE_URL and $OPENAI_API_KEY (read once, never written anywhere).
-Exit codes: 0 done, 1 the run failed, 2 bad input or usage, 3 a gate you asked for failed.
+Exit codes: 0 done, 1 the run failed (a crash, a fatal judge error, too many failed
+cases), 2 bad input or usage, 3 a gate you asked for failed (judge drift: the alarm),
+4 too few labels to tell (judge drift).
 `judge COMMAND --help` gives a command's options and examples.
 """
 

@@ -27,6 +27,12 @@ def add_human_labels_option(parser: argparse.ArgumentParser) -> None:
         "--fail-if 'ppi.pass_rate.ci95_low < 0.8'); an inclusion_probability column "
         "reweights a stratified labelling sample",
     )
+    parser.add_argument(
+        "--positive-label",
+        metavar="L",
+        help="with --human-labels: the label counted as a pass (default: the rubric's pass "
+        "label, the one it scores 1.0: faithful, match, pass...; said under the table)",
+    )
 
 
 def print_estimates(summary: dict[str, Any]) -> None:
@@ -43,6 +49,9 @@ def print_estimates(summary: dict[str, Any]) -> None:
         return
     table, rough = _estimates_table(summary, ppi)
     console.print(table)
+    if ppi.get("positive_label") is not None:
+        source = ppi.get("positive_from") or "the rubric"
+        console.print(f"pass = {ppi['positive_label']!r} ({source})", highlight=False)
     ignored = ppi["counts"].get("human_only")
     if ignored:  # a trimmed input with the fuller label file, or --limit / --sample
         console.print(

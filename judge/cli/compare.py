@@ -54,6 +54,9 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     add("--fail-if", action="append", default=[], metavar="EXPR",
         help="exit 3 when METRIC OP NUMBER holds for a comparison, e.g. "
         "'faithfulness.score.diff < -0.05' or 'significant_lower > 0' (repeatable)")  # fmt: skip
+    add("--positive-label", metavar="L",
+        help="the label counted as a pass in the pass-rate lines (default: each rubric's "
+        "pass label, the one it scores 1.0: match, faithful, pass...)")  # fmt: skip
     add("--from", dest="from_tool", choices=["promptfoo", "deepeval", "inspect", "ragas"],
         help="read every RUN file as this tool's output (detected when not given): each of "
         "its metrics is compared as METRIC.score")  # fmt: skip

@@ -20,7 +20,7 @@ def add_drift(sub: argparse._SubParsersAction) -> None:
         help="agreement with people window by window; exit 3 when it drops",
         description="The judge's agreement with human labels in windows of time or of "
         "count, each against a reference, with an alarm whose chance of a false alarm over "
-        "all windows is --alpha. Exit 3: alarm; 0: none; 1: too few labels to tell.",
+        "all windows is --alpha. Exit 3: alarm; 0: none; 4: too few labels to tell.",
         epilog=DRIFT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -41,7 +41,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     how.add_argument("--window", type=non_negative_int, metavar="N",
                      help="windows of N labelled cases each, in file order")  # fmt: skip
     p.add_argument("--time-field", metavar="FIELD",
-                   help="the records' time field for --by (default: graded_at, then trace_time)")  # fmt: skip
+                   help="the records' time field for --by (default: case_time, the case's own time, "
+                   "then graded_at; the output says which)")  # fmt: skip
     p.add_argument("--group-field", metavar="FIELD",
                    help="each pair's group (a conversation's id for its turns): the alarm's "
                    "null resamples whole groups, whose pairs need not be independent")  # fmt: skip
@@ -56,6 +57,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="false-alarm rate over the whole stream (default: 0.05)")  # fmt: skip
     p.add_argument("--min-labels", type=non_negative_int, default=30, metavar="N",
                    help="labels a window needs for a verdict (default: 30)")  # fmt: skip
+    p.add_argument("--positive-label", metavar="L",
+                   help="the pass class the pass-rate columns count (default: the records' "
+                   "rubric's pass label, e.g. match, faithful; said in the output)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the report as JSON, not a table")
     p.add_argument(
         "--html", type=Path, metavar="REPORT.html", help="also write an HTML report with the chart"
@@ -75,7 +79,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def run_drift_command(request: DriftRequest) -> int:
     """`judge drift`, its outputs checked (and locked) like every output; the report on
-    stdout unless `-o` takes it, the verdict on stderr; exit 3, 0 or 1 by the verdict."""
+    stdout unless `-o` takes it, the verdict on stderr; exit 3, 0 or 4 by the verdict."""
     outputs = [
         Output(flag, path, kind)
         for flag, path, kind in (("--html", request.html, "html"), ("-o", request.output, "drift"))
@@ -86,5 +90,6 @@ def run_drift_command(request: DriftRequest) -> int:
     if request.output is None:
         print(done.text, end="")
     status = done.report["status"]
-    print(f"drift: {status['verdict']}: {status['reason']}", file=sys.stderr)
+    caveat = f" ({status['caveat']})" if status.get("caveat") else ""
+    print(f"drift: {status['verdict']}: {status['reason']}{caveat}", file=sys.stderr)
     return done.exit_code

@@ -24,7 +24,7 @@ from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import COMPUTED_IDENTITY, computed_outcome
 from judge.errors import ApiError
 from judge.rubric import Rubric
-from judge.schemas import Case, GradedRecord
+from judge.schemas import Case, GradedRecord, utc_now
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -174,6 +174,8 @@ def build_record(
         slices=case.slices,
         confidence=outcome.confidence if verdict is not None else None,
         confidence_source=outcome.confidence_source if verdict is not None else None,
+        graded_at=utc_now(),
+        case_time=case.time,
     )
 
 
@@ -192,6 +194,7 @@ def _from_cache(
         return None
     fields = {**entry, "judge_id": judge_id, "id": case.id, "slices": case.slices}
     fields["reference_key"] = reference_key_of(case)  # this case's join, not the cached one's
+    fields |= {"graded_at": utc_now(), "case_time": case.time}  # this run's, not the cached
     try:
         return GradedRecord.model_validate({**fields, "cached": True})
     except ValidationError:
@@ -199,7 +202,10 @@ def _from_cache(
         return None
 
 
-_CACHEABLE_EXCLUDE = {"id", "slices", "cached", "usage", "latency_ms", "reference_key"}
+_CACHEABLE_EXCLUDE = {
+    *("id", "slices", "cached", "usage", "latency_ms"),
+    *("reference_key", "graded_at", "case_time"),
+}
 
 
 def reference_key_of(case: Case) -> str | None:

@@ -22,7 +22,7 @@ from judge.engine.identity import judge_id as hash_identity
 from judge.jury.config import Jury
 from judge.jury.vote import Tally, Vote, tally
 from judge.rubric import Rubric
-from judge.schemas import GradedRecord, JudgeInfo, Status, Usage
+from judge.schemas import GradedRecord, JudgeInfo, Status, Usage, utc_now
 
 PANEL_JUDGE = JudgeInfo(model="jury", output_mode="panel")
 
@@ -95,6 +95,8 @@ def panel_record(
         slices=first.slices,
         confidence=agreement(result) if status == "ok" else None,
         confidence_source="votes" if status == "ok" and result.label is not None else None,
+        graded_at=utc_now(),  # when the panel decided (its jurors' records may be cached)
+        case_time=first.case_time,
         panel={
             **_panel(jury, result, combines, votes, records, source, notes),
             **(extra or {}),

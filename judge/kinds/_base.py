@@ -329,6 +329,14 @@ class Kind:
         """The labels a record can carry (calibration and labelling vocabulary)."""
         return []
 
+    def pass_label(self, rubric: Rubric) -> str | None:
+        """The class counted as a pass when a two-class scale is read (calibration, drift,
+        estimates, the viewer): the one label the rubric scores 1.0 (`faithful`, `match`,
+        `completed`, `pass`...). None when no single label is (numeric labels then pass
+        by size). A kind with another rule overrides this; never a label's spelling."""
+        top = [c.name for c in self.choices(rubric) if c.score == 1.0]
+        return top[0] if len(top) == 1 else None
+
     def headings(self, summary: dict[str, Any]) -> dict[str, str]:
         """The summary table's columns: figure key -> heading (the class's `columns`)."""
         return dict(self.columns)

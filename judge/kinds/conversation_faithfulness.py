@@ -15,6 +15,7 @@ content-word coverage and stated figures (`judge.lexical`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -65,10 +66,29 @@ def passages(text: str) -> list[str]:
     if not stripped.startswith(("{", "[")):
         return [text]
     try:
-        _, end = _JSON.raw_decode(stripped)
+        value, end = _JSON.raw_decode(stripped)
     except ValueError:
         return [text]
-    return [part for part in (stripped[:end], stripped[end:].strip()) if part]
+    data = json.dumps(keys_as_words(value), ensure_ascii=False)
+    return [part for part in (data, stripped[end:].strip()) if part]
+
+
+_KEY_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def keys_as_words(value: Any) -> Any:
+    """A JSON value with every object key spelt as words (`order_id`, `orderId`,
+    `OrderID`, `order-id` -> `order id`): a claim says "your order", not "orderId", and
+    the rules judge compares words. Values are kept as they are."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            words = " ".join(_KEY_WORD.findall(str(key))) or str(key)
+            out[str(key) if words in out else words] = keys_as_words(item)  # none lost
+        return out
+    if isinstance(value, list):
+        return [keys_as_words(item) for item in value]
+    return value
 
 
 def evidence_of(messages: Sequence[Message], contexts: Sequence[str]) -> list[str]:

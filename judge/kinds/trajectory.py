@@ -254,10 +254,11 @@ class TrajectoryKind(Kind):
     template_keys = """
 # computed from the case alone (no judge): the agent's tool calls (assistant tool_calls,
 # in order) against the case's expected_tool_calls.
-# match: strict (the same sequence) | unordered (the same multiset) | subset (every call
-#   the agent made was expected) | superset (every expected call was made)
+# the modes of match: strict (the same sequence) | unordered (the same multiset) | subset
+#   (every call the agent made was expected) | superset (every expected call was made)
 # match: superset
-# arguments: exact (JSON-equal) | ignore (names only) | subset (the expected keys, equal)
+# the modes of arguments: exact (JSON-equal) | ignore (names only) | subset (the expected
+#   keys, equal)
 # arguments: exact
 # rules per tool, applied in this order before the comparison (docs/guides/conversations.md):
 # errors: skip                  # count (default) | skip: a call answered by an error does not count

@@ -110,7 +110,9 @@ def _pass_rates(binary: dict[str, Any] | None) -> list[tuple[str, Any]]:
         return []
     judged = binary.get("judged") or {}
     corrected = binary.get("corrected_pass_rate")
+    source = binary.get("positive_from") or "calibration's rule for two classes"
     rows: list[tuple[str, Any]] = [
+        ("pass class", f"{binary.get('positive_label')} ({source})"),
         ("judge pass rate, labelled cases", binary.get("judge_pass_rate")),
         (f"judge pass rate, all {judged.get('n', '?')} judged cases", judged.get("pass_rate")),
         ("human pass rate, labelled cases", binary.get("human_pass_rate")),

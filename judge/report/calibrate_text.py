@@ -112,6 +112,7 @@ def summary_lines(result: dict[str, Any], paths: list[Path]) -> list[str]:
     explained = result.get("errors_by_covariate")
     if explained:
         lines.append(f"why the judge errs: {explained['summary']}")
+    lines += _pass_lines(result.get("binary"))
     lines.append(f"readiness: {result['readiness']}")
     lines += [f"  - {reason}" for reason in result["readiness_reasons"]]
     gate = result.get("gate")
@@ -120,6 +121,18 @@ def summary_lines(result: dict[str, Any], paths: list[Path]) -> list[str]:
         lines += [f"  - {check}" for check in gate["checks"]]
     lines.append("wrote: " + ", ".join(str(p) for p in paths))
     return lines
+
+
+def _pass_lines(binary: Mapping[str, Any] | None) -> list[str]:
+    """Which label the pass rates count, where that came from, and the two pass rates."""
+    if not binary:
+        return []
+    source = binary.get("positive_from") or "calibration's rule for two classes"
+    return [
+        f"pass = {binary['positive_label']!r} ({source})",
+        f"judge pass rate = {_fmt(binary.get('judge_pass_rate'))}, "
+        f"human pass rate = {_fmt(binary.get('human_pass_rate'))} (labelled cases)",
+    ]
 
 
 def jury_lines(result: Mapping[str, Any]) -> list[str]:

@@ -47,12 +47,21 @@ def render_compare_report(result: dict[str, Any], runs: Sequence[Run]) -> str:
     for comparison in result["comparisons"]:
         a, b = by_name[comparison["a"]], by_name[comparison["b"]]
         sections += _comparison(comparison, a, b)
+    if result.get("pass_rates"):
+        sections.append(section("Pass rates (ok records)", _pass_rates(result["pass_rates"])))
     title = f"Compare runs against {result['baseline']}"
     return document(title, f"runs: {', '.join(result['runs'])}", sections)
 
 
 def write_compare_report(path: Path, result: dict[str, Any], runs: Sequence[Run]) -> Path:
     return write_html(path, render_compare_report(result, runs))
+
+
+def _pass_rates(rows: list[dict[str, Any]]) -> str:
+    """Each rubric's pass class, where it came from, and each run's pass rate."""
+    head = ["rubric", "pass class", *rows[0]["runs"]]
+    body = [[r["rubric"], f"{r['label']} ({r['from']})", *r["rates"]] for r in rows]
+    return table(head, body)
 
 
 def _method(result: dict[str, Any]) -> str:

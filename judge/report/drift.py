@@ -32,8 +32,11 @@ def render_drift_report(report: dict[str, Any], chart_png_base64: str) -> str:
     """The report as an HTML string (`report` as `judge drift --json` writes it)."""
     status, alarm, ref = report["status"], report["alarm"], report["reference"]
     cls = "bad" if status["verdict"] == "alarm" else "good"
+    caveat = f" ({status['caveat']})" if status.get("caveat") else ""
     verdict = (
-        f'<p><span class="tag {cls}">{esc(status["verdict"])}</span>{esc(status["reason"])}</p>'
+        f'<p><span class="tag {cls}">{esc(status["verdict"])}</span>'
+        f"{esc(status['reason'] + caveat)}</p>"
+        + (f"<p>{esc(status['reading'])}</p>" if status.get("reading") else "")
     )
     image = (
         f'<figure><img alt="agreement by window" src="data:image/png;base64,{chart_png_base64}">'
@@ -52,6 +55,7 @@ def render_drift_report(report: dict[str, Any], chart_png_base64: str) -> str:
             ),
             ("windows", report["windowing"]),
             ("time", report["time_source"]),
+            ("pass class", _pass_class(report)),
             ("reference", reference_text(ref, report["coefficient"].replace("_", " "))),
             ("alarm", alarm["method"]),
             ("alpha, threshold", f"{alarm['alpha']}, {alarm['threshold']}"),
@@ -66,6 +70,14 @@ def render_drift_report(report: dict[str, Any], chart_png_base64: str) -> str:
         f"records: {', '.join(report['files']['records'])}; labels: {report['files']['labels']}"
     )
     return document("Judge drift: agreement with people over time", subtitle, sections)
+
+
+def _pass_class(report: dict[str, Any]) -> str:
+    """The label the pass columns count, and where it came from."""
+    label = report.get("positive_label")
+    if label is None:
+        return "none (not two classes)"
+    return f"{label} ({report.get('positive_from') or 'the rule for two classes'})"
 
 
 def write_drift_report(path: Path, report: dict[str, Any], chart_png_base64: str) -> Path:

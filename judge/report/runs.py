@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from judge.engine.measure.estimates import rubric_scale
 from judge.engine.records import is_records_file, scan_records
 from judge.errors import RubricError, UsageError
 from judge.rubric import Rubric, RubricLibrary
@@ -38,6 +39,8 @@ class RubricRecords:
     values: dict[str, dict[str, float]] = field(default_factory=dict)
     statuses: dict[str, str] = field(default_factory=dict)  # those that are not "ok"
     records: bool = True  # a records file of ours (False: another tool's output)
+    labels: dict[str, int] = field(default_factory=dict)  # ok records' labels, counted
+    pass_label: str | None = None  # a two-label rubric's (Kind.pass_label), when found
 
     def outcomes(self) -> Outcomes:
         """Each case's (status, score), in file order (`calibration.compare.changes`)."""
@@ -137,10 +140,13 @@ def _read_file(file: Path, library: RubricLibrary, run: Run) -> dict[str, Rubric
         if record.status != "ok" or record.score is None:
             continue
         into.values.setdefault("score", {})[record.id] = record.score
+        if record.label is not None:
+            into.labels[record.label] = into.labels.get(record.label, 0) + 1
         if ref not in rubrics:
             rubrics[ref] = _rubric(ref, record.rubric_sha256, library, run)
         rubric = rubrics[ref]
         if rubric is not None:
+            into.pass_label = into.pass_label or rubric_scale(rubric)[1]  # two labels only
             for name, value in rubric.behaviour.case_figures(rubric, record).items():
                 into.values.setdefault(name, {})[record.id] = value
     return out

@@ -48,6 +48,7 @@ from judge.traces.mapping import (
     TraceMapping,
     cases_from_spans,
     mapped_metadata,
+    stamp_start_times,
 )
 from judge.traces.span_messages import read_messages, read_system, read_tools, text_of
 from judge.traces.spans import Span
@@ -98,7 +99,7 @@ def cases_of_traces(
         out.missing.extend(answers.missing)
         out.broken.extend(answers.broken)  # traces skipped whole (a parent loop), named
     out.cases.sort(key=lambda c: (out.starts[c.id], c.id))
-    return out
+    return stamp_start_times(out)
 
 
 def add_trace(

@@ -13,6 +13,7 @@ and what still fails is counted in `ExportCounts`, never raised.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -87,7 +88,45 @@ def _explanation(record: GradedRecord) -> str | None:
         return "; ".join(
             f"{c.get('verdict')}: {c.get('claim')}" for c in claims if isinstance(c, dict)
         )
-    return record.error
+    return _calls_explanation(verdict) or record.error
+
+
+def _calls_explanation(verdict: dict[str, Any]) -> str | None:
+    """A computed verdict on tool calls has no rationale: what it found is the explanation,
+    the calls missing and unexpected (trajectory), the invalid calls with their schema
+    errors and the unknown tools (tool_arguments), and its notes."""
+    parts = []
+    for key in ("missing", "unexpected"):
+        calls = verdict.get(key)
+        if isinstance(calls, list) and calls:
+            parts.append(f"{key}: " + ", ".join(_call_text(c) for c in calls))
+    invalid = verdict.get("invalid")
+    if isinstance(invalid, list) and invalid:
+        parts.append("invalid: " + ", ".join(
+            f"{_call_text(c)} ({'; '.join(map(str, c.get('errors') or []))})"
+            for c in invalid if isinstance(c, dict)
+        ))  # fmt: skip
+    unknown = verdict.get("unknown_tools")
+    if isinstance(unknown, list) and unknown:
+        parts.append("unknown tools: " + ", ".join(map(str, unknown)))
+    notes = verdict.get("notes")
+    if isinstance(notes, list) and notes:
+        parts += [str(n) for n in notes]
+    if not parts and "expected_calls" in verdict and "paired_calls" in verdict:
+        parts.append(
+            f"{verdict['paired_calls']} of {verdict['expected_calls']} expected calls made, "
+            "none missing or unexpected"
+        )
+    return "; ".join(parts) or None
+
+
+def _call_text(call: Any, limit: int = 300) -> str:
+    """`name({"key": "value"})`: a call as its name and its arguments, as JSON."""
+    if not isinstance(call, dict):
+        return str(call)[:limit]
+    arguments = call.get("arguments")
+    shown = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+    return f"{call.get('name')}({shown[:limit]})"
 
 
 @dataclass

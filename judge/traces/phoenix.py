@@ -314,6 +314,11 @@ def _reason(exc: BaseException) -> str:
     return f"no {exc}" if isinstance(exc, KeyError) else str(exc)[:120]
 
 
+# The output modes of verdicts that no model gave: the rules judge's and a computed kind's
+# (trajectory, tool_arguments, retrieval): Phoenix's annotator kind CODE, not LLM.
+CODE_MODES = frozenset({"rules", "computed"})
+
+
 def annotation_of(record: GradedRecord, identifier: str = "llm-judge") -> dict[str, Any]:
     """One record as Phoenix's span annotation: the rubric as the name, the record's score,
     label and explanation; the rubric version and status in the metadata."""
@@ -321,7 +326,7 @@ def annotation_of(record: GradedRecord, identifier: str = "llm-judge") -> dict[s
     return {
         "span_id": record.id,
         "name": record.rubric,
-        "annotator_kind": "LLM" if record.judge.model != "rules" else "CODE",
+        "annotator_kind": "CODE" if record.judge.output_mode in CODE_MODES else "LLM",
         "identifier": identifier,
         "result": {
             "score": record.score,

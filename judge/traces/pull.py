@@ -17,7 +17,7 @@ from judge.errors import InputError, OutputWriteError, UsageError
 from judge.schemas import Case, GradedRecord
 from judge.traces.conversation import add_trace, cases_of_traces, shape_for
 from judge.traces.grouping import could_join
-from judge.traces.mapping import Extraction, TraceMapping
+from judge.traces.mapping import Extraction, TraceMapping, stamp_start_times
 from judge.traces.otel import EvaluationExporter, ExportCounts
 from judge.traces.phoenix import PhoenixClient, PhoenixError
 from judge.traces.spans import Span, open_regular, read_otlp_file
@@ -120,6 +120,7 @@ def pull_phoenix_into(
         found = CaseSpool(spool)
 
         def keep(extraction: Extraction) -> None:
+            stamp_start_times(extraction)  # each case's `time`: its trace's start
             if join is not None:
                 extraction.cases = [join(case) for case in extraction.cases]
             found.add(extraction)

@@ -172,6 +172,7 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
         alpha: float = 0.05,
         min_labels: int = 30,
         time_field: str | None = None,
+        positive_label: str | None = None,
     ) -> Response:
         query = DriftQuery(
             window=window,
@@ -180,6 +181,7 @@ def install_routes(app: FastAPI, viewer: Viewer) -> None:
             alpha=alpha,
             min_labels=min_labels,
             time_field=time_field or None,
+            positive_label=positive_label or None,
         )
         problems = query.problems()
         if problems:

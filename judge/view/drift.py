@@ -6,7 +6,7 @@ viewer's `--labels`, with the command's defaults (--alpha 0.05, --min-labels 30,
 judge.app in the layers, so it reads the files the same way rather than import the job).
 
 Windows: `window=N` labelled cases each in file order, or `by=day|week|month` from the
-records' time (`time_field`, else graded_at, then the trace time). Given neither, by week
+records' time (`time_field`, else case_time, then graded_at, then a trace time). Given neither, by week
 when every labelled record has a time, else windows of DEFAULT_WINDOW. Each window also
 lists its cases' ids (`ids`), so the page links a window to its records.
 
@@ -43,6 +43,7 @@ class DriftQuery:
     alpha: float = 0.05
     min_labels: int = 30
     time_field: str | None = None
+    positive_label: str | None = None  # else the records' rubric's (judge drift's rule)
 
     def problems(self) -> list[str]:
         out = []
@@ -56,7 +57,12 @@ class DriftQuery:
             out.append("alpha must lie between 0 and 1")
         if not 1 <= self.min_labels <= 1_000_000:
             out.append("min_labels must be 1..1000000")
-        if len(self.reference) > 200 or (self.time_field and len(self.time_field) > 200):
+        if (
+            max(
+                len(self.reference), *(len(v or "") for v in (self.time_field, self.positive_label))
+            )
+            > 200
+        ):
             out.append("reference and time_field are names of at most 200 characters")
         return out
 
@@ -64,8 +70,10 @@ class DriftQuery:
 def run_drift(records: Path, labels: Path, query: DriftQuery) -> dict[str, Any]:
     """The drift report (strict JSON) of `records` against `labels`; UsageError (one line)
     for files that cannot be read or joined, or a reference that names no window."""
+    from calibration.drift.render import PAST_CAVEAT, plain_reading
     from calibration.drift.stream import DriftOptions, drift_report
     from calibration.io.jsonout import to_strict_json
+    from judge.engine.measure.pass_class import among, pass_class_of
 
     try:
         inputs, windows, windowing = _inputs_and_windows(records, labels, query)
@@ -73,16 +81,22 @@ def run_drift(records: Path, labels: Path, query: DriftQuery) -> dict[str, Any]:
             raise UsageError(
                 f"{len(windows)} windows: at most {MAX_WINDOWS} are charted; choose larger ones"
             )
+        found = among(pass_class_of(records, query.positive_label), [*inputs.human, *inputs.judge])
         options = DriftOptions(
             reference=query.reference,
             alpha=query.alpha,
             min_labels=query.min_labels,
             n_bootstrap=BOOTSTRAP,
             seed=0,
+            positive_label=found.label,
         )
         report = drift_report(inputs.ids, inputs.human, inputs.judge, windows, options)
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
+    report["positive_from"] = found.source if report.get("positive_label") else None
+    report["status"]["reading"] = plain_reading(report)
+    if report["reference"].get("kind") == "past":
+        report["status"]["caveat"] = PAST_CAVEAT
     for row, window in zip(report["windows"], windows, strict=True):
         row["ids"] = [inputs.ids[i] for i in window.positions]
     report.update(

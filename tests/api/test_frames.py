@@ -22,7 +22,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 EXAMPLES = REPO / "examples" / "cases.jsonl"
-VOLATILE = {"latency_ms"}
+VOLATILE = {"latency_ms", "graded_at"}
 
 
 def comparable(records: list[GradedRecord] | list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from tests.helpers import REPO, read_jsonl
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-VOLATILE = {"latency_ms"}
+VOLATILE = {"latency_ms", "graded_at"}
 
 
 def grade(source: Path, out: Path, *extra: str) -> int:

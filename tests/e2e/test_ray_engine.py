@@ -65,7 +65,7 @@ def grade(server: FakeOpenAIServer, source: Path, out: Path, *extra: str) -> int
 
 
 def without_latency(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k != "latency_ms"} for r in records]
+    return [{k: v for k, v in r.items() if k not in ("latency_ms", "graded_at")} for r in records]
 
 
 def test_importing_judge_and_grading_locally_import_no_ray(tmp_path: Path) -> None:

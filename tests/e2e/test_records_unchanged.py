@@ -38,7 +38,13 @@ RAY_LOG = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+\s|\[\d{4}-\d\d-\d\d 
 
 
 def zero_latency(value: Any) -> Any:
+    """Every latency_ms set to 0; a record's graded_at (a clock reading, issue 51) and a
+    null case_time (these cases carry no time) left out, so the goldens hold as written."""
     if isinstance(value, dict):
+        if "graded_at" in value and "rubric_sha256" in value:
+            value = {k: v for k, v in value.items() if k != "graded_at"}
+            if value.get("case_time", 0) is None:
+                del value["case_time"]
         return {k: (0 if k == "latency_ms" else zero_latency(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [zero_latency(v) for v in value]

@@ -132,6 +132,7 @@ def test_records_follow_input_order_and_contract(source: Path, tmp_path: Path) -
         "cached",
         "usage",
         "latency_ms",
+        "graded_at",
     }
     d = records[3]
     assert d["status"] == "abstained" and d["score"] is None and d["label"] is None

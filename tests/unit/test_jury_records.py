@@ -65,3 +65,13 @@ def test_a_panel_mostly_abstaining_abstains_and_a_short_one_fails() -> None:
     short = panel_record(rubric, JURY, failing, {"jury": "x"})
     assert (short.status, short.score, short.panel["votes"]) == ("api_error", None, "1 of 3")
     assert short.error is not None and "a api_error: HTTP 500" in short.error
+
+
+def test_a_panel_record_says_when_it_was_decided_and_keeps_the_case_time() -> None:
+    """Issue 51, item 1: a jury's record carries graded_at and its case's time too."""
+    rubric = load_rubric("tone", RUBRICS)
+    when = "2026-03-02T10:00:00Z"
+    records = [record(j, "ok", 4, case_time=when) for j in "abc"]
+    result = panel_record(rubric, JURY, records, {"jury": "x"})
+    assert result.graded_at is not None and result.graded_at.endswith("Z")
+    assert result.case_time == when

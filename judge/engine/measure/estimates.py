@@ -45,15 +45,14 @@ COUNTS = ("judged", "labelled", "unlabelled", "human_only", "excluded_records", 
 
 
 def rubric_scale(rubric: Rubric) -> tuple[list[str], str | None, dict[str, float | None]]:
-    """The rubric's labels, its pass label (the higher-scored of two labels, `abstained`
-    aside; None otherwise) and the score each label stands for."""
+    """The rubric's labels, its pass label (of a rubric with two labels, `abstained`
+    aside: the kind's pass label, `Kind.pass_label`, the one calibrate and drift count
+    too; None otherwise) and the score each label stands for."""
     choices = rubric.behaviour.choices(rubric)
     names = [c.name for c in choices]
     scores = {c.name: c.score for c in choices}
     two = [c for c in choices if c.name != ABSTAINED]
-    positive = None
-    if len(two) == 2 and all(c.score is not None for c in two):
-        positive = max(two, key=lambda c: c.score or 0.0).name
+    positive = rubric.behaviour.pass_label(rubric) if len(two) == 2 else None
     return names, positive, scores
 
 
@@ -89,6 +88,9 @@ def human_estimates(
     with the `reason` and no figures: gates on them then fail as undefined.
     """
     names, positive, scores = rubric_scale(rubric)
+    source = f"rubric {rubric.id}@{rubric.version}: the label it scores 1.0"
+    if labels.positive_label is not None:
+        positive, source = labels.positive_label, "--positive-label"
     try:
         full = prediction_powered_summary(
             records,
@@ -109,6 +111,7 @@ def human_estimates(
     }
     if full["positive_label"] is not None:  # a name, never a figure to gate on
         head["positive_label"] = full["positive_label"]
+        head["positive_from"] = source
     overall = {k: v for k, v in _blocks(full["overall"], keep).items() if k in keep}
     return {
         "ppi": head | overall,

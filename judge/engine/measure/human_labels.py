@@ -75,6 +75,7 @@ class HumanLabels:
 
     source: str
     labels: tuple[HumanLabel, ...]
+    positive_label: str | None = None  # `--positive-label`: else the rubric's pass label
 
     @property
     def ids(self) -> set[str]:

@@ -107,7 +107,7 @@
       ["day", "week", "month"].map((p) => el("option", { value: p, selected: data.cut.by === p }, p)));
     return el("form", { class: "filters", onsubmit: (e) => {
       e.preventDefault();
-      const keep = ["reference", "alpha", "min_labels", "time_field"].filter((k) => query.get(k)).map((k) => `&${k}=${h.enc(query.get(k))}`).join("");
+      const keep = ["reference", "alpha", "min_labels", "time_field", "positive_label"].filter((k) => query.get(k)).map((k) => `&${k}=${h.enc(query.get(k))}`).join("");
       location.hash = `#/drift/${h.enc(runId)}?` + (by.value ? `by=${by.value}` : `window=${h.enc(size.value || "100")}`) + keep;
     } }, el("label", {}, "windows by", by), el("label", {}, "labels a window", size), el("button", { class: "action" }, "Apply"));
   }
@@ -116,11 +116,13 @@
     const run = await h.runById(runId);
     h.trail(h.el("a", { href: "#/" }, "runs"), h.el("a", { href: `#/run/${h.enc(runId)}` }, h.runName(run)), "drift");
     const search = new URLSearchParams();
-    for (const k of ["window", "by", "reference", "alpha", "min_labels", "time_field"]) if (query.get(k)) search.set(k, query.get(k));
+    for (const k of ["window", "by", "reference", "alpha", "min_labels", "time_field", "positive_label"]) if (query.get(k)) search.set(k, query.get(k));
     const data = await h.api(`/api/runs/${h.enc(runId)}/drift?${search}`);
     const el = h.el, ref = data.reference;
     h.show(`Agreement with people over time: ${run.rubric}`,
-      el("p", { id: "drift-status", class: data.alarm.fired ? "notes" : "muted" }, `${data.status.verdict}: ${data.status.reason}`),
+      el("p", { id: "drift-status", class: data.alarm.fired ? "notes" : "muted" }, `${data.status.verdict}: ${data.status.reason}${data.status.caveat ? ` (${data.status.caveat})` : ""}`),
+      el("p", { id: "drift-reading" }, `In short: ${data.status.reading}.`),
+      data.positive_label === null || data.positive_label === undefined ? "" : el("p", { id: "drift-pass", class: "muted" }, `pass = ${data.positive_label} (${data.positive_from}): the judge pass and human pass columns count it.`),
       el("p", { class: "muted" }, `${data.n} labelled cases; windows: ${data.windowing}${data.cut.by ? ` (${data.time_source})` : ""}; ${data.coefficient} with its 95% interval; reference: ${ref.name === null ? "none" : ref.kind === "past" ? `past, each window against all the windows before it (from ${ref.name})` : `${ref.kind} ${ref.name} (band)`}; a window needs ${data.min_labels} labels. Click a point or a row for that window's disagreements.`),
       form(data, runId, query, h), chart(data, runId, h), table(data, runId, h),
       el("p", { class: "muted" }, `alarm: ${data.alarm.method}; alpha ${data.alarm.alpha}.`));
