@@ -23,6 +23,7 @@ from judge.engine.identity import judge_id as hash_identity
 from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import COMPUTED_IDENTITY, computed_outcome
 from judge.errors import ApiError
+from judge.lexical import Budget
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
@@ -55,6 +56,8 @@ class Grader:
         """One case -> one record; served from the cache when the same question was judged.
         `use_cache=False` neither reads nor writes it (fresh samples, `--no-cache`)."""
         if self.computed:
+            if self.rubric.behaviour.computed_off_loop:
+                return await self.computed_off_loop(case)
             return self.computed_record(case)
         if self._fatal is not None:
             raise self._fatal
@@ -76,11 +79,21 @@ class Grader:
             self.cache.set(key, _cacheable(record))
         return record
 
-    def computed_record(self, case: Case) -> GradedRecord:
+    def computed_record(self, case: Case, budget: Budget | None = None) -> GradedRecord:
         """The record of a rubric whose kind needs no judge (`computed`), in line: no
         request, no cache, nothing to await."""
-        outcome = computed_outcome(self.rubric, case)
+        outcome = computed_outcome(self.rubric, case, budget=budget)
         return build_record(self.rubric, case, outcome, judge_id=self.judge_id)
+
+    async def computed_off_loop(self, case: Case) -> GradedRecord:
+        """`computed_record` in a worker thread (`Kind.computed_off_loop`): the event loop
+        keeps answering, and a caller that stops waiting (a request's timeout) stops the
+        work at its next step."""
+        budget = Budget()
+        try:
+            return await asyncio.to_thread(self.computed_record, case, budget)
+        finally:
+            budget.cancel()
 
     async def grade_stream(
         self,
