@@ -164,12 +164,15 @@ def _compiled(text: str) -> Any:
 def _checked_validator(text: str) -> Any:
     import jsonschema  # only this kind needs it
     from referencing import Registry
-    from referencing.jsonschema import specification_with
+    from referencing.jsonschema import UnknownDialect, specification_with
 
     schema = json.loads(text)
     dialect = schema.get("$schema") if isinstance(schema, dict) else None
-    if dialect is not None and specification_with(str(dialect), default=None) is None:
-        raise NotCheckable(f"unknown $schema {str(dialect)[:80]!r}")
+    if dialect is not None:
+        try:
+            specification_with(str(dialect))
+        except UnknownDialect:
+            raise NotCheckable(f"unknown $schema {str(dialect)[:80]!r}") from None
     _refuse_unbounded(schema)
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
