@@ -4,8 +4,9 @@ was expected to make and the tools it had (DESIGN.md "Input cases").
 A conversation case carries `messages` instead of (or beside) `question` and `answer`. The
 models here validate one message at a time; `check_sequence` checks the order (a tool
 result answers a call made before it). Arguments stay as the JSON text the model wrote:
-`parse_arguments` reads them, and text that is not a JSON object is kept as text, so it
-can only ever mismatch, never crash a grade.
+`parse_arguments` reads them, and text that is not a JSON object (or nests past
+MAX_ARGUMENT_DEPTH levels) is kept as text, so it can only ever mismatch, never crash a
+grade or make a record no reader accepts.
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from calibration.io.jsontext import loads_bounded, nested_too_deep
+
 ROLES = ("system", "developer", "user", "assistant", "tool")
 MAX_MESSAGES = 10_000  # messages one case may hold
 MAX_CALLS = 10_000  # expected calls one case may list
+# Arguments nested deeper than this stay the text they were: they can only mismatch, and a
+# record that quotes them (a verdict's `missing`, `unexpected`, `invalid` lists, four levels
+# down) stays inside the 64 levels every reader of records accepts (calibration.io.jsontext).
+MAX_ARGUMENT_DEPTH = 32
 
 
 class FunctionCall(BaseModel):
@@ -122,6 +129,8 @@ class ExpectedCall(BaseModel):
         if isinstance(value, str):
             parsed = parse_arguments(value)
             return parsed if isinstance(parsed, dict) else value
+        if isinstance(value, dict) and nested_too_deep(value, MAX_ARGUMENT_DEPTH):
+            return json.dumps(value, ensure_ascii=False)  # as deep text is kept (module doc)
         return value
 
 
@@ -165,9 +174,10 @@ class Call:
 
 def parse_arguments(text: str) -> Any:
     """Arguments JSON text as an object; the text itself when it is not a JSON object (a
-    model's malformed arguments are evidence, kept as written)."""
+    model's malformed arguments are evidence, kept as written) or nests more than
+    MAX_ARGUMENT_DEPTH levels."""
     try:
-        value = json.loads(text)
+        value = loads_bounded(text, max_depth=MAX_ARGUMENT_DEPTH)
     except (ValueError, RecursionError):
         return text
     return value if isinstance(value, dict) else text

@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from calibration.io.jsontext import text_too_deep
 from judge import lexical
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel, ratio
 from judge.kinds._bounded_schema import NotCheckable, Steps, schema_errors
 from judge.schemas import Case, GradedRecord
-from judge.transcript import Call, agent_calls
+from judge.transcript import MAX_ARGUMENT_DEPTH, Call, agent_calls
 
 if TYPE_CHECKING:
     from judge.rubric import Rubric
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 NO_TOOLS = "no tools: no schema to check the calls' arguments against"
 NO_CALLS = "the agent made no tool call: nothing to check"
 MAX_ERRORS = 5  # errors kept per call: the first few say what is wrong
+TOO_DEEP = f"arguments nest more than {MAX_ARGUMENT_DEPTH} levels deep: kept as text"
 NOT_CHECKABLE = "not checkable"  # how an error that is the schema's, not the call's, starts
 
 
@@ -88,7 +90,8 @@ def check_calls(
             if call.name not in unknown:
                 unknown.append(call.name)
         elif not isinstance(call.arguments, dict):
-            errors = ["arguments are not a JSON object"]
+            deep = text_too_deep(call.arguments, MAX_ARGUMENT_DEPTH)
+            errors = [TOO_DEEP if deep else "arguments are not a JSON object"]
         else:
             errors = _errors(schemas[call.name], call.arguments, steps)
         if errors:
