@@ -189,3 +189,6 @@ class GradedRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_ms: float = 0.0
     slices: list[str] = Field(default_factory=list)
+    # sha256 of what the judge was shown of the case (judge.engine.cache.inputs_sha256): a
+    # rerun keeps this record only while its case hashes the same; None: written before it
+    inputs_sha256: str | None = None

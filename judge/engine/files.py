@@ -21,10 +21,10 @@ from judge.engine.records import (
     RecordWriter,
     check_resumable,
     finalize,
-    finished_ids,
+    finished_inputs,
     scan_records,
 )
-from judge.engine.resume import RunTally, file_ids, kept_outside
+from judge.engine.resume import Finished, RunTally, file_ids, kept_outside, still_finished
 from judge.engine.summary import summarise
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
@@ -154,10 +154,12 @@ async def grade_files(
             target.output.unlink()
     for target in targets:  # all checked before anything is written
         await asyncio.to_thread(_check_target, target, keep)
-    done = [await asyncio.to_thread(_finished, t, keep) for t in targets]
+    finished = [await asyncio.to_thread(_finished, t, keep, input_path, chosen) for t in targets]
+    done = [f.ids for f in finished]
     kept = [await asyncio.to_thread(kept_outside, t.output, input_path, chosen) for t in targets]
     tallies = [
-        _tally(t.grader, len(done[n] - kept[n]), len(kept[n])) for n, t in enumerate(targets)
+        _tally(t.grader, len(done[n] - kept[n]), len(kept[n]), finished[n])
+        for n, t in enumerate(targets)
     ]
     jobs = (
         partial(_graded, number, target.grader, case, use_cache)
@@ -210,9 +212,11 @@ async def _computed_in_order(
             await asyncio.sleep(0)
 
 
-def _tally(grader: Grader, kept: int, outside: int) -> RunTally:
+def _tally(grader: Grader, kept: int, outside: int, finished: Finished) -> RunTally:
     sends = grader.backend.cache_identity() is not None and not grader.computed
-    return RunTally(kept=kept, outside=outside, sends=sends)
+    tally = RunTally(kept=kept, outside=outside, sends=sends)
+    tally.changed, tally.unchecked = finished.changed, finished.unchecked
+    return tally
 
 
 async def _graded(
@@ -234,8 +238,12 @@ def _check_target(target: Target, keep: tuple[str, ...]) -> None:
     )
 
 
-def _finished(target: Target, keep: tuple[str, ...]) -> set[str]:
-    return finished_ids(target.output, target.grader.rubric.sha256, keep)
+def _finished(
+    target: Target, keep: tuple[str, ...], input_path: Path, chosen: set[int] | None
+) -> Finished:
+    rubric = target.grader.rubric
+    held = finished_inputs(target.output, rubric.sha256, keep)
+    return still_finished(held, rubric, selected_cases(input_path, chosen))
 
 
 def summarise_file(

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from judge.engine.cache import VerdictCache, cache_key
+from judge.engine.cache import VerdictCache, cache_key, inputs_sha256
 from judge.engine.identity import identity_of
 from judge.engine.identity import judge_id as hash_identity
 from judge.engine.outcome import Backend, Outcome
@@ -184,6 +184,7 @@ def build_record(
         usage=outcome.usage,
         latency_ms=round(outcome.latency_ms, 3),
         slices=case.slices,
+        inputs_sha256=inputs_sha256(rubric, case),
     )
 
 
@@ -201,6 +202,7 @@ def _from_cache(
     ]:
         return None
     fields = {**entry, "judge_id": judge_id, "id": case.id, "slices": case.slices}
+    fields["inputs_sha256"] = inputs_sha256(rubric, case)
     try:
         return GradedRecord.model_validate({**fields, "cached": True})
     except ValidationError:

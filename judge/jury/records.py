@@ -93,6 +93,7 @@ def panel_record(
         usage=sum((r.usage for r in records), Usage()),
         latency_ms=max(r.latency_ms for r in records),
         slices=first.slices,
+        inputs_sha256=first.inputs_sha256,  # every juror was shown the same case
         panel={
             **_panel(jury, result, combines, votes, records, source, notes),
             **(extra or {}),
