@@ -7,7 +7,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from judge.transcript import MAX_CALLS, MAX_MESSAGES, ExpectedCall, Message, check_sequence
+from judge.transcript import (
+    MAX_CALLS,
+    MAX_MESSAGES,
+    ExpectedCall,
+    Message,
+    check_sequence,
+    read_function_calls,
+)
 
 # The shapes of names, one definition each (rubric files, the CLI and the service agree).
 RUBRIC_ID = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -76,6 +83,11 @@ class Case(BaseModel):
     goal: str | None = None
     slices: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("messages", "messages_a", "messages_b", mode="before")
+    @classmethod
+    def _older_call_shape(cls, value: Any) -> Any:
+        return read_function_calls(value)  # `function_call`: the one call it is
 
     @field_validator("retrieved_ids", "relevant_ids", mode="before")
     @classmethod

@@ -134,6 +134,43 @@ class ExpectedCall(BaseModel):
         return value
 
 
+def read_function_calls(messages: Any) -> Any:
+    """Raw messages with OpenAI's older call shape (still documented) read as the current
+    one: an assistant message's `function_call` ({name, arguments}) becomes the one entry
+    of its `tool_calls`, with the id `function_call-N` (N counts those calls from 1), and a
+    `function` message (its result, named by `name`) becomes a `tool` message answering
+    the latest such call of that name not yet answered (else the latest one waiting). A
+    `function` message with no call before it is then refused as any such tool message is."""
+    if not isinstance(messages, list) or not any(_old_shape(m) for m in messages):
+        return messages
+    out: list[Any] = []
+    waiting: list[tuple[Any, str]] = []  # (name, id) of the calls not yet answered
+    made = 0
+    for message in messages:
+        if isinstance(message, dict) and isinstance(message.get("function_call"), dict):
+            message = dict(message)
+            function = message.pop("function_call")
+            made += 1
+            call_id = f"function_call-{made}"
+            entry = {"id": call_id, "type": "function", "function": function}
+            message["tool_calls"] = [*(message.get("tool_calls") or []), entry]
+            waiting.append((function.get("name"), call_id))
+        elif isinstance(message, dict) and message.get("role") == "function":
+            message = {**message, "role": "tool"}
+            named = [i for i, (name, _) in enumerate(waiting) if name == message.get("name")]
+            at = named[-1] if named else len(waiting) - 1
+            if at >= 0 and not message.get("tool_call_id"):
+                message["tool_call_id"] = waiting.pop(at)[1]
+        out.append(message)
+    return out
+
+
+def _old_shape(message: Any) -> bool:
+    return isinstance(message, dict) and (
+        isinstance(message.get("function_call"), dict) or message.get("role") == "function"
+    )
+
+
 def check_sequence(messages: Sequence[Message]) -> str | None:
     """Why the messages are not a conversation, or None. A tool message must answer a call
     an assistant made before it (`tool_call_id` naming that call's id)."""
