@@ -46,7 +46,7 @@ from judge.kinds._base import (
     numbers_of,
     ratio,
 )
-from judge.kinds._matching import fits, pair_calls
+from judge.kinds._matching import TooManyPairs, fits, pair_calls
 from judge.schemas import Case, GradedRecord
 from judge.transcript import Call, agent_calls, expected_calls
 
@@ -211,9 +211,12 @@ class TrajectoryKind(Kind):
         if case.expected_tool_calls is None:
             return Abstain(NO_EXPECTED)
         actual = agent_calls(case.messages)
-        return trajectory_verdict(
-            actual, expected_calls(case.expected_tool_calls), self._spec(rubric)
-        )
+        try:
+            return trajectory_verdict(
+                actual, expected_calls(case.expected_tool_calls), self._spec(rubric)
+            )
+        except TooManyPairs as exc:
+            return Abstain(f"not matched: {exc}")
 
     def _spec(self, rubric: Rubric) -> TrajectorySpec:
         spec: TrajectorySpec = rubric.spec
