@@ -11,6 +11,7 @@ input (:class:`UsageError`, naming file and line).
 from __future__ import annotations
 
 import base64
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -18,8 +19,9 @@ from typing import Any, Literal
 from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
 from calibration.drift.render import drift_chart_png, drift_markdown
 from calibration.drift.stream import DriftOptions, drift_report
-from calibration.drift.windows import Window, count_windows, time_windows
+from calibration.drift.windows import TooManyWindows, Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
+from calibration.inference.intervals import MAX_RESAMPLES
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
 from judge.errors import UsageError
@@ -65,12 +67,13 @@ def run_drift(request: DriftRequest) -> DriftResult:
     """Read, window, compare, alarm; write `--html` and `-o`. A UsageError (exit 2) for
     files that cannot be read or joined and for a reference that names no window."""
     _check(request)
+    _check_files(request)
     try:
         inputs = _read(request)
         windows = _windows(request, inputs)
         options = _options(request)
         report = drift_report(inputs.ids, inputs.human, inputs.judge, windows, options)
-    except CalibrationInputError as exc:
+    except (CalibrationInputError, TooManyWindows) as exc:
         raise UsageError(str(exc)) from None
     report.update(_provenance(request, inputs))
     report = to_strict_json(report)
@@ -90,6 +93,35 @@ def _check(request: DriftRequest) -> None:
         raise UsageError("--window N needs N >= 1")
     if not 0 < request.alpha < 1:
         raise UsageError("--alpha must lie between 0 and 1")
+    if not 0 <= request.bootstrap <= MAX_RESAMPLES:
+        raise UsageError(
+            f"--bootstrap {request.bootstrap}: resamples 0 to at most {MAX_RESAMPLES:,}"
+        )
+
+
+def _check_files(request: DriftRequest) -> None:
+    """Only regular files (and, for --labels, a folder holding a label store) are read: a
+    FIFO would be waited on (each file is opened more than once: its format is sniffed,
+    then it is read), a device read without end. A missing file is the reader's to name."""
+    named = [("RECORDS", path) for path in request.records] + [("--labels", request.labels)]
+    for flag, path in named:
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) or (flag == "--labels" and stat.S_ISDIR(mode)):
+            continue
+        what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise UsageError(f"{flag} {path}: refused: {what}, not a regular file")
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
 
 
 def _read(request: DriftRequest) -> DriftInputs:
