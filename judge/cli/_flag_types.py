@@ -40,7 +40,7 @@ def non_negative_int(text: str) -> int:
 
 def resamples(text: str) -> int:
     """0 (no bootstrap intervals) to MAX_RESAMPLES (calibration.inference.intervals)."""
-    from calibration.inference.intervals import MAX_RESAMPLES
+    from judge.app.calibrate import MAX_RESAMPLES  # the cli reads no calibration itself
 
     value = non_negative_int(text)
     if value > MAX_RESAMPLES:

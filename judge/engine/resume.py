@@ -19,7 +19,7 @@ from typing import Any
 from judge.engine.cache import inputs_sha256
 from judge.engine.inputs import iter_cases
 from judge.engine.pricing import estimate_cost
-from judge.engine.records import scan_records
+from judge.engine.records import KEEP_STATUSES, finished_inputs, scan_records
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord
 
@@ -70,6 +70,16 @@ def still_finished(held: dict[str, str | None], rubric: Rubric, cases: Iterable[
             continue
         finished.ids.add(case.id)
     return finished
+
+
+def unchanged_ids(
+    records: Path, rubric: Rubric, input_path: Path, keep: tuple[str, ...] = KEEP_STATUSES
+) -> set[str]:
+    """Ids of the finished records (the statuses `keep`, this rubric file) whose case in
+    `input_path` still hashes the same (`still_finished`): what a batch export or another
+    engine leaves out as done."""
+    held = finished_inputs(records, rubric.sha256, keep) if records.is_file() else {}
+    return still_finished(held, rubric, iter_cases(input_path)).ids
 
 
 def file_ids(
