@@ -4,7 +4,9 @@ and a request over its timeout is a 504 whose worker stops."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +20,7 @@ from judge.kinds import tool_arguments
 from judge.kinds._bounded_schema import MAX_CALL_STEPS, MAX_CASE_SECONDS, Steps
 from judge.lexical import BudgetExceeded
 from judge.service.config import Limits, ServiceConfig
-from tests.test_service_support import InProcessService
+from tests.test_service_support import InProcessService, ServiceProcess, write_config
 from tests.unit.test_tool_schema_bounds import doubling
 
 pytestmark = pytest.mark.slow  # a service per test, as the other service guards
@@ -118,3 +120,29 @@ def test_real_hostile_schemas_are_answered_with_reasons(tmp_path: Path) -> None:
         assert record["label"] == "invalid"
         errors = [call["errors"][0] for call in record["verdict"]["invalid"]]
         assert len(errors) == 3 and set(errors) <= set(bounds)
+
+
+def test_a_served_process_answers_and_stops_on_sigterm_mid_request(tmp_path: Path) -> None:
+    """`judge serve` as a process: while hostile schemas are checked, /healthz answers
+    within 2 s, and SIGTERM ends the process (the old code's blocked loop ignored it)."""
+    folder = tmp_path / "svc"
+    folder.mkdir()
+    config = write_config(folder / "service.yaml", data_dir=str(folder / "data"))
+    server = ServiceProcess(config).start()
+    try:
+        body = {"rubric": "tool_arguments", "cases": [hostile_case(f"s{n}", 4) for n in range(3)]}
+        with ThreadPoolExecutor(1) as pool:
+            grading = pool.submit(httpx.post, server.base_url + "/v1/grade", json=body, timeout=120)
+            answered = []
+            with httpx.Client(base_url=server.base_url, timeout=2) as prober:
+                while len(answered) < 5 and not grading.done():
+                    answered.append(prober.get("/healthz").status_code)
+            assert not grading.done()  # the health checks ran while it was graded
+            assert server.proc is not None
+            server.proc.send_signal(signal.SIGTERM)
+            assert server.proc.wait(timeout=60) is not None  # it stops, in bounded time
+            with contextlib.suppress(httpx.HTTPError):
+                grading.result()
+        assert answered == [200] * 5
+    finally:
+        server.stop()
