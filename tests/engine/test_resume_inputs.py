@@ -97,3 +97,20 @@ def test_records_without_the_hash_are_kept_with_a_note(
     said = capsys.readouterr()
     notes = [x for x in (said.out + said.err).splitlines() if "without inputs_sha256" in x]
     assert len(notes) == 1 and "--overwrite" in notes[0]
+
+
+def test_batch_exports_and_other_engines_leave_out_only_unchanged_cases(tmp_path: Path) -> None:
+    """`resume.unchanged_ids`, what a batch export (one judge or a jury's juror) and
+    `--engine ray` skip as done: the finished records whose case still hashes the same."""
+    from judge.engine.resume import unchanged_ids
+
+    source, out, summary = tmp_path / "a.jsonl", tmp_path / "out.jsonl", tmp_path / "s.json"
+    rows = [case(f"b{n}", answer=SUPPORTED) for n in range(4)]
+    write_jsonl(source, rows)
+    assert grade(source, out, "faithfulness", summary) == 0
+    rubric = load_rubric("faithfulness")
+    assert unchanged_ids(out, rubric, source) == {"b0", "b1", "b2", "b3"}
+    rows[2]["question"] = "How long does the refund take?"
+    write_jsonl(source, rows)
+    assert unchanged_ids(out, rubric, source) == {"b0", "b1", "b3"}
+    assert unchanged_ids(tmp_path / "none.jsonl", rubric, source) == set()
