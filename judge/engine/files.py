@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -197,19 +198,30 @@ async def grade_files(
 async def _computed_in_order(
     cases: Iterable[Case], targets: Sequence[Target], done: list[set[str]]
 ) -> AsyncIterator[tuple[int, GradedRecord]]:
-    """Records of rubrics that need no judge (`Grader.computed`), in line: a task a case
-    cost about as much as the trajectory kind's own work (benchmarks/trajectory.md). The
-    event loop gets a turn every COMPUTED_TURN cases, so a server keeps answering."""
-    for count, case in enumerate(cases, 1):
+    """Records of rubrics that need no judge (`Grader.computed`), COMPUTED_TURN cases at a
+    time: in line, since a task a case cost about as much as the trajectory kind's own work
+    (benchmarks/trajectory.md), with a turn of the event loop between chunks so a server
+    keeps answering; a kind whose work on an untrusted case can take long
+    (`Kind.computed_off_loop`) does its chunk in one worker thread (a thread a case cost
+    more than the work: issue 52)."""
+    for chunk in _chunks(cases, COMPUTED_TURN):
         for number, target in enumerate(targets):
-            if case.id not in done[number]:
-                grader = target.grader
-                if grader.rubric.behaviour.computed_off_loop:  # an untrusted schema's work
-                    yield number, await grader.computed_off_loop(case)
-                else:
-                    yield number, grader.computed_record(case)
-        if count % COMPUTED_TURN == 0:
-            await asyncio.sleep(0)
+            grader = target.grader
+            todo = [case for case in chunk if case.id not in done[number]]
+            if grader.rubric.behaviour.computed_off_loop:
+                records = await grader.computed_many_off_loop(todo)
+            else:
+                records = [grader.computed_record(case) for case in todo]
+            for record in records:
+                yield number, record
+        await asyncio.sleep(0)
+
+
+def _chunks(items: Iterable[Case], size: int) -> Iterator[list[Case]]:
+    """Lists of `size` items in order (the last shorter); itertools.batched is 3.12's."""
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
 
 
 def _tally(grader: Grader, kept: int, outside: int, finished: Finished) -> RunTally:

@@ -95,6 +95,18 @@ class Grader:
         finally:
             budget.cancel()
 
+    async def computed_many_off_loop(self, cases: list[Case]) -> list[GradedRecord]:
+        """`computed_off_loop` for several cases in one worker thread, in order."""
+        budget = Budget()
+
+        def work() -> list[GradedRecord]:
+            return [self.computed_record(case, budget) for case in cases]
+
+        try:
+            return await asyncio.to_thread(work)
+        finally:
+            budget.cancel()
+
     async def grade_stream(
         self,
         cases: Iterable[Case],
