@@ -8,7 +8,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from judge.transcript import MAX_CALLS, MAX_MESSAGES, ExpectedCall, Message, check_sequence
+from judge.transcript import (
+    MAX_CALLS,
+    MAX_MESSAGES,
+    ExpectedCall,
+    Message,
+    check_sequence,
+    read_function_calls,
+)
 
 # The shapes of names, one definition each (rubric files, the CLI and the service agree).
 RUBRIC_ID = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -96,6 +103,11 @@ class Case(BaseModel):
                 f"{value!r}"
             )
         return value.strip()
+
+    @field_validator("messages", "messages_a", "messages_b", mode="before")
+    @classmethod
+    def _older_call_shape(cls, value: Any) -> Any:
+        return read_function_calls(value)  # `function_call`: the one call it is
 
     @field_validator("retrieved_ids", "relevant_ids", mode="before")
     @classmethod
@@ -247,3 +259,6 @@ class GradedRecord(BaseModel):
     # case's own `time` when it had one. Neither enters the cache key: they change no verdict.
     graded_at: str | None = None
     case_time: str | None = None
+    # sha256 of what the judge was shown of the case (judge.engine.cache.inputs_sha256): a
+    # rerun keeps this record only while its case hashes the same; None: written before it
+    inputs_sha256: str | None = None

@@ -4,8 +4,9 @@ was expected to make and the tools it had (DESIGN.md "Input cases").
 A conversation case carries `messages` instead of (or beside) `question` and `answer`. The
 models here validate one message at a time; `check_sequence` checks the order (a tool
 result answers a call made before it). Arguments stay as the JSON text the model wrote:
-`parse_arguments` reads them, and text that is not a JSON object is kept as text, so it
-can only ever mismatch, never crash a grade.
+`parse_arguments` reads them, and text that is not a JSON object (or nests past
+MAX_ARGUMENT_DEPTH levels) is kept as text, so it can only ever mismatch, never crash a
+grade or make a record no reader accepts.
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from calibration.io.jsontext import loads_bounded, nested_too_deep
+
 ROLES = ("system", "developer", "user", "assistant", "tool")
 MAX_MESSAGES = 10_000  # messages one case may hold
 MAX_CALLS = 10_000  # expected calls one case may list
+# Arguments nested deeper than this stay the text they were: they can only mismatch, and a
+# record that quotes them (a verdict's `missing`, `unexpected`, `invalid` lists, four levels
+# down) stays inside the 64 levels every reader of records accepts (calibration.io.jsontext).
+MAX_ARGUMENT_DEPTH = 32
 
 
 class FunctionCall(BaseModel):
@@ -122,7 +129,46 @@ class ExpectedCall(BaseModel):
         if isinstance(value, str):
             parsed = parse_arguments(value)
             return parsed if isinstance(parsed, dict) else value
+        if isinstance(value, dict) and nested_too_deep(value, MAX_ARGUMENT_DEPTH):
+            return json.dumps(value, ensure_ascii=False)  # as deep text is kept (module doc)
         return value
+
+
+def read_function_calls(messages: Any) -> Any:
+    """Raw messages with OpenAI's older call shape (still documented) read as the current
+    one: an assistant message's `function_call` ({name, arguments}) becomes the one entry
+    of its `tool_calls`, with the id `function_call-N` (N counts those calls from 1), and a
+    `function` message (its result, named by `name`) becomes a `tool` message answering
+    the latest such call of that name not yet answered (else the latest one waiting). A
+    `function` message with no call before it is then refused as any such tool message is."""
+    if not isinstance(messages, list) or not any(_old_shape(m) for m in messages):
+        return messages
+    out: list[Any] = []
+    waiting: list[tuple[Any, str]] = []  # (name, id) of the calls not yet answered
+    made = 0
+    for message in messages:
+        if isinstance(message, dict) and isinstance(message.get("function_call"), dict):
+            message = dict(message)
+            function = message.pop("function_call")
+            made += 1
+            call_id = f"function_call-{made}"
+            entry = {"id": call_id, "type": "function", "function": function}
+            message["tool_calls"] = [*(message.get("tool_calls") or []), entry]
+            waiting.append((function.get("name"), call_id))
+        elif isinstance(message, dict) and message.get("role") == "function":
+            message = {**message, "role": "tool"}
+            named = [i for i, (name, _) in enumerate(waiting) if name == message.get("name")]
+            at = named[-1] if named else len(waiting) - 1
+            if at >= 0 and not message.get("tool_call_id"):
+                message["tool_call_id"] = waiting.pop(at)[1]
+        out.append(message)
+    return out
+
+
+def _old_shape(message: Any) -> bool:
+    return isinstance(message, dict) and (
+        isinstance(message.get("function_call"), dict) or message.get("role") == "function"
+    )
 
 
 def check_sequence(messages: Sequence[Message]) -> str | None:
@@ -165,9 +211,10 @@ class Call:
 
 def parse_arguments(text: str) -> Any:
     """Arguments JSON text as an object; the text itself when it is not a JSON object (a
-    model's malformed arguments are evidence, kept as written)."""
+    model's malformed arguments are evidence, kept as written) or nests more than
+    MAX_ARGUMENT_DEPTH levels."""
     try:
-        value = json.loads(text)
+        value = loads_bounded(text, max_depth=MAX_ARGUMENT_DEPTH)
     except (ValueError, RecursionError):
         return text
     return value if isinstance(value, dict) else text

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from calibration.agreement.metrics import confusion
 
-__all__ = ["ac1_from_confusion", "gwet_ac1", "prevalence_note"]
+__all__ = ["ac1_from_confusion", "ac1_from_confusions", "gwet_ac1", "prevalence_note"]
 
 # |kappa - AC1| at or above this, or opposite signs, is worth a sentence.
 STRONG_DISAGREEMENT = 0.2
@@ -37,6 +37,23 @@ def ac1_from_confusion(matrix: ArrayLike) -> float:
     if p_e >= 1:
         return float("nan")
     return (p_a - p_e) / (1 - p_e)
+
+
+def ac1_from_confusions(tables: ArrayLike) -> np.ndarray:
+    """:func:`ac1_from_confusion` of every table of a stack ``(R, q, q)`` at once (a
+    bootstrap's resamples); ``nan`` where it is undefined."""
+    m = np.asarray(tables, dtype=float)
+    n = m.sum(axis=(1, 2))
+    q = m.shape[1]
+    if q < 2:
+        return np.full(len(m), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_a = np.trace(m, axis1=1, axis2=2) / n
+        share = (m.sum(axis=1) + m.sum(axis=2)) / (2 * n[:, None])
+        p_e = (share * (1 - share)).sum(axis=1) / (q - 1)
+        out = (p_a - p_e) / (1 - p_e)
+    out[(n == 0) | ~(p_e < 1)] = np.nan
+    return out
 
 
 def gwet_ac1(

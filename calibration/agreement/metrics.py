@@ -39,6 +39,7 @@ __all__ = [
     "fleiss_kappa",
     "grouped_correlations",
     "kappa_from_confusion",
+    "kappa_from_confusions",
     "krippendorff_alpha",
     "label_order",
     "label_values",
@@ -145,6 +146,23 @@ def kappa_from_confusion(
     if disagreement_expected == 0:
         return float("nan")
     return 1.0 - float((w * m).sum()) / disagreement_expected
+
+
+def kappa_from_confusions(
+    tables: ArrayLike, *, weights: Weights = None, values: ArrayLike | None = None
+) -> np.ndarray:
+    """:func:`kappa_from_confusion` of every table of a stack ``(R, k, k)`` at once (a
+    bootstrap's resamples): the same formula on whole arrays, ``nan`` where it is
+    undefined (an empty table, or no expected disagreement)."""
+    m = np.asarray(tables, dtype=float)
+    n = m.sum(axis=(1, 2))
+    w = _weight_matrix(m.shape[1], weights, values)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = m.sum(axis=2)[:, :, None] * m.sum(axis=1)[:, None, :] / n[:, None, None]
+        disagreement_expected = (w * expected).sum(axis=(1, 2))
+        out = 1.0 - (w * m).sum(axis=(1, 2)) / disagreement_expected
+    out[(n == 0) | (disagreement_expected == 0)] = np.nan
+    return out
 
 
 def cohen_kappa(

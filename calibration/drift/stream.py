@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -194,6 +194,8 @@ def _coefficient(order: list[str], options: DriftOptions):
 def _window_row(window, pairs, order, analysis, coefficient, options) -> dict[str, Any]:
     take = list(window.positions)
     row: dict[str, Any] = {"window": window.name, "start": window.start, "end": window.end}
+    if len(take) < options.min_labels:  # no verdict for it: its intervals would not be read
+        analysis = replace(analysis, n_bootstrap=0)
     row.update(_figures([pairs.ids[i] for i in take], [pairs.human[i] for i in take],
                         [pairs.judge[i] for i in take], order, analysis, coefficient))  # fmt: skip
     row["enough"], row["needs"] = _enough(row, options.min_labels)

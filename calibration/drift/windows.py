@@ -19,9 +19,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-__all__ = ["Period", "Window", "count_windows", "parse_time", "time_windows"]
+__all__ = [
+    "MAX_WINDOWS",
+    "Period",
+    "TooManyWindows",
+    "Window",
+    "count_windows",
+    "parse_time",
+    "time_windows",
+]
 
 Period = Literal["day", "week", "month"]
+# Windows one report holds: each window's figures, its interval and the alarm's scan grow
+# with them, and a chart of more is a smear. Past it the cut is refused, saying what fits.
+MAX_WINDOWS = 2_000
+
+
+class TooManyWindows(ValueError):
+    """A cut into more windows than the cap (the message names the cap and what fits)."""
 
 
 @dataclass(frozen=True)
@@ -34,10 +49,17 @@ class Window:
     end: str | None = None
 
 
-def count_windows(n: int, size: int) -> list[Window]:
-    """``ceil(n / size)`` windows of ``size`` consecutive pairs, named ``1``, ``2``, ..."""
+def count_windows(n: int, size: int, *, cap: int = MAX_WINDOWS) -> list[Window]:
+    """``ceil(n / size)`` windows of ``size`` consecutive pairs, named ``1``, ``2``, ...
+    TooManyWindows past ``cap`` of them (counted before any is made)."""
     if size < 1:
         raise ValueError(f"a window holds at least 1 label, got {size}")
+    count = -(-n // size)
+    if count > cap:
+        raise TooManyWindows(
+            f"--window {size} cuts {n:,} labels into {count:,} windows, over the cap of "
+            f"{cap:,}: use --window {-(-n // cap)} or more"
+        )
     return [
         Window(str(i + 1), tuple(range(start, min(n, start + size))))
         for i, start in enumerate(range(0, n, size))
@@ -92,12 +114,20 @@ def period_name(moment: datetime, by: Period) -> str:
     raise ValueError(f"by must be day, week or month, got {by!r}")
 
 
-def time_windows(times: Sequence[datetime], by: Period) -> list[Window]:
+def time_windows(times: Sequence[datetime], by: Period, *, cap: int = MAX_WINDOWS) -> list[Window]:
     """The pairs grouped by calendar period, periods in time order (each keeps its pairs'
-    stream order); ISO week and month names sort as their periods do."""
+    stream order); ISO week and month names sort as their periods do. TooManyWindows
+    past ``cap`` periods."""
     groups: dict[str, list[int]] = {}
     for position, moment in enumerate(times):
         groups.setdefault(period_name(moment, by), []).append(position)
+    if len(groups) > cap:
+        longer = {"day": "week or month", "week": "month"}.get(by, "")
+        advice = f"use --by {longer} or --window N" if longer else "use --window N"
+        raise TooManyWindows(
+            f"--by {by} cuts the labels into {len(groups):,} windows, over the cap of "
+            f"{cap:,}: {advice}"
+        )
     windows = []
     for name in sorted(groups):
         members = groups[name]

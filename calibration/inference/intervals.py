@@ -24,6 +24,9 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 DEFAULT_RESAMPLES = 2000  # every bootstrap in the project, CLI and service alike
+# The most resamples a command draws for one interval: far past where a 95% interval
+# settles, and a few megabytes of draws; past it numpy tries to allocate gigabytes.
+MAX_RESAMPLES = 100_000
 DRAW_BLOCK = 1 << 22  # resampled indices held at once (32 MiB of int64), whatever n
 # The Dirichlet prior of :func:`posterior_table_ci`: a quarter of one case, spread evenly
 # over the table's cells. Weight 1 (Perks) pulled the interval down so far that it missed
@@ -229,8 +232,11 @@ def bootstrap_table_ci(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = 0.95,
     seed: int = 0,
+    batched: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of ``statistic(table)`` for a table of case counts.
+    ``batched``, when given, is the same statistic of a stack of tables ``(R, *shape)``
+    at once (one numpy pass instead of a Python call a resample; the same draws).
 
     Resampling the ``n = table.sum()`` cases with replacement and counting them into the
     table's cells gives counts ``~ Multinomial(n, table / n)``; each resample draws those
@@ -256,7 +262,10 @@ def bootstrap_table_ci(
     rng = np.random.default_rng(seed)
     cells = counts.ravel().astype(float) / n
     draws = rng.multinomial(n, cells, size=n_resamples)
-    values = np.array([statistic(d.reshape(counts.shape)) for d in draws], dtype=float)
+    if batched is not None:
+        values = np.asarray(batched(draws.reshape(n_resamples, *counts.shape)), dtype=float)
+    else:
+        values = np.array([statistic(d.reshape(counts.shape)) for d in draws], dtype=float)
     return _percentile_interval(values, confidence)
 
 
@@ -298,6 +307,7 @@ def posterior_table_ci(
     prior_weight: float = POSTERIOR_PRIOR_WEIGHT,
     confidence: float = 0.95,
     seed: int = 0,
+    batched: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[float, float]:
     """Equal-tailed credible interval of ``statistic`` of a table's cell probabilities,
     from :func:`dirichlet_tables` (the statistic sees probabilities summing to 1, so it
@@ -309,9 +319,13 @@ def posterior_table_ci(
     bootstrap that never sees an error of two points, so its interval of weighted kappa
     sits above a truth that has them. Its shrinkage pulls the other way (it missed below
     the truth where the bootstrap missed above), so the project reports the two together
-    (:func:`calibration.agreement.small_sample.kappa_type_interval`)."""
+    (:func:`calibration.agreement.small_sample.kappa_type_interval`). ``batched``: the
+    statistic of the whole stack of draws at once, as in :func:`bootstrap_table_ci`."""
     draws = dirichlet_tables(table, n_draws=n_draws, prior_weight=prior_weight, seed=seed)
-    values = np.array([statistic(d) for d in draws], dtype=float)
+    if batched is not None:
+        values = np.asarray(batched(draws), dtype=float)
+    else:
+        values = np.array([statistic(d) for d in draws], dtype=float)
     return _percentile_interval(values, confidence)
 
 

@@ -17,7 +17,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from calibration.agreement.coefficients import ac1_from_confusion, prevalence_note
+from calibration.agreement.coefficients import (
+    ac1_from_confusion,
+    ac1_from_confusions,
+    prevalence_note,
+)
 from calibration.agreement.correlation import correlations, grouped_correlations
 from calibration.agreement.metrics import (
     Weights,
@@ -25,6 +29,7 @@ from calibration.agreement.metrics import (
     adjacent_agreement,
     balanced_accuracy,
     kappa_from_confusion,
+    kappa_from_confusions,
     label_values,
     mean_absolute_error,
     per_class_scores,
@@ -73,7 +78,12 @@ def scale_of(human: Sequence[Any], judge: Sequence[Any]) -> Scale:
 
 
 def _matrix_ci(
-    h: np.ndarray, j: np.ndarray, k: int, opts: AnalysisOptions, of_matrix: Callable[..., float]
+    h: np.ndarray,
+    j: np.ndarray,
+    k: int,
+    opts: AnalysisOptions,
+    of_matrix: Callable[..., float],
+    batched: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[float, float] | None:
     """Bootstrap interval of a statistic of the confusion matrix; ``None`` when intervals
     are switched off (``n_bootstrap = 0``). The cases are resampled through the matrix's
@@ -82,17 +92,24 @@ def _matrix_ci(
     if opts.n_bootstrap == 0:
         return None
     matrix = np.bincount(h * k + j, minlength=k * k).reshape(k, k)
-    return bootstrap_table_ci(matrix, of_matrix, n_resamples=opts.n_bootstrap, seed=opts.seed)
+    return bootstrap_table_ci(
+        matrix, of_matrix, n_resamples=opts.n_bootstrap, seed=opts.seed, batched=batched
+    )
 
 
 def _posterior_ci(
-    matrix: np.ndarray, opts: AnalysisOptions, of_matrix: Callable[..., float]
+    matrix: np.ndarray,
+    opts: AnalysisOptions,
+    of_matrix: Callable[..., float],
+    batched: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[float, float] | None:
     """The Dirichlet posterior interval of a statistic of the confusion matrix, as many
     draws as bootstrap resamples and on the same seed; ``None`` with intervals off."""
     if opts.n_bootstrap == 0:
         return None
-    return posterior_table_ci(matrix, of_matrix, n_draws=opts.n_bootstrap, seed=opts.seed)
+    return posterior_table_ci(
+        matrix, of_matrix, n_draws=opts.n_bootstrap, seed=opts.seed, batched=batched
+    )
 
 
 def _coefficient_ci(
@@ -194,16 +211,18 @@ def _categorical(
     }
     out["per_class"] = {order[i]: s for i, s in out["per_class"].items()}
     if np.isfinite(kappa):
-        boot = _matrix_ci(h, j, k, opts, kappa_from_confusion)
+        boot = _matrix_ci(h, j, k, opts, kappa_from_confusion, kappa_from_confusions)
         chance = cohen_chance(matrix, _weight_matrix(k, None))
         _coefficient_ci(out, "kappa", boot, matrix, chance, large_sample=fce_kappa_interval(matrix))
     if np.isfinite(ac1):
-        boot = _matrix_ci(h, j, k, opts, ac1_from_confusion)
+        boot = _matrix_ci(h, j, k, opts, ac1_from_confusion, ac1_from_confusions)
         _coefficient_ci(out, "ac1", boot, matrix, _ac1_chance(matrix))
     _class_rates(matrix, order, out["per_class"])
     if opts.weights:
         # Weighed on the labels' values (the scale's own distances), not their positions.
-        weigh = partial(kappa_from_confusion, weights=opts.weights, values=label_values(order))
+        values = label_values(order)
+        weigh = partial(kappa_from_confusion, weights=opts.weights, values=values)
+        stacked = partial(kappa_from_confusions, weights=opts.weights, values=values)
         weighted = weigh(matrix)
         out["weighted_kappa"] = weighted
         if np.isfinite(weighted):
@@ -211,12 +230,12 @@ def _categorical(
             _coefficient_ci(
                 out,
                 "weighted_kappa",
-                _matrix_ci(h, j, k, opts, weigh),
+                _matrix_ci(h, j, k, opts, weigh, stacked),
                 matrix,
                 cohen_chance(matrix, w),
                 w,
                 fce_kappa_interval(matrix, w),
-                _posterior_ci(matrix, opts, weigh),
+                _posterior_ci(matrix, opts, weigh, stacked),
             )
     binary = binary_rates(
         h_lab, j_lab, order=order, judge_unlabelled=unlabelled, positive_label=opts.positive_label

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from calibration.errors import CalibrationInputError
-from calibration.inference.intervals import DEFAULT_RESAMPLES
+from calibration.inference.intervals import DEFAULT_RESAMPLES, MAX_RESAMPLES
 from calibration.io.labels import read_labels
 from calibration.report.output import output_problem
 from calibration.report.result import calibrate, write_report
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_KAPPA",
     "DEFAULT_RESAMPLES",
+    "MAX_RESAMPLES",
     "FROM_CHOICES",
     "GATE_READY",
     "CalibrateResult",

@@ -12,6 +12,7 @@ and line).
 from __future__ import annotations
 
 import base64
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -19,8 +20,9 @@ from typing import Any, Literal
 from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
 from calibration.drift.render import PAST_CAVEAT, drift_chart_png, drift_markdown, plain_reading
 from calibration.drift.stream import DriftOptions, DriftSlice, drift_report, sliced_drift_report
-from calibration.drift.windows import Window, count_windows, time_windows
+from calibration.drift.windows import TooManyWindows, Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
+from calibration.inference.intervals import MAX_RESAMPLES
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
 from judge.app.runs import EXIT_GATE, EXIT_OK, EXIT_TOO_FEW
@@ -71,6 +73,7 @@ def run_drift(request: DriftRequest) -> DriftResult:
     """Read, window, compare, alarm; write `--html` and `-o`. A UsageError (exit 2) for
     files that cannot be read or joined and for a reference that names no window."""
     _check(request)
+    _check_files(request)
     try:
         inputs = _read(request)
         found = among(
@@ -85,7 +88,7 @@ def run_drift(request: DriftRequest) -> DriftResult:
             report = drift_report(
                 inputs.ids, inputs.human, inputs.judge, windows, options, inputs.groups
             )
-    except CalibrationInputError as exc:
+    except (CalibrationInputError, TooManyWindows) as exc:
         raise UsageError(str(exc)) from None
     report.update(_provenance(request, inputs))
     for part in report.get("slices", []):
@@ -114,6 +117,35 @@ def _check(request: DriftRequest) -> None:
         raise UsageError("--alpha must lie between 0 and 1")
     if request.slice_field and request.html:
         raise UsageError("--html draws one stream: leave out --slice-field, or use --json")
+    if not 0 <= request.bootstrap <= MAX_RESAMPLES:
+        raise UsageError(
+            f"--bootstrap {request.bootstrap}: resamples 0 to at most {MAX_RESAMPLES:,}"
+        )
+
+
+def _check_files(request: DriftRequest) -> None:
+    """Only regular files (and, for --labels, a folder holding a label store) are read: a
+    FIFO would be waited on (each file is opened more than once: its format is sniffed,
+    then it is read), a device read without end. A missing file is the reader's to name."""
+    named = [("RECORDS", path) for path in request.records] + [("--labels", request.labels)]
+    for flag, path in named:
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) or (flag == "--labels" and stat.S_ISDIR(mode)):
+            continue
+        what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        raise UsageError(f"{flag} {path}: refused: {what}, not a regular file")
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
 
 
 def _read(request: DriftRequest) -> DriftInputs:

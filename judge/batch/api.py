@@ -40,7 +40,8 @@ from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection
 from judge.engine.identity import describe_identity, judge_id
 from judge.engine.model import model_identity
-from judge.engine.records import check_resumable, finished_ids
+from judge.engine.records import check_resumable
+from judge.engine.resume import unchanged_ids
 from judge.errors import UsageError
 from judge.rubric import Rubric
 
@@ -93,7 +94,7 @@ async def submit_batches(
         results_dir(output) / "requests.jsonl",
         selection=selection,
         cache=cache,
-        skip_ids=finished_ids(output, rubric.sha256),
+        skip_ids=unchanged_ids(output, rubric, input_path),
         max_requests=max_requests,
         max_bytes=max_bytes,
     )

@@ -11,7 +11,7 @@ from judge.app.calibrate import DEFAULT_RESAMPLES, calibrate_labels, plan_labels
 from judge.cli._calibrate_gates import EXIT_GATE, add_gate_arguments
 from judge.cli._calibrate_plan import add_plan_arguments, print_plan
 from judge.cli._calibrate_summary import print_summary
-from judge.cli._flag_types import finite_number, non_negative_int, test_split
+from judge.cli._flag_types import finite_number, non_negative_int, resamples, test_split
 from judge.cli._requests import CalibrateRequest, request_from
 from judge.errors import UsageError
 
@@ -62,7 +62,7 @@ def _add_runs(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--seed", type=non_negative_int, default=0,
         help="seed of the bootstrap and of --split (default: 0)")  # fmt: skip
-    add("--bootstrap", type=non_negative_int, default=DEFAULT_RESAMPLES, metavar="N",
+    add("--bootstrap", type=resamples, default=DEFAULT_RESAMPLES, metavar="N",
         help="bootstrap resamples (default: 2000; 0: no bootstrap intervals)")  # fmt: skip
     add("-o", "--output", type=Path, default=Path("calibration-report"), metavar="REPORT_DIR",
         help="report folder (default: calibration-report)")  # fmt: skip

@@ -11,6 +11,7 @@ __all__ = [
     "kappa_value",
     "non_negative_int",
     "rate",
+    "resamples",
     "test_split",
     "width",
 ]
@@ -34,6 +35,16 @@ def non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative; use 0 or more")
+    return value
+
+
+def resamples(text: str) -> int:
+    """0 (no bootstrap intervals) to MAX_RESAMPLES (calibration.inference.intervals)."""
+    from judge.app.calibrate import MAX_RESAMPLES  # the cli reads no calibration itself
+
+    value = non_negative_int(text)
+    if value > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"{value} resamples: at most {MAX_RESAMPLES:,}")
     return value
 
 

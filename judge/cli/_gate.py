@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judge.app.gate import DEFAULT_RESAMPLES, parse_gate_condition
-from judge.cli._flag_types import kappa_value, non_negative_int, rate
+from judge.cli._flag_types import kappa_value, non_negative_int, rate, resamples
 
 if TYPE_CHECKING:
     from calibration.decisions.gates import Condition
@@ -53,5 +53,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", type=Path, metavar="FILE", help="write the comparison as JSON")
     out.add_argument("--markdown", type=Path, metavar="FILE", help="write it as Markdown")
     out.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (0)")
-    out.add_argument("--bootstrap", type=non_negative_int, default=DEFAULT_RESAMPLES, metavar="N",
+    out.add_argument("--bootstrap", type=resamples, default=DEFAULT_RESAMPLES, metavar="N",
                      help="bootstrap resamples (default: 2000; 0: McNemar alone)")  # fmt: skip

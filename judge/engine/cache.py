@@ -66,6 +66,17 @@ def cache_key(rubric: Rubric, identity: dict[str, Any], case: Case) -> str:
         "judge": identity,
         "case": content,
     }
+    return _sha256_canonical(payload)
+
+
+def inputs_sha256(rubric: Rubric, case: Case) -> str:
+    """sha256 of canonical JSON of what the judge is shown of `case` (the kind's
+    `cache_content`, as in the cache key), written in each record as `inputs_sha256`: a
+    rerun keeps a record only while its case still hashes the same (judge.engine.resume)."""
+    return _sha256_canonical(rubric.behaviour.cache_content(rubric, case))
+
+
+def _sha256_canonical(payload: Any) -> str:
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +26,10 @@ from judge.engine.records import (
     RecordWriter,
     check_resumable,
     finalize,
-    finished_ids,
+    finished_inputs,
     scan_records,
 )
-from judge.engine.resume import RunTally, file_ids, kept_outside
+from judge.engine.resume import Finished, RunTally, file_ids, kept_outside, still_finished
 from judge.engine.summary import SummaryBuilder, summarise
 from judge.errors import InputError
 from judge.rubric import Rubric
@@ -163,10 +164,12 @@ async def grade_files(
         await asyncio.to_thread(_check_target, target, keep)
     # no output holds a record yet: each ends as written, in order, its summary the running one
     fresh = not any(_holds_anything(t.output) for t in targets)
-    done = [await asyncio.to_thread(_finished, t, keep) for t in targets]
+    finished = [await asyncio.to_thread(_finished, t, keep, input_path, chosen) for t in targets]
+    done = [f.ids for f in finished]
     kept = [await asyncio.to_thread(kept_outside, t.output, input_path, chosen) for t in targets]
     tallies = [
-        _tally(t.grader, len(done[n] - kept[n]), len(kept[n])) for n, t in enumerate(targets)
+        _tally(t.grader, len(done[n] - kept[n]), len(kept[n]), finished[n])
+        for n, t in enumerate(targets)
     ]
     builders = [_running_summary(t) if fresh else None for t in targets]
     jobs = (
@@ -269,7 +272,7 @@ async def _grade_in_one_pass(
         reverse=True,  # the deepest first: each is empty once those below it are gone
     )
     builders = [SummaryBuilder(t.grader.rubric) for t in targets]
-    tallies = [_tally(t.grader, 0, 0) for t in targets]
+    tallies = [_tally(t.grader, 0, 0, Finished(set())) for t in targets]
     none_done: list[set[str]] = [set() for _ in targets]
     with ExitStack() as stack:
         writers = [stack.enter_context(RecordWriter(t.output)) for t in targets]
@@ -306,20 +309,37 @@ async def _grade_in_one_pass(
 async def _computed_in_order(
     cases: Iterable[Case], targets: Sequence[Target], done: list[set[str]]
 ) -> AsyncIterator[tuple[int, GradedRecord]]:
-    """Records of rubrics that need no judge (`Grader.computed`), in line: a task a case
-    cost about as much as the trajectory kind's own work (benchmarks/trajectory.md). The
-    event loop gets a turn every COMPUTED_TURN cases, so a server keeps answering."""
-    for count, case in enumerate(cases, 1):
+    """Records of rubrics that need no judge (`Grader.computed`), COMPUTED_TURN cases at a
+    time: in line, since a task a case cost about as much as the trajectory kind's own work
+    (benchmarks/trajectory.md), with a turn of the event loop between chunks so a server
+    keeps answering; a kind whose work on an untrusted case can take long
+    (`Kind.computed_off_loop`) does its chunk in one worker thread (a thread a case cost
+    more than the work: 5,000 tool_arguments cases took twice the CPU)."""
+    for chunk in _chunks(cases, COMPUTED_TURN):
         for number, target in enumerate(targets):
-            if case.id not in done[number]:
-                yield number, target.grader.computed_record(case)
-        if count % COMPUTED_TURN == 0:
-            await asyncio.sleep(0)
+            grader = target.grader
+            todo = [case for case in chunk if case.id not in done[number]]
+            if grader.rubric.behaviour.computed_off_loop:
+                records = await grader.computed_many_off_loop(todo)
+            else:
+                records = [grader.computed_record(case) for case in todo]
+            for record in records:
+                yield number, record
+        await asyncio.sleep(0)
 
 
-def _tally(grader: Grader, kept: int, outside: int) -> RunTally:
+def _chunks(items: Iterable[Case], size: int) -> Iterator[list[Case]]:
+    """Lists of `size` items in order (the last shorter); itertools.batched is 3.12's."""
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def _tally(grader: Grader, kept: int, outside: int, finished: Finished) -> RunTally:
     sends = grader.backend.cache_identity() is not None and not grader.computed
-    return RunTally(kept=kept, outside=outside, sends=sends)
+    tally = RunTally(kept=kept, outside=outside, sends=sends)
+    tally.changed, tally.unchecked = finished.changed, finished.unchecked
+    return tally
 
 
 async def _graded(
@@ -341,8 +361,12 @@ def _check_target(target: Target, keep: tuple[str, ...]) -> None:
     )
 
 
-def _finished(target: Target, keep: tuple[str, ...]) -> set[str]:
-    return finished_ids(target.output, target.grader.rubric.sha256, keep)
+def _finished(
+    target: Target, keep: tuple[str, ...], input_path: Path, chosen: set[int] | None
+) -> Finished:
+    rubric = target.grader.rubric
+    held = finished_inputs(target.output, rubric.sha256, keep)
+    return still_finished(held, rubric, selected_cases(input_path, chosen))
 
 
 def summarise_file(

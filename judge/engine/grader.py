@@ -17,12 +17,13 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from judge.engine.cache import VerdictCache, cache_key
+from judge.engine.cache import VerdictCache, cache_key, inputs_sha256
 from judge.engine.identity import identity_of
 from judge.engine.identity import judge_id as hash_identity
 from judge.engine.outcome import Backend, Outcome
 from judge.engine.rules import COMPUTED_IDENTITY, computed_outcome
 from judge.errors import ApiError
+from judge.lexical import Budget
 from judge.rubric import Rubric
 from judge.schemas import Case, GradedRecord, utc_now
 
@@ -55,6 +56,8 @@ class Grader:
         """One case -> one record; served from the cache when the same question was judged.
         `use_cache=False` neither reads nor writes it (fresh samples, `--no-cache`)."""
         if self.computed:
+            if self.rubric.behaviour.computed_off_loop:
+                return await self.computed_off_loop(case)
             return self.computed_record(case)
         if self._fatal is not None:
             raise self._fatal
@@ -76,11 +79,33 @@ class Grader:
             self.cache.set(key, _cacheable(record))
         return record
 
-    def computed_record(self, case: Case) -> GradedRecord:
+    def computed_record(self, case: Case, budget: Budget | None = None) -> GradedRecord:
         """The record of a rubric whose kind needs no judge (`computed`), in line: no
         request, no cache, nothing to await."""
-        outcome = computed_outcome(self.rubric, case)
+        outcome = computed_outcome(self.rubric, case, budget=budget)
         return build_record(self.rubric, case, outcome, judge_id=self.judge_id)
+
+    async def computed_off_loop(self, case: Case) -> GradedRecord:
+        """`computed_record` in a worker thread (`Kind.computed_off_loop`): the event loop
+        keeps answering, and a caller that stops waiting (a request's timeout) stops the
+        work at its next step."""
+        budget = Budget()
+        try:
+            return await asyncio.to_thread(self.computed_record, case, budget)
+        finally:
+            budget.cancel()
+
+    async def computed_many_off_loop(self, cases: list[Case]) -> list[GradedRecord]:
+        """`computed_off_loop` for several cases in one worker thread, in order."""
+        budget = Budget()
+
+        def work() -> list[GradedRecord]:
+            return [self.computed_record(case, budget) for case in cases]
+
+        try:
+            return await asyncio.to_thread(work)
+        finally:
+            budget.cancel()
 
     async def grade_stream(
         self,
@@ -176,6 +201,7 @@ def build_record(
         confidence_source=outcome.confidence_source if verdict is not None else None,
         graded_at=utc_now(),
         case_time=case.time,
+        inputs_sha256=inputs_sha256(rubric, case),
     )
 
 
@@ -195,6 +221,7 @@ def _from_cache(
     fields = {**entry, "judge_id": judge_id, "id": case.id, "slices": case.slices}
     fields["reference_key"] = reference_key_of(case)  # this case's join, not the cached one's
     fields |= {"graded_at": utc_now(), "case_time": case.time}  # this run's, not the cached
+    fields["inputs_sha256"] = inputs_sha256(rubric, case)
     try:
         return GradedRecord.model_validate({**fields, "cached": True})
     except ValidationError:

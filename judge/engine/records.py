@@ -69,6 +69,20 @@ def finished_ids(path: Path, rubric_sha256: str, keep: tuple[str, ...] = KEEP_ST
     }
 
 
+def finished_inputs(
+    path: Path, rubric_sha256: str, keep: tuple[str, ...] = KEEP_STATUSES
+) -> dict[str, str | None]:
+    """`finished_ids`, each with the `inputs_sha256` its record holds (None: a record
+    written before the field), so a rerun can tell a changed case (judge.engine.resume)."""
+    return {
+        data["id"]: data.get("inputs_sha256")
+        if isinstance(data.get("inputs_sha256"), str)
+        else None
+        for _, data in scan_records(path)
+        if data.get("status") in keep and data.get("rubric_sha256") == rubric_sha256
+    }
+
+
 def cut_torn_tail(path: Path) -> None:
     """Drop a last line without its newline, left by a process killed mid-write; a last
     line that is a whole record (a file saved without its final newline) gets the newline

@@ -88,9 +88,13 @@ def rules_outcome(
     return Outcome(status=status, judge=info, verdict=verdict)
 
 
-def computed_outcome(rubric: Rubric, case: Case) -> Outcome:
-    """A kind that needs no judge: its rules verdict is the verdict, provenance `computed`."""
-    return rules_outcome(rubric, case, COMPUTED_INFO)
+def computed_outcome(rubric: Rubric, case: Case, *, budget: Budget | None = None) -> Outcome:
+    """A kind that needs no judge: its rules verdict is the verdict, provenance `computed`.
+    A case stopped by `budget` (its caller gave up on it) is an `api_error` record."""
+    try:
+        return rules_outcome(rubric, case, COMPUTED_INFO, budget=budget)
+    except BudgetExceeded as exc:
+        return Outcome(status="api_error", judge=COMPUTED_INFO, error=str(exc))
 
 
 def case_size(case: Case) -> int:

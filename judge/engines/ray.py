@@ -35,8 +35,8 @@ from judge.config import JudgeConfig
 from judge.engine.files import Selection, selected_cases, summarise_file
 from judge.engine.identity import describe_identity
 from judge.engine.inputs import iter_cases, validate_file
-from judge.engine.records import RecordWriter, check_resumable, finalize, finished_ids
-from judge.engine.resume import RunTally, file_ids, kept_outside
+from judge.engine.records import RecordWriter, check_resumable, finalize, finished_inputs
+from judge.engine.resume import RunTally, file_ids, kept_outside, still_finished
 from judge.engines._batches import CASE_COLUMN, BatchHook, GradeBatches, RowForm
 from judge.errors import JudgeError, UsageError
 from judge.rubric import Rubric, load_rubric
@@ -250,9 +250,12 @@ def grade_file(
         judge=describe_identity(identity),
         identity=identity,
     )
-    done = finished_ids(output, rubric.sha256)
+    held = finished_inputs(output, rubric.sha256)  # kept while their case is unchanged
+    finished = still_finished(held, rubric, selected_cases(input_path, chosen))
+    done = finished.ids
     kept = kept_outside(output, input_path, chosen)
     tally = RunTally(kept=len(done - kept), outside=len(kept), sends=sends)
+    tally.changed, tally.unchecked = finished.changed, finished.unchecked
     rows = [
         {"id": case.id, CASE_COLUMN: case.model_dump_json()}
         for case in selected_cases(input_path, chosen)

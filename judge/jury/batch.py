@@ -41,7 +41,8 @@ from judge.engine.cache import VerdictCache
 from judge.engine.files import Selection
 from judge.engine.grader import Grader
 from judge.engine.inputs import iter_cases, validate_file
-from judge.engine.records import KEEP_STATUSES, finished_ids
+from judge.engine.records import KEEP_STATUSES
+from judge.engine.resume import unchanged_ids
 from judge.errors import UsageError
 from judge.jury.config import Jury
 from judge.jury.plan import cyclic_plan
@@ -100,7 +101,7 @@ async def export_jury(
         records = juror_path(out_dir, juror.name)
         # as a live rerun: a juror's answered cases (its parse errors too) are not asked again
         kept = (*KEEP_STATUSES, "parse_error")
-        skip = finished_ids(records, rubric.sha256, kept) if records.is_file() else set()
+        skip = unchanged_ids(records, rubric, input_path, kept)
         report = await export_juror(
             rubric,
             config,

@@ -97,6 +97,7 @@ def panel_record(
         confidence_source="votes" if status == "ok" and result.label is not None else None,
         graded_at=utc_now(),  # when the panel decided (its jurors' records may be cached)
         case_time=first.case_time,
+        inputs_sha256=first.inputs_sha256,  # every juror was shown the same case
         panel={
             **_panel(jury, result, combines, votes, records, source, notes),
             **(extra or {}),

@@ -175,6 +175,10 @@ class Kind:
     #: False for a kind computed from the case alone (no judge, no request, no cache): its
     #: rules verdict is the verdict, whatever judge is configured
     needs_judge: ClassVar[bool] = True
+    #: True for a computed kind whose work on an untrusted case can take long (a tool
+    #: schema from the case): it runs in a worker thread under a `Budget`, so a server's
+    #: event loop keeps answering and a request's timeout can abandon it
+    computed_off_loop: ClassVar[bool] = False
     #: which side of a RAG system a record of this kind measures, for the two-by-two
     #: diagnosis: "retrieval", "generation", or None (neither)
     signal: ClassVar[str | None] = None

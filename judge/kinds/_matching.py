@@ -14,8 +14,10 @@ nothing under `exact` and `subset`: malformed arguments can only mismatch.
 once. Under `exact` and `ignore` "can stand for" is an equivalence, so pairing each expected
 call with the first free agent call of its class is already maximum (linear time). Under
 `subset` it is not (a call with more keys fits more expected calls), so a greedy pairing can
-fall short: a maximum bipartite matching (scipy's linear_sum_assignment on the 0/1 fit
-matrix, one name at a time) is used instead.
+fall short: a maximum bipartite matching is used instead, one name at a time: the fit
+matrix built with numpy (`subset_fit_matrix`), then Hopcroft-Karp (`max_matching`). Past
+MAX_SUBSET_PAIRS pairs of one name the matching is refused (TooManyPairs) and the case
+abstains with that reason.
 """
 
 from __future__ import annotations
@@ -25,9 +27,21 @@ from collections import defaultdict, deque
 from collections.abc import Hashable, Sequence
 from typing import Any
 
+import numpy as np
+
 from judge.transcript import Call, canonical, json_equal
 
 ARGUMENT_MODES = ("exact", "ignore", "subset")
+# Agent x expected calls of one name that `subset` compares in one case: 5,000 x 5,000
+# takes about a second and 100 MB (benchmarks/trajectory.md); past it the case abstains.
+MAX_SUBSET_PAIRS = 25_000_000
+
+
+class TooManyPairs(ValueError):
+    """More calls of one name than `subset` matching compares in one case (the message
+    says how many, and the bound)."""
+
+
 _EXACT = 2**53  # integers below this in size are floats exactly; larger ones: canonical
 
 
@@ -120,25 +134,67 @@ def _pair_by_assignment(actual: Sequence[Call], expected: Sequence[Call]) -> lis
         by_name[call.name][0].append(index)
     for index, call in enumerate(expected):
         by_name[call.name][1].append(index)
+    for name, (agent, wanted) in by_name.items():
+        if len(agent) * len(wanted) > MAX_SUBSET_PAIRS:
+            raise TooManyPairs(
+                f"{len(agent):,} agent calls x {len(wanted):,} expected calls named "
+                f"{name[:60]!r} is over the {MAX_SUBSET_PAIRS:,} pairs `arguments: subset` "
+                "compares in one case"
+            )
     pairs: list[tuple[int, int]] = []
     for agent, wanted in by_name.values():
         if agent and wanted:
-            pairs.extend(
-                _assign([actual[i] for i in agent], [expected[j] for j in wanted], agent, wanted)
-            )
+            fit = subset_fit_matrix([actual[i] for i in agent], [expected[j] for j in wanted])
+            pairs.extend((agent[r], wanted[c]) for r, c in max_matching(fit))
     return sorted(pairs, key=lambda pair: pair[1])
 
 
-def _assign(
-    actual: list[Call], expected: list[Call], agent: list[int], wanted: list[int]
-) -> list[tuple[int, int]]:
-    """The most (agent, expected) pairs that fit, from the 0/1 fit matrix: an assignment
-    maximising the number of fitting pairs is a maximum bipartite matching."""
-    fit = [[fits(a, e, "subset") for e in expected] for a in actual]
-    if all(all(row) for row in fit):  # everything fits everything: any pairing is maximum
-        return list(zip(agent, wanted, strict=False))
-    import numpy as np
-    from scipy.optimize import linear_sum_assignment  # only this mode needs scipy
+def subset_fit_matrix(actual: Sequence[Call], expected: Sequence[Call]) -> np.ndarray:
+    """The boolean fit matrix under `subset` (rows: agent calls, columns: expected calls)
+    of calls that share one name: `fit[i, j]` when every key of expected j is in agent
+    call i with a JSON-equal value (`fits`), and both are objects.
 
-    rows, cols = linear_sum_assignment(np.array(fit, dtype=float), maximize=True)
-    return [(agent[r], wanted[c]) for r, c in zip(rows, cols, strict=True) if fit[r][c]]
+    Built with numpy, one key at a time: each expected key's values and the agent's values
+    under that key get integer codes (equal `frozen` keys, equal codes), and the columns
+    that name the key keep only the rows whose code is theirs. Work is the agent calls
+    times the keys of all expected calls, never a Python loop over pairs."""
+    rows, cols = len(actual), len(expected)
+    objects = np.fromiter((isinstance(c.arguments, dict) for c in actual), bool, rows)
+    fit = np.zeros((rows, cols), dtype=bool)
+    wanted: dict[str, list[tuple[int, Hashable]]] = defaultdict(list)
+    for column, call in enumerate(expected):
+        if isinstance(call.arguments, dict):
+            fit[:, column] = objects
+            for key, value in call.arguments.items():
+                wanted[key].append((column, frozen(value)))
+    for key, values in wanted.items():
+        codes: dict[Hashable, int] = {}
+        where = np.fromiter((column for column, _ in values), np.intp, len(values))
+        want = np.fromiter((codes.setdefault(v, len(codes)) for _, v in values), np.int64)
+        have = np.fromiter((_code(call, key, codes) for call in actual), np.int64, rows)
+        fit[:, where] &= have[:, None] == want[None, :]
+    return fit
+
+
+def _code(call: Call, key: str, codes: dict[Hashable, int]) -> int:
+    """The code of the agent call's value under `key`: -2 when it has none, -1 when it is
+    no expected call's value (neither equals a code, which start at 0)."""
+    if not isinstance(call.arguments, dict) or key not in call.arguments:
+        return -2
+    return codes.get(frozen(call.arguments[key]), -1)
+
+
+def max_matching(fit: np.ndarray) -> list[tuple[int, int]]:
+    """A maximum matching of the boolean matrix `fit` as (row, column) pairs, by row:
+    Hopcroft-Karp (scipy.sparse.csgraph.maximum_bipartite_matching), O(E sqrt(V)) on the
+    fitting pairs E. Deterministic for a given matrix."""
+    rows, cols = fit.shape
+    if fit.all():  # everything fits everything: any pairing is maximum
+        return [(i, i) for i in range(min(rows, cols))]
+    if not fit.any():
+        return []
+    from scipy.sparse import csr_matrix  # only this mode needs scipy
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    matched = maximum_bipartite_matching(csr_matrix(fit), perm_type="column")
+    return [(row, int(column)) for row, column in enumerate(matched) if column >= 0]

@@ -18,23 +18,27 @@ valid:
 A call is invalid when its arguments break the schema, are not a JSON object (the text a
 model wrote), or name a tool the case does not offer (listed in `unknown_tools`); each
 invalid call is in the verdict with its errors. A case with no `tools` abstains (nothing to
-check against), and so does one whose agent made no call (0/0). Remote `$ref`s are never
-fetched: a schema that needs one fails with that reason.
+check against), and so does one whose agent made no call (0/0).
+
+Validation is bounded and closed (judge.kinds._bounded_schema): a `$ref` outside the schema
+(a URL, a `file://` path) is never fetched or read, patterns run on RE2, and every call and
+case has a budget of steps and time. A call the schema cannot check within those bounds is
+counted invalid with one error that starts `not checkable:` and says why.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from calibration.io.jsontext import text_too_deep
 from judge import lexical
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel, ratio
+from judge.kinds._bounded_schema import NotCheckable, Steps, schema_errors
 from judge.schemas import Case, GradedRecord
-from judge.transcript import Call, agent_calls
+from judge.transcript import MAX_ARGUMENT_DEPTH, Call, agent_calls
 
 if TYPE_CHECKING:
     from judge.rubric import Rubric
@@ -42,7 +46,8 @@ if TYPE_CHECKING:
 NO_TOOLS = "no tools: no schema to check the calls' arguments against"
 NO_CALLS = "the agent made no tool call: nothing to check"
 MAX_ERRORS = 5  # errors kept per call: the first few say what is wrong
-_VALIDATORS_KEPT = 256  # compiled schemas kept (cases of one set mostly share their tools)
+TOO_DEEP = f"arguments nest more than {MAX_ARGUMENT_DEPTH} levels deep: kept as text"
+NOT_CHECKABLE = "not checkable"  # how an error that is the schema's, not the call's, starts
 
 
 class InvalidCall(VerdictModel):
@@ -71,41 +76,12 @@ def tool_schemas(tools: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-class _Validators:
-    """Compiled validators by schema text: compiling (and checking) a schema costs far more
-    than validating one call with it, and the cases of a set share a few tools. The cache
-    is functools' (thread-safe: a service may grade in several threads)."""
-
-    def errors(self, schema: Any, arguments: dict[str, Any]) -> list[str]:
-        try:
-            validator = _compiled(json.dumps(schema, sort_keys=True))
-            found = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
-            return [_said(e) for e in found[:MAX_ERRORS]]
-        except Exception as exc:  # noqa: BLE001 - a broken or remote schema is a finding
-            return [f"the tool's schema cannot be used: {str(exc).splitlines()[0][:200]}"]
-
-
-@functools.lru_cache(maxsize=_VALIDATORS_KEPT)
-def _compiled(text: str) -> Any:
-    """A checked validator of the schema written as `text` (the draft it names by
-    `$schema`, else 2020-12). Raises SchemaError for a schema that is not one."""
-    import jsonschema  # only this kind needs it
-
-    schema = json.loads(text)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-def _said(error: Any) -> str:
-    where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.path)
-    return f"${where}: {error.message[:200]}"
-
-
 def check_calls(
-    calls: list[Call], schemas: dict[str, Any], validators: _Validators
+    calls: list[Call], schemas: dict[str, Any], steps: Steps | None = None
 ) -> ToolArgumentsVerdict:
-    """The verdict for one conversation's calls (the module docstring's rules)."""
+    """The verdict for one conversation's calls (the module docstring's rules); `steps`
+    bounds the validation of all of them (judge.kinds._bounded_schema)."""
+    steps = steps or Steps()
     invalid: list[InvalidCall] = []
     unknown: list[str] = []
     for index, call in enumerate(calls):
@@ -114,9 +90,10 @@ def check_calls(
             if call.name not in unknown:
                 unknown.append(call.name)
         elif not isinstance(call.arguments, dict):
-            errors = ["arguments are not a JSON object"]
+            deep = text_too_deep(call.arguments, MAX_ARGUMENT_DEPTH)
+            errors = [TOO_DEEP if deep else "arguments are not a JSON object"]
         else:
-            errors = validators.errors(schemas[call.name], call.arguments)
+            errors = _errors(schemas[call.name], call.arguments, steps)
         if errors:
             invalid.append(
                 InvalidCall.model_construct(
@@ -131,6 +108,13 @@ def check_calls(
         invalid=invalid,
         unknown_tools=unknown,
     )
+
+
+def _errors(schema: Any, arguments: dict[str, Any], steps: Steps) -> list[str]:
+    try:
+        return schema_errors(schema, arguments, steps, MAX_ERRORS)
+    except NotCheckable as exc:
+        return [f"{NOT_CHECKABLE}: {exc}"]
 
 
 @dataclass
@@ -154,6 +138,7 @@ class ToolArgumentsKind(Kind):
     verdict_name = "ToolArgumentsVerdict"
     answer_fields = ()  # it checks tool calls, not an answer: the probes refuse it
     needs_judge = False
+    computed_off_loop = True  # the schemas come from the case: bounded, but not instant
     columns: ClassVar[dict[str, str]] = {
         "mean_score": "share valid",
         "calls": "calls",
@@ -164,9 +149,6 @@ class ToolArgumentsKind(Kind):
 # computed from the case alone (no judge): each tool call's arguments validated against
 # its tool's JSON schema in the case's tools (OpenAI function schemas). No keys to set.
 """
-
-    def __init__(self) -> None:
-        self._validators = _Validators()
 
     def verdict_model(self, rubric: Rubric) -> type[BaseModel]:
         return ToolArgumentsVerdict
@@ -198,4 +180,4 @@ class ToolArgumentsKind(Kind):
         calls = agent_calls(case.messages)
         if not calls:
             return Abstain(NO_CALLS)
-        return check_calls(calls, tool_schemas(case.tools), self._validators)
+        return check_calls(calls, tool_schemas(case.tools), Steps(budget))

@@ -53,7 +53,7 @@ from judge.kinds._base import (
     numbers_of,
     ratio,
 )
-from judge.kinds._matching import fits, pair_calls
+from judge.kinds._matching import TooManyPairs, fits, pair_calls
 from judge.kinds._tool_rules import (
     ToolRule,
     apply_rules,
@@ -302,9 +302,12 @@ class TrajectoryKind(Kind):
         spec = self._spec(rubric)
         actual = agent_calls(case.messages)
         errors = call_errors(case.messages) if spec.errors == "skip" else None
-        return trajectory_verdict(
-            actual, expected_calls(case.expected_tool_calls), spec, errors=errors
-        )
+        try:
+            return trajectory_verdict(
+                actual, expected_calls(case.expected_tool_calls), spec, errors=errors
+            )
+        except TooManyPairs as exc:
+            return Abstain(f"not matched: {exc}")
 
     def _spec(self, rubric: Rubric) -> TrajectorySpec:
         spec: TrajectorySpec = rubric.spec

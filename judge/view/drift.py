@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the statistics are imported on use: the viewer starts witho
     from calibration.drift.windows import Window
 
 DEFAULT_WINDOW = 100  # labels a window, where the records carry no time
-MAX_WINDOWS = 500  # a chart of more is unreadable, and each window bootstraps
+MAX_WINDOWS = 500  # a chart of more is unreadable (the command's own cap is 2,000)
 BOOTSTRAP = 2000  # judge drift's --bootstrap default
 PERIODS = ("day", "week", "month")
 
@@ -72,15 +72,18 @@ def run_drift(records: Path, labels: Path, query: DriftQuery) -> dict[str, Any]:
     for files that cannot be read or joined, or a reference that names no window."""
     from calibration.drift.render import PAST_CAVEAT, plain_reading
     from calibration.drift.stream import DriftOptions, drift_report
+    from calibration.drift.windows import TooManyWindows
     from calibration.io.jsonout import to_strict_json
     from judge.engine.measure.pass_class import among, pass_class_of
 
     try:
         inputs, windows, windowing = _inputs_and_windows(records, labels, query)
-        if len(windows) > MAX_WINDOWS:
-            raise UsageError(
-                f"{len(windows)} windows: at most {MAX_WINDOWS} are charted; choose larger ones"
-            )
+    except TooManyWindows as exc:  # counted before the windows are made
+        said = str(exc).replace("--window ", "window=").replace("--by ", "by=")
+        raise UsageError(f"at most {MAX_WINDOWS} windows are charted: {said}") from None
+    except CalibrationInputError as exc:
+        raise UsageError(str(exc)) from None
+    try:
         found = among(pass_class_of(records, query.positive_label), [*inputs.human, *inputs.judge])
         options = DriftOptions(
             reference=query.reference,
@@ -118,12 +121,12 @@ def _inputs_and_windows(
 ) -> tuple[DriftInputs, list[Window], dict[str, Any]]:
     """The joined pairs and their windows, and how they were cut (for the page's form)."""
     from calibration.drift.inputs import read_drift_inputs
-    from calibration.drift.windows import count_windows
+    from calibration.drift.windows import TooManyWindows, count_windows
 
     if query.window is None and query.by is None:
-        try:  # the records' own time, where they carry one
+        try:  # the records' own time, where they carry one (and not too many weeks of it)
             return _by_time(records, labels, "week", query.time_field)
-        except CalibrationInputError:
+        except (CalibrationInputError, TooManyWindows):
             pass
         size = DEFAULT_WINDOW
     else:
@@ -131,7 +134,8 @@ def _inputs_and_windows(
     if query.by is not None:
         return _by_time(records, labels, query.by, query.time_field)
     inputs = read_drift_inputs([records], labels)
-    return inputs, count_windows(len(inputs.ids), size), {"by": None, "window": size}
+    windows = count_windows(len(inputs.ids), size, cap=MAX_WINDOWS)
+    return inputs, windows, {"by": None, "window": size}
 
 
 def _by_time(
@@ -142,4 +146,4 @@ def _by_time(
 
     inputs = read_drift_inputs([records], labels, by_time=True, time_field=time_field)
     assert inputs.times is not None
-    return inputs, time_windows(inputs.times, by), {"by": by, "window": None}
+    return inputs, time_windows(inputs.times, by, cap=MAX_WINDOWS), {"by": by, "window": None}

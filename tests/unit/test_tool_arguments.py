@@ -77,4 +77,4 @@ def test_a_schema_that_needs_a_remote_ref_is_never_fetched() -> None:
     remote = {"name": "f", "parameters": {"$ref": "https://example.invalid/schema.json"}}
     outcome, scored = grade(conversation(("f", "{}"), tools=[remote]))
     assert scored.label == "invalid"
-    assert "schema cannot be used" in outcome.verdict.invalid[0].errors[0]
+    assert "never fetched" in outcome.verdict.invalid[0].errors[0]
