@@ -76,7 +76,7 @@ def _codes(
 
 def _indices(values: np.ndarray, index: dict[Any, int]) -> np.ndarray:
     """Each value's index in ``index`` (-1 when absent). Numbers are looked up once per
-    distinct value (millions of pairs hold a few: issue 54); other values one by one."""
+    distinct value (millions of pairs hold a few); other values one by one."""
     if values.dtype.kind in "biuf" and len(values):
         distinct, inverse = np.unique(values, return_inverse=True)
         codes = np.array([index.get(v.item(), -1) for v in distinct], dtype=int)

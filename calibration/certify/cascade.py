@@ -26,9 +26,9 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import beta
 
 from calibration.certify.threshold import Grid, RungThreshold, rung_threshold
+from calibration.inference.intervals import clopper_pearson_interval
 
 __all__ = [
     "CascadeResult", "Split", "cascade_deltas", "certify_cascade", "decide", "exact_interval"
@@ -130,11 +130,9 @@ def _result(
 
 
 def exact_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The two-sided Clopper-Pearson interval of ``k`` in ``n`` (scipy's ``binomtest(k,
-    n).proportion_ci(method="exact")``, computed from the Beta quantiles directly)."""
+    """The two-sided Clopper-Pearson interval of ``k`` in ``n``
+    (:func:`calibration.inference.intervals.clopper_pearson_interval`); ``(0, 1)`` when
+    ``n`` is 0."""
     if n == 0:
         return (0.0, 1.0)
-    tail = (1 - confidence) / 2
-    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - tail, k + 1, n - k))
-    return (low, high)
+    return clopper_pearson_interval(k, n, confidence=confidence)

@@ -42,7 +42,8 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
+
+from calibration.inference.intervals import normal_quantile
 
 __all__ = [
     "STATISTICS",
@@ -150,7 +151,7 @@ def detectable_drop(
     kappa = 1 - rate / chance if chance > 0 else None
     n_s = 2.0 * window
     target = _phi(np.asarray(rate * n_r), np.asarray(n_r)) + (
-        threshold + norm.ppf(POWER)
+        threshold + normal_quantile(2 * POWER - 1)  # one-sided: Φ⁻¹(POWER)
     ) * np.sqrt(1 / n_s + 1 / n_r)
     out: dict[str, float | None] = {
         "window": float(window),

@@ -32,9 +32,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
-from calibration.inference.intervals import normal_quantile
+from calibration.inference.intervals import (
+    clopper_pearson_interval,
+    normal_quantile,
+    t_quantile,
+)
 
 __all__ = [
     "ClusterMoments",
@@ -81,17 +84,10 @@ def clustered_rate_interval(
     spread = rate * (1 - rate)
     n_eff = m if variance <= 0 or spread <= 0 else min(m, spread / variance)
     z = normal_quantile(confidence)
-    t = float(stats.t.ppf(0.5 + confidence / 2, g - 1))
+    t = t_quantile(confidence, g - 1)
     n_eff *= (z / t) ** 2
-    return _clopper_pearson(rate * n_eff, n_eff, 1 - confidence)
-
-
-def _clopper_pearson(x: float, n: float, alpha: float) -> tuple[float, float]:
-    """Clopper and Pearson's interval of ``x`` successes in ``n`` (neither need be whole):
-    ``[Beta(α/2; x, n-x+1), Beta(1-α/2; x+1, n-x)]``, 0 and 1 at the ends."""
-    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
-    return (low, high)
+    # Clopper and Pearson's interval at the effective size (neither count need be whole)
+    return clopper_pearson_interval(min(rate * n_eff, n_eff), n_eff, confidence=confidence)
 
 
 def cluster_bootstrap_indices(

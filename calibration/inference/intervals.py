@@ -78,7 +78,7 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
 
 
 def clopper_pearson_interval(
-    successes: int, n: int, *, confidence: float = 0.95
+    successes: float, n: float, *, confidence: float = 0.95
 ) -> tuple[float, float]:
     """Exact (Clopper-Pearson) interval of a proportion: the rates ``π`` for which neither
     tail of ``Binomial(n, π)`` at ``successes`` is below ``(1 - confidence)/2``.
@@ -88,7 +88,7 @@ def clopper_pearson_interval(
     ``B(α/2; x, n - x + 1)`` and ``B(1 - α/2; x + 1, n - x)`` (``scipy.stats.beta.ppf``):
     the bounds of ``scipy.stats.binomtest(...).proportion_ci(method="exact")``, which
     finds them by root-finding, a hundred times slower (the tests check the two agree);
-    ``(nan, nan)`` when ``n == 0``. Reference: Clopper and Pearson (1934).
+    ``(nan, nan)`` when ``n == 0``. Counts need not be whole (an effective size). Reference: Clopper and Pearson (1934).
     """
     if n < 0 or not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")

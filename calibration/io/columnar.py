@@ -1,5 +1,5 @@
 """Two plain label CSVs read as columns by DuckDB: ten million pairs without a Python object
-a row (issue 54).
+a row.
 
 The row reader (:mod:`calibration.io.labels`) builds a record, an id string and a dict
 entry per row, which passes 2 GB at about four million pairs. Here the engine reads both

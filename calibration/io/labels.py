@@ -104,7 +104,7 @@ def normalise_label(value: Any) -> str:
     """A label as text: ``True`` -> ``"true"``, ``4``, ``4.0`` and ``"4.0"`` -> ``"4"``.
 
     Remembered for the last values seen (a label file of millions of rows holds a handful
-    of labels, each normalised once instead of once a row: issue 54); a value that cannot
+    of labels, each normalised once instead of once a row); a value that cannot
     be remembered (unhashable) is normalised, or refused, as it comes."""
     try:
         return _normalised(value)

@@ -40,6 +40,12 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     how.add_argument("--window", type=non_negative_int, metavar="N",
                      help="windows of N labelled cases each, in file order")  # fmt: skip
+    _pairs_arguments(p)
+    _output_arguments(p)
+
+
+def _pairs_arguments(p: argparse.ArgumentParser) -> None:
+    """Where a pair's time, group and slice come from, and what it is compared with."""
     p.add_argument("--time-field", metavar="FIELD",
                    help="the records' time field for --by (default: case_time, the case's own time, "
                    "then graded_at; the output says which)")  # fmt: skip
@@ -60,6 +66,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--positive-label", metavar="L",
                    help="the pass class the pass-rate columns count (default: the records' "
                    "rubric's pass label, e.g. match, faithful; said in the output)")  # fmt: skip
+
+
+def _output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON, not a table")
     p.add_argument(
         "--html", type=Path, metavar="REPORT.html", help="also write an HTML report with the chart"

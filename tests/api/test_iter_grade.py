@@ -22,7 +22,7 @@ import judge
 from judge import Judge, JudgeConfig
 from judge.errors import InputError
 
-VOLATILE = {"latency_ms"}
+VOLATILE = {"latency_ms", "graded_at"}  # when each record was made
 
 
 def faithfulness_case(n: int) -> dict[str, Any]:

@@ -102,7 +102,7 @@ def test_days_past_the_cap_are_refused_in_one_line(
     graded, labels = write_stream(tmp_path, [0.7] * (MAX_WINDOWS // 7 + 2), size=2, seed=4)
     # two labels a week, a minute apart: by day, one window a week; by month they fit
     code, err = run([str(graded), "--labels", str(labels), "--by", "day"], capsys)
-    assert code in (0, 1), err
+    assert code in (0, 4), err  # 4: too few labels in a window to tell
     many = tmp_path / "many"
     graded, labels = write_stream(many, [0.7] * (MAX_WINDOWS + 3), size=1, seed=4)
     code, err = run([str(graded), "--labels", str(labels), "--by", "week"], capsys)

@@ -45,7 +45,8 @@ def conversation(case_id: str, when: datetime, right: bool) -> dict[str, object]
         "id": case_id,
         "time": when.isoformat().replace("+00:00", "Z"),
         "messages": [
-            {"role": "user", "content": "Book BA117 on 1 May 2026."},
+            # each case its own request: drift drops a repeated input (inputs_sha256) as a repeat
+            {"role": "user", "content": f"Book BA117 on 1 May 2026 for customer {case_id}."},
             {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "call_1", "content": '{"status": "booked"}'},
             {"role": "assistant", "content": "Booked."},

@@ -134,7 +134,7 @@ def trajectory_stream(folder: Path) -> tuple[Path, Path]:
         cases.append({
             "id": f"t{i:03d}",
             "messages": [
-                {"role": "user", "content": "Book BA117 on 1 May."},
+                {"role": "user", "content": f"Book BA117 on 1 May for t{i:03d}."},  # distinct
                 {"role": "assistant", "content": None, "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "call_1", "content": "booked"},
                 {"role": "assistant", "content": "Booked."},
