@@ -32,14 +32,14 @@ from judge.label.labelset import LabelPlan, open_label_store
 from judge.label.queue import Queues
 from judge.rubric import load_rubric
 from judge.testing._logprobs import _drawn
-from judge.testing.jurors import planted_truth, write_cases
+from judge.testing.jurors import bracketed_id, planted_truth, write_cases
 from judge.testing.server import ChatRequest, Reply, default_verdict
 from tests.helpers import REPO, read_jsonl
 
 RUBRICS = REPO / "examples" / "rubrics"
 LABELS = ("compliant", "minor_issue", "violation")  # the policy rubric's
-CHEAP, STRONG = "gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06"  # priced in judge.engine.pricing
-OTHER = "gpt-4.1-2025-04-14"
+CHEAP, STRONG = "gpt-4o-mini-2024-07-18", "gpt-4o"  # priced in judge.engine.pricing
+OTHER = "gpt-4o-mini"  # another model, its name starting with the strong one's
 UNSURE = {CHEAP: 0.7, STRONG: 0.56}  # below this p a judge answers a wrong label
 PRICES = {CHEAP: (0.15, 0.60), STRONG: (2.50, 10.00)}  # per million tokens
 LABELLED, NEW = 200, 80
@@ -55,7 +55,7 @@ class UnsureJuror:
 
     def __call__(self, chat: ChatRequest) -> Reply | dict[str, Any]:
         verdict = default_verdict(chat)
-        key = chat.case_text.split("[", 1)[1].split("]", 1)[0]
+        key = str(bracketed_id(chat.payload))
         right = self.truth[key]
         sure = _drawn(chat.case_text, ("label",)) >= self.unsure
         verdict["label"] = right if sure else LABELS[(LABELS.index(right) + 1) % 3]
@@ -64,16 +64,8 @@ class UnsureJuror:
 
 
 def grade_args(cases: Path, out: Path) -> list[str]:
-    return [
-        "grade",
-        str(cases),
-        "--rubric",
-        "policy",
-        "--rubrics-dir",
-        str(RUBRICS),
-        "-o",
-        str(out),
-    ]
+    rubric = ["--rubric", "policy", "--rubrics-dir", str(RUBRICS)]
+    return ["grade", str(cases), *rubric, "-o", str(out)]
 
 
 def test_confidences_from_logprobs_certified_and_applied_end_to_end(
