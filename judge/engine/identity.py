@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any, Protocol
+
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})")  # -2024-08-06, -20241022, -0613
 
 
 class HasIdentity(Protocol):
@@ -80,6 +83,16 @@ def judge_differences(identity: dict[str, Any], judge: dict[str, Any]) -> list[s
     if ours not in (None, "auto") and theirs is not None and theirs != ours:
         found.append(f"output_mode {theirs} -> {ours}")
     model, served = str(identity.get("model") or ""), str(judge.get("model") or "")
-    if model and served and not (served.startswith(model) or model.startswith(served)):
+    if model and served and not same_model(model, served):
         found.insert(0, f"model {served!r} -> {model!r}")
     return found
+
+
+def same_model(asked: str, served: str) -> bool:
+    """The same model, one name perhaps the other with a snapshot's date (`gpt-4o` and
+    `gpt-4o-2024-08-06`, `claude-3-5-sonnet` and `...-20241022`, `gpt-4` and `gpt-4-0613`).
+    A longer name that is not a date is another model: `gpt-4o-mini` is not `gpt-4o`."""
+    short, long = sorted((asked, served), key=len)
+    return long == short or (
+        long.startswith(short) and _SNAPSHOT.fullmatch(long[len(short) :]) is not None
+    )
