@@ -134,12 +134,15 @@ def main() -> None:
     parser.add_argument(
         "--graded", type=int, nargs="*", default=[], help="sizes with a graded-records judge file"
     )
+    parser.add_argument(
+        "--graded-rows", type=int, nargs="*", default=[], help="the same, by the row reader"
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     lines = []
     with tempfile.TemporaryDirectory(prefix="calibrate-scale-") as folder:
-        for n in args.graded:
-            lines += graded_run(Path(folder), n)
+        for n in sorted({*args.graded, *args.graded_rows}):
+            lines += graded_run(Path(folder), n, n in args.graded_rows)
         for n in sorted({*args.sizes, *args.rows}):
             judge, human = write_pairs(Path(folder), n)
             kappa = reference_kappa(n)
@@ -162,23 +165,25 @@ def main() -> None:
         write_report(args, lines)
 
 
-def graded_run(folder: Path, n: int) -> list[str]:
-    """The graded-records JSONL judge file against the human CSV, columnar (and the row
-    reader when --rows names the size too)."""
+def graded_run(folder: Path, n: int, rows: bool) -> list[str]:
+    """The graded-records JSONL judge file against the human CSV, columnar and (``rows``)
+    by the row reader."""
     judge = write_graded(folder, n)
     _, human = write_pairs(folder, n)
     kappa = graded_kappa(n)
     size = judge.stat().st_size / 1e9
     print(f"{n:,} graded ({size:.1f} GB): scikit-learn's kappa {kappa!r}", flush=True)
     lines = [f"| {n:,} graded | scikit-learn on the ok pairs | | | {kappa!r} | |"]
-    figures = calibrate(judge, human, folder / f"report-graded-{n}", False)
-    line = (
-        f"| {n:,} graded | columnar, JSONL records ({size:.1f} GB) + CSV | "
-        f"{figures['cpu_s']:.1f} | {figures['rss_mb']:,.0f} | {figures['kappa']!r} | "
-        f"{figures['ci']} |"
-    )
-    print(line, flush=True)
-    lines.append(line)
+    for by_rows in (False, True) if rows else (False,):
+        figures = calibrate(judge, human, folder / f"report-graded-{n}-{by_rows}", by_rows)
+        reader = "row reader" if by_rows else "columnar"
+        line = (
+            f"| {n:,} graded | {reader}, JSONL records ({size:.1f} GB) + CSV | "
+            f"{figures['cpu_s']:.1f} | {figures['rss_mb']:,.0f} | {figures['kappa']!r} | "
+            f"{figures['ci']} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
     for path in folder.glob(f"*_{n}.*"):
         path.unlink()
     return lines

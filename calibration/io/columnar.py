@@ -14,7 +14,10 @@ which the row reader then reads (with its messages for bad input, file, line and
 ``.csv`` or ``.tsv`` file whose header is exactly ``id`` and the label field, whose bytes
 are printable ASCII (no quote, no apostrophe, no carriage return, no blank line: where
 the CSV parser's and the engine's readings could differ, and where a cell could be an
-escaped spreadsheet formula), with no blank or repeated id.
+escaped spreadsheet formula), with no blank or repeated id. A JSONL file (the judge's graded
+records, or id/label lines) is read by :mod:`calibration.io.columnar_jsonl`, under rules of
+its own to the same end: records whose status is not ok excluded and counted as the row
+reader counts them, and anything it cannot prove reads the same left to the row reader.
 """
 
 from __future__ import annotations

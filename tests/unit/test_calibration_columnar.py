@@ -279,6 +279,7 @@ GOOD = [_line(id=f"c{k}", status="ok", label="pass") for k in range(1, 4)]
         ([*GOOD, '\x0c{"id": "c4", "label": "x"}'], "graded.jsonl:4: not valid JSON"),
         ([*GOOD, '{"id": "c4", "label": "x"}{"id": "c5"}'], "graded.jsonl:4: not valid JSON"),
         ([*GOOD, "[1, 2]"], "graded.jsonl:4: expected a JSON object"),
+        ([*GOOD, '{"id": "c4", "label": "x"}\x0b'], "graded.jsonl:4: not valid JSON"),
         ([*GOOD, '"text"'], "graded.jsonl:4: expected a JSON object"),
         (
             [*GOOD, '{"id": "c4", "label": "x", "v": ' + "[" * 70 + "]" * 70 + "}"],
@@ -322,6 +323,10 @@ def test_bad_jsonl_is_said_as_the_row_reader_says_it(
         [*GOOD, '{"id": "c4", "label": "x", "v": ' + "[" * 60 + "]" * 60 + "}"],
         [*GOOD, '{"id": "c4", "label": "x", "v": "' + "[" * 70 + '"}'],  # brackets in text
         [*GOOD, '{"id": "c4", "label": "x", "v": "a, }"}'],  # a trailing comma in text
+        [*GOOD, '{"id": "c4", "status": "bad", "status": "ok", "label": "x"}'],  # key twice
+        [*GOOD, '{"id": "c4", "l\\u0061bel": "fail"}'],  # an escaped key
+        [*GOOD, '{"id": "c4", "label": "x", "v": "\\ud800"}'],  # a lone surrogate
+        [*GOOD, '{"id": "c4", "status": "ok\u00a0", "label": 1e400}'],  # odd status, inf
     ],
 )
 def test_odd_jsonl_gives_the_rows_result(
