@@ -208,7 +208,7 @@ def _outcomes(con: Any, table: str, field: str) -> list[tuple[Any, Any, Any, Any
     """(status, label, kept label's key, exclusion reason) for each distinct pair, by the
     row reader's rules (:func:`calibration.io.labels._record`); None when one of them
     would be an error, a blank label or a value the fast path does not take."""
-    out = []
+    out: list[tuple[Any, Any, Any, Any]] = []
     pairs = con.execute(
         f"SELECT DISTINCT status::VARCHAR, label::VARCHAR FROM {table}_raw"
     ).fetchall()
