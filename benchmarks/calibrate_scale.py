@@ -1,6 +1,7 @@
 """`judge calibrate` at 1 million and 10 million pass/fail pairs: CPU time and peak RSS.
 
-    python benchmarks/calibrate_scale.py [--sizes 1000000 10000000] [--rows] [--write]
+    python benchmarks/calibrate_scale.py [--sizes 1000000 10000000] [--rows N ...]
+        [--graded N ...] [--write]
 
 For each size, two label CSVs (`id,label`, the judge agreeing on 80%: kappa about 0.6,
 benchmarks/bootstrap_scale.py's generator) are written, then `judge calibrate JUDGE HUMAN
@@ -8,8 +9,11 @@ benchmarks/bootstrap_scale.py's generator) are written, then `judge calibrate JU
 child process: its CPU seconds (user + system) and peak RSS from `os.wait4`'s rusage (the
 child alone), and the kappa and interval it wrote. `--rows N ...` also runs the row reader (the path
 before issue 54; the same command with the columnar reader turned off) at those sizes, for
-the same kappa. `--write`
-writes benchmarks/calibrate_scale.md.
+the same kappa. `--graded N ...` runs the way calibrate is used most: the judge side is a
+graded-records JSONL file as `judge grade -o` writes it (every field of the records
+contract, about 660 bytes a record; 2% of the records `parse_error` or `api_error`, with
+no label: excluded and counted), against the same human CSV; its kappa is scikit-learn's
+on the pairs whose record is ok. `--write` writes benchmarks/calibrate_scale.md.
 """
 
 from __future__ import annotations
@@ -61,6 +65,61 @@ def reference_kappa(n: int, seed: int = 0) -> float:
     return float(cohen_kappa_score(human, judge))
 
 
+# one graded record as `judge grade -o` writes it (the records contract in DESIGN.md)
+RECORD = (
+    '{"id": "c%d", "rubric": "pass_fail", "rubric_version": 1, "rubric_sha256": "'
+    + "3f" * 32
+    + '", "judge": {"model": "gpt-4o-mini", "temperature": 0.0, "seed": 0, "max_tokens": 1024, '
+    '"output_mode": "json_schema", "system_fingerprint": "fp_1"}, "status": "%s", '
+    '"verdict": %s, "score": %s, "label": %s, "error": %s, "raw": null, "cached": false, '
+    '"usage": {"prompt_tokens": 812, "completion_tokens": 41}, "latency_ms": %.1f, '
+    '"graded_at": "2026-12-07T18:00:00Z", "inputs_sha256": "%064x"}\n'
+)
+FAILED = 0.02  # the share of records that failed (half parse_error, half api_error)
+
+
+def graded_statuses(n: int) -> np.ndarray:
+    """Each record's status: 0 ok, 1 parse_error, 2 api_error (seeded)."""
+    draw = np.random.default_rng(1).random(n)
+    return np.where(draw < FAILED / 2, 1, np.where(draw < FAILED, 2, 0))
+
+
+def write_graded(folder: Path, n: int) -> Path:
+    """The judge's labels of `write_pairs` (same draws) as a graded-records JSONL file."""
+    rng = np.random.default_rng(0)
+    human = rng.random(n) < 0.5
+    judge = np.where(rng.random(n) < 0.8, human, ~human)
+    statuses = graded_statuses(n)
+    path = folder / f"graded_{n}.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for start in range(0, n, 100_000):
+            out.writelines(
+                _record(start + i, bool(judge[start + i]), int(statuses[start + i]))
+                for i in range(min(100_000, n - start))
+            )
+    return path
+
+
+def _record(k: int, passed: bool, status: int) -> str:
+    label = "pass" if passed else "fail"
+    if status:
+        name = ("parse_error", "api_error")[status - 1]
+        return RECORD % (k, name, "null", "null", "null", f'"{name}: no verdict"', 0.0, k)
+    verdict = f'{{"verdict": "{label}", "rationale": "It follows [the] reference, {{1}}."}}'
+    return RECORD % (k, "ok", verdict, "1.0" if passed else "0.0", f'"{label}"', "null", 412.5, k)
+
+
+def graded_kappa(n: int) -> float:
+    """scikit-learn's kappa of the generated pairs whose record is ok."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(0)
+    human = rng.random(n) < 0.5
+    judge = np.where(rng.random(n) < 0.8, human, ~human)
+    ok = graded_statuses(n) == 0
+    return float(cohen_kappa_score(human[ok], judge[ok]))
+
+
 def calibrate(judge: Path, human: Path, out: Path, rows: bool) -> dict[str, object]:
     command = [sys.executable, "-c", ROWS] if rows else [sys.executable, "-m", "judge.cli"]
     cpu, rss = measured([*command, "calibrate", str(judge), str(human), "-o", str(out)])
@@ -70,12 +129,20 @@ def calibrate(judge: Path, human: Path, out: Path, rows: bool) -> dict[str, obje
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000_000, 10_000_000])
     parser.add_argument("--rows", type=int, nargs="*", default=[], help="sizes for the row reader")
+    parser.add_argument(
+        "--graded", type=int, nargs="*", default=[], help="sizes with a graded-records judge file"
+    )
+    parser.add_argument(
+        "--graded-rows", type=int, nargs="*", default=[], help="the same, by the row reader"
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     lines = []
     with tempfile.TemporaryDirectory(prefix="calibrate-scale-") as folder:
+        for n in sorted({*args.graded, *args.graded_rows}):
+            lines += graded_run(Path(folder), n, n in args.graded_rows)
         for n in sorted({*args.sizes, *args.rows}):
             judge, human = write_pairs(Path(folder), n)
             kappa = reference_kappa(n)
@@ -96,6 +163,30 @@ def main() -> None:
                 path.unlink()
     if args.write:
         write_report(args, lines)
+
+
+def graded_run(folder: Path, n: int, rows: bool) -> list[str]:
+    """The graded-records JSONL judge file against the human CSV, columnar and (``rows``)
+    by the row reader."""
+    judge = write_graded(folder, n)
+    _, human = write_pairs(folder, n)
+    kappa = graded_kappa(n)
+    size = judge.stat().st_size / 1e9
+    print(f"{n:,} graded ({size:.1f} GB): scikit-learn's kappa {kappa!r}", flush=True)
+    lines = [f"| {n:,} graded | scikit-learn on the ok pairs | | | {kappa!r} | |"]
+    for by_rows in (False, True) if rows else (False,):
+        figures = calibrate(judge, human, folder / f"report-graded-{n}-{by_rows}", by_rows)
+        reader = "row reader" if by_rows else "columnar"
+        line = (
+            f"| {n:,} graded | {reader}, JSONL records ({size:.1f} GB) + CSV | "
+            f"{figures['cpu_s']:.1f} | {figures['rss_mb']:,.0f} | {figures['kappa']!r} | "
+            f"{figures['ci']} |"
+        )
+        print(line, flush=True)
+        lines.append(line)
+    for path in folder.glob(f"*_{n}.*"):
+        path.unlink()
+    return lines
 
 
 def write_report(args: argparse.Namespace, lines: list[str]) -> None:

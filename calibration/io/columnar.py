@@ -14,11 +14,15 @@ which the row reader then reads (with its messages for bad input, file, line and
 ``.csv`` or ``.tsv`` file whose header is exactly ``id`` and the label field, whose bytes
 are printable ASCII (no quote, no apostrophe, no carriage return, no blank line: where
 the CSV parser's and the engine's readings could differ, and where a cell could be an
-escaped spreadsheet formula), with no blank or repeated id.
+escaped spreadsheet formula), with no blank or repeated id. A JSONL file (the judge's graded
+records, or id/label lines) is read by :mod:`calibration.io.columnar_jsonl`, under rules of
+its own to the same end: records whose status is not ok excluded and counted as the row
+reader counts them, and anything it cannot prove reads the same left to the row reader.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +30,9 @@ from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
+
+from calibration.io.columnar_jsonl import load_jsonl
+from calibration.io.rows import row_format
 
 __all__ = ["ColumnarLabels", "PackedIds", "SameFields", "read_label_columns"]
 
@@ -97,8 +104,8 @@ class ColumnarLabels:
     judge_only: list[str]
     human_only: list[str]
     judge_only_values: list[Any]
-    judge_excluded: list[str]  # ids whose label is blank
-    human_excluded: list[str]
+    judge_excluded: dict[str, list[str]]  # ids left out by reason (a status not ok)
+    human_excluded: dict[str, list[str]]
     judge_rows: int
     human_rows: int
 
@@ -128,13 +135,12 @@ def read_label_columns(
     judge_path: str | Path, human_path: str | Path, *, judge_field: str, human_field: str
 ) -> ColumnarLabels | None:
     """Both files read and joined by the engine, or None when either is not plain (the
-    row reader then reads them)."""
+    row reader then reads them): a plain CSV/TSV (module docstring), or a JSONL file
+    :mod:`calibration.io.columnar_jsonl` can prove reads as the row reader reads it."""
     judge_file, human_file = Path(judge_path), Path(human_path)
-    judge_names = _plain_header(judge_file, judge_field)
-    human_names = _plain_header(human_file, human_field)
-    if judge_names is None or human_names is None:
+    if not judge_file.is_file() or not human_file.is_file():
         return None
-    import duckdb  # loaded only for a plain pair of files
+    import duckdb  # loaded only when reading columns
 
     # a database file of its own (not memory): the engine keeps its tables compressed on
     # disk and within memory_limit, where an in-memory one holds ~75 bytes a row
@@ -142,52 +148,71 @@ def read_label_columns(
         con = duckdb.connect(str(Path(folder) / "labels.duckdb"), config=ENGINE)
         try:
             con.execute("SET enable_progress_bar = false")
-            for table, file, names, field in (
-                ("j", judge_file, judge_names, judge_field),
-                ("h", human_file, human_names, human_field),
+            values = []
+            for table, file, field in (
+                ("j", judge_file, judge_field),
+                ("h", human_file, human_field),
             ):
-                if not _load(con, table, file, names, field):
+                side = _load_side(con, table, file, field)
+                if side is None:
                     return None
-            return _joined(con)
+                values.append(side)
+            return _joined(con, *values)
         except duckdb.Error:
             return None  # the row reader says what is wrong, naming the line
         finally:
             con.close()
 
 
-def _load(con: Any, table: str, file: Path, names: list[str], field: str) -> bool:
-    """The file as table (n: row order, id trimmed, v: the label or NULL when blank);
-    False when an id is blank or repeated (the row reader names the line)."""
+def _load_side(con: Any, table: str, file: Path, field: str) -> dict[str, Any] | None:
+    """The file as ``table`` (n, id, v: the label's key, x: why excluded) and each key's
+    value, or None when the row reader must read it."""
+    names = _plain_header(file, field)
+    if names is not None:
+        return _load(con, table, file, names, field)
+    if row_format(file) == "jsonl":
+        return load_jsonl(con, table, file, field, human=table == "h")
+    return None
+
+
+def _load(con: Any, table: str, file: Path, names: list[str], field: str) -> dict[str, Any] | None:
+    """The plain CSV as table (n: row order, id trimmed, v: the label, x: NULL) and its
+    labels (each its own key); None when an id or a label is blank or an id repeated (the
+    row reader names the line, or counts the blank label)."""
     columns = "{" + ", ".join(f"'{name}': 'VARCHAR'" for name in names) + "}"
     delimiter = DELIMITERS[file.suffix.lower()]
     label = '"' + field.replace('"', '""') + '"'
     # one thread: the engine reads the file in order, so row_number() is the row's place
     con.execute(
         f"""CREATE TABLE {table} AS SELECT (row_number() OVER ()) AS n, trim(id) AS id,
-        CASE WHEN trim({label}) = '' THEN NULL ELSE {label} END AS v
+        CASE WHEN trim({label}) = '' THEN NULL ELSE {label} END AS v, NULL::VARCHAR AS x
         FROM read_csv(?, header = true, delim = ?, quote = '', escape = '',
         auto_detect = false, columns = {columns}, strict_mode = true,
         null_padding = false)""",
         [str(file), delimiter],
     )
     rows, blank, distinct = con.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE id IS NULL OR id = ''), count(DISTINCT id) "
-        f"FROM {table}"
+        f"SELECT count(*), count(*) FILTER (WHERE id IS NULL OR id = '' OR v IS NULL), "
+        f"count(DISTINCT id) FROM {table}"
     ).fetchone()
-    return bool(rows) and not blank and distinct == rows
+    if not rows or blank or distinct != rows:
+        return None
+    labels = _ids(con, f"SELECT DISTINCT v FROM {table}")
+    return {v: sys.intern(v) for v in labels}
 
 
 def _ids(con: Any, query: str) -> list[str]:
     return [row[0] for row in con.execute(query).fetchall()]
 
 
-def _joined(con: Any) -> ColumnarLabels:
+def _joined(con: Any, judge_values: dict[str, Any], human_values: dict[str, Any]) -> ColumnarLabels:
     con.execute(
         """CREATE TABLE pairs AS SELECT h.n AS n, h.id AS id, h.v AS hv, j.v AS jv
         FROM h JOIN j USING (id) WHERE h.v IS NOT NULL AND j.v IS NOT NULL ORDER BY h.n"""
     )
-    human = _values(con, "hv")
-    judge = _values(con, "jv")
+    human = _values(con, "hv", human_values)
+    judge = _values(con, "jv", judge_values)
+    # an id excluded on the other side is counted there, not again as unmatched
     only = con.execute(
         "SELECT id, v FROM j WHERE v IS NOT NULL AND id NOT IN (SELECT id FROM h) ORDER BY n"
     ).fetchall()
@@ -200,7 +225,7 @@ def _joined(con: Any) -> ColumnarLabels:
             con,
             "SELECT id FROM h WHERE v IS NOT NULL AND id NOT IN (SELECT id FROM j) ORDER BY n",
         ),
-        judge_only_values=[row[1] for row in only],
+        judge_only_values=[judge_values[row[1]] for row in only],
         judge_excluded=_excluded(con, "j"),
         human_excluded=_excluded(con, "h"),
         judge_rows=con.execute("SELECT count(*) FROM j").fetchone()[0],
@@ -208,14 +233,15 @@ def _joined(con: Any) -> ColumnarLabels:
     )
 
 
-def _values(con: Any, column: str) -> list[Any]:
-    """The column as a list of pointers to its few distinct strings, in pair order."""
+def _values(con: Any, column: str, values: dict[str, Any]) -> list[Any]:
+    """The column as a list of pointers to its few distinct values, in pair order."""
     distinct = _ids(con, f"SELECT DISTINCT {column} FROM pairs ORDER BY {column}")
     codes = con.execute(
         f"SELECT list_position(?::VARCHAR[], {column}) - 1 AS c FROM pairs ORDER BY n",
         [distinct],
     ).fetchnumpy()["c"]
-    return np.array(distinct, dtype=object)[np.asarray(codes, dtype=np.int64)].tolist()
+    shared = np.array([values[key] for key in distinct] + [None], dtype=object)
+    return shared[np.asarray(codes, dtype=np.int64)].tolist()
 
 
 def _packed(con: Any, count: int) -> PackedIds:
@@ -234,5 +260,10 @@ def _packed(con: Any, count: int) -> PackedIds:
     return PackedIds(b"".join(parts), np.cumsum(lengths))
 
 
-def _excluded(con: Any, table: str) -> list[str]:
-    return _ids(con, f"SELECT id FROM {table} WHERE v IS NULL ORDER BY n")
+def _excluded(con: Any, table: str) -> dict[str, list[str]]:
+    """Ids left out, by reason (a status), reasons and ids in the file's order."""
+    excluded: dict[str, list[str]] = {}
+    rows = con.execute(f"SELECT x, id FROM {table} WHERE x IS NOT NULL ORDER BY n").fetchall()
+    for reason, case_id in rows:
+        excluded.setdefault(reason, []).append(case_id)
+    return excluded

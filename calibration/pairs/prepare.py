@@ -91,14 +91,15 @@ class Prepared:
 
 def _read_columns(judge_path: str | Path, human_path: str | Path, s: Settings):
     """`_read` by the engine (:mod:`calibration.io.columnar`) for two plain label files
-    with every label usable, or None (then `_read` reads the rows)."""
+    (CSV, or JSONL such as the judge's graded records: those whose status is not ok are
+    excluded and counted, as the row reader does), or None (then `_read` reads the rows)."""
     columns = read_label_columns(
         judge_path, human_path, judge_field=s.judge_field, human_field=s.human_field
     )
-    if columns is None or not columns.ids or columns.judge_excluded or columns.human_excluded:
+    if columns is None or not columns.ids:
         return None
-    judge = LabelSet(path=str(judge_path), field=s.judge_field, records=[])
-    human = LabelSet(path=str(human_path), field=s.human_field, records=[])
+    judge = LabelSet(str(judge_path), s.judge_field, [], excluded=columns.judge_excluded)
+    human = LabelSet(str(human_path), s.human_field, [], excluded=columns.human_excluded)
     joined = JoinedLabels(
         ids=columns.ids,  # type: ignore[arg-type]  # a Sequence[str], packed
         human=columns.human,

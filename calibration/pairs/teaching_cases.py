@@ -59,7 +59,8 @@ def alignment_set(
     if (test_fraction is None) == (dev_ids is None):
         raise CalibrationInputError("give a test fraction or the dev ids (one of them)")
     settings = Settings(test_fraction=test_fraction, seed=seed, n_bootstrap=0)
-    prepared = prepare(records, labels, settings)
+    # columnar=False: the aligned rubric's notes need each pair's other fields
+    prepared = prepare(records, labels, settings, columnar=False)
     pairs = prepared.pairs
     if scale_of(pairs.human, pairs.judge) == "continuous":
         raise CalibrationInputError(
