@@ -54,6 +54,15 @@ def load(folder: Path):
     return conf, verdict, label
 
 
+def _ours(conf, agrees, agreement):
+    split = GRID if GRID in ("pooled", "either") else "bonferroni"
+    grid = "relay" if split != "bonferroni" else GRID
+    found = certify_cascade(
+        conf, agrees, agreement=agreement, delta=DELTA, grid=grid, split=split  # type: ignore[arg-type]
+    )
+    return [r.threshold for r in found.rungs]
+
+
 def evaluate(conf, verdict, label, models, agreement, splits, seed):
     rng = np.random.default_rng(seed)
     n = len(label)
@@ -65,12 +74,7 @@ def evaluate(conf, verdict, label, models, agreement, splits, seed):
         a_cal = [verdict[m][cal] == label[cal] for m in models]
         found = {
             "published": published_thresholds(c_cal, a_cal, agreement, DELTA),
-            "late": [
-                r.threshold
-                for r in certify_cascade(
-                    c_cal, a_cal, agreement=agreement, delta=DELTA, grid=GRID
-                ).rungs
-            ],
+            "late": _ours(c_cal, a_cal, agreement),
         }
         for method, thresholds in found.items():
             by = decide([conf[m][test] for m in models], thresholds)
@@ -93,14 +97,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path, help="a clone of cascaded-selective-evaluation")
     p.add_argument("--splits", type=int, default=200)
     p.add_argument("--seed", type=int, default=5)
-    p.add_argument("--grid", choices=("late", "every", "two"), help="the grid to compare")
+    p.add_argument("--grid", choices=("late", "every", "two", "relay", "pooled", "either"), help="the grid to compare")
     p.add_argument(
         "--start-factor",
         type=int,
         help="an experiment: `late` starts at min(F·c, reached // 3) instead of 2c "
         "(F = 100: a third of the cases reaching the rung)",
     )
+    p.add_argument("--step", type=float, help="an experiment: candidates at counts start*step^k")
+    p.add_argument("--top-weight", type=float)
+    p.add_argument("--middle-share", type=float)
     args = p.parse_args(argv)
+    import calibration.certify.threshold as th
+
+    th.TOP_WEIGHT = args.top_weight or th.TOP_WEIGHT
+    th.MIDDLE_SHARE = args.middle_share or th.MIDDLE_SHARE
+    if args.step:
+        import calibration.certify.threshold as threshold
+
+        threshold.STEP = args.step
     if args.grid:
         global GRID
         GRID = args.grid

@@ -28,13 +28,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import beta
 
+from calibration.certify.pooled import pooled_thresholds
 from calibration.certify.threshold import Grid, RungThreshold, rung_threshold
 
 __all__ = [
     "CascadeResult", "Split", "cascade_deltas", "certify_cascade", "decide", "exact_interval"
 ]  # fmt: skip
 
-Split = Literal["bonferroni", "none"]
+Split = Literal["bonferroni", "none", "pooled", "either"]
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,8 @@ def certify_cascade(
     agreement: float,
     delta: float,
     min_decided: int = 30,
-    grid: Grid = "late",
-    split: Split = "bonferroni",
+    grid: Grid = "relay",
+    split: Split = "either",
 ) -> CascadeResult:
     """Certify each rung in order on the labelled cases that reach it (module docstring).
 
@@ -95,8 +96,19 @@ def certify_cascade(
     """
     conf = [np.asarray(c, dtype=float) for c in confidences]
     agree = [np.asarray(a, dtype=bool) for a in agrees]
+    if split == "pooled":
+        return _pooled(conf, agree, agreement, delta, min_decided)
+    if split == "either" and len(conf) > 1:  # each at delta / 2; union bound over the two
+        both = [
+            _pooled(conf, agree, agreement, delta / 2, min_decided),
+            certify_cascade(
+                conf, agree, agreement=agreement, delta=delta / 2, min_decided=min_decided,
+                grid=grid, split="bonferroni",
+            ),
+        ]  # fmt: skip
+        return max(both, key=lambda r: r.decided)
     n = len(conf[0]) if conf else 0
-    deltas = cascade_deltas(delta, len(conf), split)
+    deltas = cascade_deltas(delta, len(conf), "none" if split == "either" else split)
     decided_by = np.full(n, -1)
     rungs = []
     for j, (c, a, d) in enumerate(zip(conf, agree, deltas, strict=True)):
@@ -110,6 +122,28 @@ def certify_cascade(
             with np.errstate(invalid="ignore"):
                 decided_by[reach & (c >= result.threshold)] = j
     return _result(tuple(rungs), deltas, decided_by, agree)
+
+
+def _pooled(conf, agree, agreement: float, delta: float, min_decided: int) -> CascadeResult:
+    """The one pooled test of :mod:`calibration.certify.pooled`; each rung's entry shows
+    its own threshold and the cases it decides, its ``upper`` the pooled bound."""
+    thresholds, test = pooled_thresholds(
+        conf, agree, agreement=agreement, delta=delta, min_decided=min_decided
+    )
+    decided_by = decide(conf, thresholds)
+    rungs = []
+    for j, (c, a, t) in enumerate(zip(conf, agree, thresholds, strict=True)):
+        reach = np.ones(len(c), dtype=bool) if j == 0 else ~np.isin(decided_by, range(j))
+        mine = decided_by == j
+        usable = reach & ~np.isnan(c)
+        curve = rung_threshold(c[usable], a[usable], agreement=agreement, delta=delta).curve
+        rungs.append(
+            RungThreshold(
+                t, int(reach.sum()), int(mine.sum()), int((~a[mine]).sum()),
+                test.upper, test.tested, curve,
+            )
+        )  # fmt: skip
+    return _result(tuple(rungs), (delta,) * len(conf), decided_by, agree)
 
 
 def _with_reached(result: RungThreshold, reached: int) -> RungThreshold:

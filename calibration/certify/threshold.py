@@ -57,9 +57,12 @@ __all__ = [
     "rung_threshold",
 ]
 
-Grid = Literal["late", "every", "two"]
-GRIDS: tuple[str, ...] = ("late", "every", "two")
+Grid = Literal["late", "every", "two", "relay"]
+GRIDS: tuple[str, ...] = ("late", "every", "two", "relay")
 START_FACTOR = 2
+TOP_WEIGHT = 0.5
+MIDDLE_SHARE = 1 / 2
+STEP: float | None = None  # experiment: candidates at decided counts start * STEP^k
 
 
 def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.ndarray:
@@ -149,7 +152,7 @@ def rung_threshold(
     agreement: float,
     delta: float,
     min_decided: int = 30,
-    grid: Grid = "late",
+    grid: Grid = "relay",
 ) -> RungThreshold:
     """The lowest confidence threshold the fixed-sequence test certifies (module docstring).
 
@@ -163,6 +166,8 @@ def rung_threshold(
         return RungThreshold(None, 0, 0, 0, None, 0, EMPTY_CURVE)
     values, counts, errors = _steps(conf, disagree)
     curve = Curve(values, counts, errors)
+    if grid == "relay":
+        return _relay(curve, agreement, delta, min_decided, len(conf))
     if grid != "two":
         start = first_count(agreement, delta, min_decided, grid, reached=len(conf))
         return _sequence(curve, start, agreement, delta, len(conf))
@@ -176,11 +181,58 @@ def rung_threshold(
     return max(found, key=lambda r: r.decided)
 
 
-def _sequence(curve: Curve, start: int, agreement: float, delta: float, reached: int):
-    """One fixed-sequence test over the curve's points with at least ``start`` decided."""
+def _relay(curve: Curve, agreement: float, delta: float, min_decided: int, reached: int):
+    """Two chains joined into one graph (Bretz et al. 2009): the top chain, from the late
+    start (at ``delta / 2``), runs into the middle chain, from a third of the cases; the
+    middle chain starts with ``delta / 2`` of its own and, once the top chain is rejected
+    all the way down to it, with the top chain's ``delta / 2`` too (full ``delta``)."""
+    d_top, d_mid = TOP_WEIGHT * delta, (1 - TOP_WEIGHT) * delta
+    top = first_count(agreement, d_top, min_decided, "late", reached=reached)
+    middle = max(top, int(reached * MIDDLE_SHARE))
+    counts = curve.decided
+    plain = first_count(agreement, delta, min_decided, "late", reached=reached)
+    if middle <= plain or not np.any((counts >= top) & (counts < middle)):
+        return _sequence(curve, plain, agreement, delta, reached)  # one chain: `late`
+    upper = curve.upper(d_top)
+    above = np.nonzero((counts >= top) & (counts < middle))[0]
+    if np.all(upper[above] <= 1 - agreement):  # the top chain hands its level on
+        return _sequence(curve, top, agreement, delta, reached, at=d_top, until=middle)
+    found = [
+        _sequence(curve, top, agreement, d_top, reached),
+        _sequence(curve, middle, agreement, d_mid, reached),
+    ]
+    return max(found, key=lambda r: r.decided)
+
+
+def _candidates(counts: np.ndarray, start: int) -> np.ndarray:
+    """The curve's points tested, most confident first: every point from ``start``
+    decided on, or (``STEP``) the first point at or past each count ``start * STEP^k``."""
+    every = np.nonzero(counts >= start)[0]
+    if STEP is None or len(every) == 0:
+        return every
+    k = np.arange(int(np.ceil(np.log(max(counts[-1], start) / start) / np.log(STEP))) + 2)
+    at = np.searchsorted(counts, start * STEP**k, side="left")
+    return np.unique(np.r_[at[at < len(counts)], len(counts) - 1])
+
+
+def _sequence(
+    curve: Curve,
+    start: int,
+    agreement: float,
+    delta: float,
+    reached: int,
+    *,
+    at: float | None = None,
+    until: int = 0,
+):
+    """One fixed-sequence test over the curve's points with at least ``start`` decided;
+    points with fewer than ``until`` decided are tested at level ``at`` instead."""
     values, counts, errors = curve.thresholds, curve.decided, curve.disagreements
-    order = np.nonzero(counts >= start)[0]
+    order = _candidates(counts, start)
     upper = clopper_pearson_upper(errors[order], counts[order], delta=delta)
+    if at is not None:
+        early = counts[order] < until
+        upper[early] = clopper_pearson_upper(errors[order][early], counts[order][early], delta=at)
     failed = np.nonzero(upper > 1 - agreement)[0]
     stop = int(failed[0]) if len(failed) else len(order)
     tested = min(stop + 1, len(order))
