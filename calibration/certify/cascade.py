@@ -12,6 +12,15 @@ probability at least ``1 - sum_j delta_j = 1 - delta``. Testing every rung at th
 ``delta``, as the published code does, bounds each rung alone but the cascade only at
 ``J * delta``; ``benchmarks/certify.py`` measures what each costs and keeps.
 
+The default (``split="either"``, two rungs or more): the better of two tests, each at
+``delta / 2``: the per-rung tests above at ``delta / (2J)`` each, and one pooled test of
+the whole cascade (:mod:`calibration.certify.pooled`: every rung's threshold moves along
+one path fixed before labels are read, and the bound is on all the cases the cascade
+decides). Each is wrong with chance at most ``delta / 2``, so the one kept (the one
+deciding more labelled cases) is wrong with chance at most ``delta`` (union bound).
+``"pooled"`` alone (at ``delta``) and ``"bonferroni"`` alone are options; ``"none"``
+(each rung at ``delta``, as the published code) does not bound the cascade at ``delta``.
+
 What it assumes: the labelled cases are a random sample of the stream the certificate is
 used on (exchangeable with it), and each rung's judge, rubric and prompt are the ones the
 certificate will run. Cases a rung cannot grade (a parse or API error) have no
@@ -60,7 +69,7 @@ class CascadeResult:
 
 
 def cascade_deltas(delta: float, rungs: int, split: Split = "bonferroni") -> tuple[float, ...]:
-    """Each rung's level: ``delta / J`` (Bonferroni, the default), or ``delta`` each."""
+    """Each rung's level in a per-rung test: ``delta / J`` (Bonferroni), or ``delta`` each."""
     each = delta / rungs if split == "bonferroni" else delta
     return (each,) * rungs
 

@@ -21,7 +21,19 @@ Candidates (``grid``):
 - ``"every"``: every distinct confidence with at least ``min_decided`` (``N``) cases at
   or above it (the published method's grid of 5,000 points, in the limit: between two
   confidences the decided set does not change).
-- ``"late"`` (the default): the same candidates, but testing starts where the decided
+- ``"relay"`` (the default): two fixed sequences over the same candidates joined into one
+  graphical test (Bretz, Maurer, Brannath and Posch 2009, Statistics in Medicine 28(4)):
+  a top chain from the late start below (its ``c`` at ``delta / 2``) holds ``TOP_WEIGHT``
+  of ``delta``; a middle chain from ``MIDDLE_SHARE`` of the cases reaching the rung holds
+  the rest; a rejected point hands its level to the next one down, so when the top chain
+  is rejected all the way to the middle, the middle chain runs at the whole ``delta``.
+  The lowest threshold rejected in either chain is kept. A graphical test bounds the
+  chance of rejecting any true null by ``delta`` (sum of the initial levels), so the
+  guarantee is the fixed sequence's. It gets past a judge whose most confident cases hold
+  several disagreements (real judges' logprob confidences, ``benchmarks/certify_real.py``)
+  and costs some coverage with few labels (``benchmarks/certify.md``). When the middle
+  start is no later than the late start, it is ``"late"`` at ``delta``.
+- ``"late"`` (the default before h50cov): the same candidates, but testing starts where the decided
   count first reaches ``m_0 = max(N, c, min(2c, reached // 3))``, ``c`` the fewest cases
   on which even no disagreement can certify ``A`` (:func:`fewest_decided`) and ``reached``
   the cases reaching the rung. A first test on barely more than ``c`` cases fails on one
@@ -30,7 +42,7 @@ Candidates (``grid``):
   third of the cases keeps room to test when there are few. ``m_0`` depends on counts
   only, never on labels, so the order is fixed before the labels are read and the
   guarantee is the same; ``benchmarks/certify.py`` measures both grids on the same draws.
-- ``"two"`` (an option, not the default): two fixed sequences over the same candidates,
+- ``"two"`` (an option; ``"relay"`` does better on the same idea): two fixed sequences over the same candidates,
   each at ``delta / 2`` (valid together by the union bound), one from the late start and
   one from a third of the cases reaching the rung; the one deciding more wins. It gets
   past a judge whose most confident cases hold several disagreements (real judges'
@@ -60,9 +72,9 @@ __all__ = [
 Grid = Literal["late", "every", "two", "relay"]
 GRIDS: tuple[str, ...] = ("late", "every", "two", "relay")
 START_FACTOR = 2
-TOP_WEIGHT = 0.5
-MIDDLE_SHARE = 1 / 2
-STEP: float | None = None  # experiment: candidates at decided counts start * STEP^k
+TOP_WEIGHT = 0.5  # the relay's top chain's share of delta (the middle chain holds the rest)
+MIDDLE_SHARE = 1 / 2  # where the relay's middle chain starts: this share of the cases
+STEP: float | None = None  # an experiment, off: candidates at decided counts start * STEP^k
 
 
 def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.ndarray:
