@@ -63,7 +63,12 @@ def _ours(conf, agrees, agreement):
     split = GRID if GRID in ("pooled", "either") else "bonferroni"
     grid = "relay" if split != "bonferroni" else GRID
     found = certify_cascade(
-        conf, agrees, agreement=agreement, delta=DELTA, grid=grid, split=split  # type: ignore[arg-type]
+        conf,
+        agrees,
+        agreement=agreement,
+        delta=DELTA,
+        grid=grid,
+        split=split,  # type: ignore[arg-type]
     )
     return [r.threshold for r in found.rungs]
 
@@ -102,8 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path, help="a clone of cascaded-selective-evaluation")
     p.add_argument("--splits", type=int, default=200)
     p.add_argument("--seed", type=int, default=5)
-    p.add_argument("--grid", choices=("late", "every", "two", "relay", "pooled", "either"),
-        help="ours: a grid (per rung, Bonferroni) or pooled / either (the default: relay grid)")
+    p.add_argument(
+        "--grid",
+        choices=("late", "every", "two", "relay", "pooled", "either"),
+        help="ours: a grid (per rung, Bonferroni) or pooled / either (the default: relay grid)",
+    )
     p.add_argument(
         "--start-factor",
         type=int,

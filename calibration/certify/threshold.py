@@ -208,7 +208,7 @@ def _relay(curve: Curve, agreement: float, delta: float, min_decided: int, reach
     upper = curve.upper(d_top)
     above = np.nonzero((counts >= top) & (counts < middle))[0]
     if np.all(upper[above] <= 1 - agreement):  # the top chain hands its level on
-        return _sequence(curve, top, agreement, delta, reached, at=d_top, until=middle)
+        return _sequence(curve, top, agreement, delta, reached, early_level=d_top, until=middle)
     found = [
         _sequence(curve, top, agreement, d_top, reached),
         _sequence(curve, middle, agreement, d_mid, reached),
@@ -234,17 +234,19 @@ def _sequence(
     delta: float,
     reached: int,
     *,
-    at: float | None = None,
+    early_level: float | None = None,
     until: int = 0,
 ):
     """One fixed-sequence test over the curve's points with at least ``start`` decided;
-    points with fewer than ``until`` decided are tested at level ``at`` instead."""
+    points with fewer than ``until`` decided are tested at ``early_level`` instead."""
     values, counts, errors = curve.thresholds, curve.decided, curve.disagreements
     order = _candidates(counts, start)
     upper = clopper_pearson_upper(errors[order], counts[order], delta=delta)
-    if at is not None:
+    if early_level is not None:
         early = counts[order] < until
-        upper[early] = clopper_pearson_upper(errors[order][early], counts[order][early], delta=at)
+        upper[early] = clopper_pearson_upper(
+            errors[order][early], counts[order][early], delta=early_level
+        )
     failed = np.nonzero(upper > 1 - agreement)[0]
     stop = int(failed[0]) if len(failed) else len(order)
     tested = min(stop + 1, len(order))

@@ -123,7 +123,9 @@ def test_threshold_matches_brute_force_reference(seed: int, grid: str) -> None:
         assert got.upper is not None and got.upper <= 1 - agreement
         if grid != "relay":  # the relay's level depends on the path (half or whole delta)
             assert got.upper == pytest.approx(
-                float(clopper_pearson_upper(ref[2], ref[1], delta=delta / (2 if grid == "two" else 1)))
+                float(
+                    clopper_pearson_upper(ref[2], ref[1], delta=delta / (2 if grid == "two" else 1))
+                )
             )
 
 
