@@ -51,7 +51,7 @@ from calibration.inference.intervals import wilson_interval  # noqa: E402
 DELTA = 0.1
 POPULATION_LOG2 = 18
 NOTES = "<!-- notes: kept by --write -->"
-METHODS = ("published", "every", "late", "late-δ")
+METHODS: tuple[str, ...] = ("published", "every", "late", "late-δ", "relay", "pooled", "either")
 
 
 @dataclass(frozen=True)
@@ -187,8 +187,9 @@ def _truth(pop_conf, pop_truth, thresholds) -> tuple[float | None, float]:
 def _method(name, conf, agrees, agreement):
     if name == "published":
         return published_thresholds(conf, agrees, agreement, DELTA)
-    grid = "every" if name == "every" else "late"
-    split = "none" if name == "late-δ" else "bonferroni"
+    grid = name if name in ("every", "relay") else "late"
+    split = {"late-δ": "none", "pooled": "pooled", "either": "either"}.get(name, "bonferroni")
+    grid = "relay" if split in ("pooled", "either") else grid
     result = certify_cascade(conf, agrees, agreement=agreement, delta=DELTA, grid=grid, split=split)
     return [r.threshold for r in result.rungs]
 
@@ -221,14 +222,19 @@ def _row(setting: Setting, result, draws: int) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-HEADER = (
+def _header() -> str:
+    return (
     "| setting | " + " | ".join(f"below A: {m}" for m in METHODS) + " | "
     + " | ".join(f"coverage: {m}" for m in METHODS) + " |\n"
     + "|---" + "|---" * (2 * len(METHODS)) + "|"
-)  # fmt: skip
+    )  # fmt: skip
+
+
+HEADER = _header()
 
 
 def main(argv: list[str] | None = None) -> int:
+    global METHODS, HEADER
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--draws", type=int, default=1000)
     p.add_argument("--seed", type=int, default=50)
@@ -236,7 +242,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="run only settings whose name contains this")
     p.add_argument("--sizes", type=int, nargs="+", help="run only settings with these n")
     p.add_argument("--write", action="store_true", help="write the table into certify.md")
+    p.add_argument("--top-weight", type=float)
+    p.add_argument("--middle-share", type=float)
+    p.add_argument("--methods", nargs="+", choices=METHODS, help="run only these methods")
     args = p.parse_args(argv)
+    import calibration.certify.threshold as th
+
+    th.TOP_WEIGHT = args.top_weight or th.TOP_WEIGHT
+    th.MIDDLE_SHARE = args.middle_share or th.MIDDLE_SHARE
+    if args.methods:
+        METHODS = tuple(args.methods)
+        HEADER = _header()
     settings = _settings() if args.settings == "main" else _held_out()
     if args.only:
         settings = [s for s in settings if args.only in s.name]

@@ -35,8 +35,13 @@ from calibration.certify import certify_cascade, decide  # noqa: E402
 
 MODELS = ("mistral-7b-instruct", "gpt-3.5-turbo", "gpt-4-turbo")
 CASCADES = {"gpt-4-turbo alone": ("gpt-4-turbo",), "mistral -> gpt-3.5 -> gpt-4": MODELS}
+HELD_OUT = {  # not looked at while choosing the relay's weights
+    "gpt-3.5-turbo alone": ("gpt-3.5-turbo",),
+    "gpt-3.5 -> gpt-4": ("gpt-3.5-turbo", "gpt-4-turbo"),
+    "mistral -> gpt-4": ("mistral-7b-instruct", "gpt-4-turbo"),
+}
 DELTA = 0.1
-GRID = "late"
+GRID = "either"
 
 
 def load(folder: Path):
@@ -54,6 +59,20 @@ def load(folder: Path):
     return conf, verdict, label
 
 
+def _ours(conf, agrees, agreement):
+    split = GRID if GRID in ("pooled", "either") else "bonferroni"
+    grid = "relay" if split != "bonferroni" else GRID
+    found = certify_cascade(
+        conf,
+        agrees,
+        agreement=agreement,
+        delta=DELTA,
+        grid=grid,
+        split=split,  # type: ignore[arg-type]
+    )
+    return [r.threshold for r in found.rungs]
+
+
 def evaluate(conf, verdict, label, models, agreement, splits, seed):
     rng = np.random.default_rng(seed)
     n = len(label)
@@ -65,12 +84,7 @@ def evaluate(conf, verdict, label, models, agreement, splits, seed):
         a_cal = [verdict[m][cal] == label[cal] for m in models]
         found = {
             "published": published_thresholds(c_cal, a_cal, agreement, DELTA),
-            "late": [
-                r.threshold
-                for r in certify_cascade(
-                    c_cal, a_cal, agreement=agreement, delta=DELTA, grid=GRID
-                ).rungs
-            ],
+            "late": _ours(c_cal, a_cal, agreement),
         }
         for method, thresholds in found.items():
             by = decide([conf[m][test] for m in models], thresholds)
@@ -93,14 +107,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path, help="a clone of cascaded-selective-evaluation")
     p.add_argument("--splits", type=int, default=200)
     p.add_argument("--seed", type=int, default=5)
-    p.add_argument("--grid", choices=("late", "every", "two"), help="the grid to compare")
+    p.add_argument(
+        "--grid",
+        choices=("late", "every", "two", "relay", "pooled", "either"),
+        help="ours: a grid (per rung, Bonferroni) or pooled / either (the default: relay grid)",
+    )
     p.add_argument(
         "--start-factor",
         type=int,
         help="an experiment: `late` starts at min(F·c, reached // 3) instead of 2c "
         "(F = 100: a third of the cases reaching the rung)",
     )
+    p.add_argument("--step", type=float, help="an experiment: candidates at counts start*step^k")
+    p.add_argument("--top-weight", type=float)
+    p.add_argument("--middle-share", type=float)
+    p.add_argument("--held-out", action="store_true", help="the cascades not tuned on")
     args = p.parse_args(argv)
+    import calibration.certify.threshold as th
+
+    th.TOP_WEIGHT = args.top_weight or th.TOP_WEIGHT
+    th.MIDDLE_SHARE = args.middle_share or th.MIDDLE_SHARE
+    if args.step:
+        import calibration.certify.threshold as threshold
+
+        threshold.STEP = args.step
     if args.grid:
         global GRID
         GRID = args.grid
@@ -111,11 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     conf, verdict, label = load(args.folder)
     print(f"{len(label)} pairs judged by all three models")
     print(
-        "| cascade | A | coverage: published | coverage: late | late / published "
-        "| agreement on decided: published | late | splits below A: published | late |"
+        "| cascade | A | coverage: published | coverage: ours | ours / published "
+        "| agreement on decided: published | ours | splits below A: published | ours |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, models in CASCADES.items():
+    for name, models in (HELD_OUT if args.held_out else CASCADES).items():
         for agreement in (0.8, 0.85, 0.9):
             r = evaluate(conf, verdict, label, models, agreement, args.splits, args.seed)
             cov = {m: float(np.mean(r[m]["coverage"])) for m in r}

@@ -12,6 +12,15 @@ probability at least ``1 - sum_j delta_j = 1 - delta``. Testing every rung at th
 ``delta``, as the published code does, bounds each rung alone but the cascade only at
 ``J * delta``; ``benchmarks/certify.py`` measures what each costs and keeps.
 
+The default (``split="either"``, two rungs or more): the better of two tests, each at
+``delta / 2``: the per-rung tests above at ``delta / (2J)`` each, and one pooled test of
+the whole cascade (:mod:`calibration.certify.pooled`: every rung's threshold moves along
+one path fixed before labels are read, and the bound is on all the cases the cascade
+decides). Each is wrong with chance at most ``delta / 2``, so the one kept (the one
+deciding more labelled cases) is wrong with chance at most ``delta`` (union bound).
+``"pooled"`` alone (at ``delta``) and ``"bonferroni"`` alone are options; ``"none"``
+(each rung at ``delta``, as the published code) does not bound the cascade at ``delta``.
+
 What it assumes: the labelled cases are a random sample of the stream the certificate is
 used on (exchangeable with it), and each rung's judge, rubric and prompt are the ones the
 certificate will run. Cases a rung cannot grade (a parse or API error) have no
@@ -27,6 +36,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from calibration.certify.pooled import pooled_thresholds
 from calibration.certify.threshold import Grid, RungThreshold, rung_threshold
 from calibration.inference.intervals import clopper_pearson_interval
 
@@ -34,7 +44,7 @@ __all__ = [
     "CascadeResult", "Split", "cascade_deltas", "certify_cascade", "decide", "exact_interval"
 ]  # fmt: skip
 
-Split = Literal["bonferroni", "none"]
+Split = Literal["bonferroni", "none", "pooled", "either"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ class CascadeResult:
 
 
 def cascade_deltas(delta: float, rungs: int, split: Split = "bonferroni") -> tuple[float, ...]:
-    """Each rung's level: ``delta / J`` (Bonferroni, the default), or ``delta`` each."""
+    """Each rung's level in a per-rung test: ``delta / J`` (Bonferroni), or ``delta`` each."""
     each = delta / rungs if split == "bonferroni" else delta
     return (each,) * rungs
 
@@ -85,8 +95,8 @@ def certify_cascade(
     agreement: float,
     delta: float,
     min_decided: int = 30,
-    grid: Grid = "late",
-    split: Split = "bonferroni",
+    grid: Grid = "relay",
+    split: Split = "either",
 ) -> CascadeResult:
     """Certify each rung in order on the labelled cases that reach it (module docstring).
 
@@ -95,8 +105,19 @@ def certify_cascade(
     """
     conf = [np.asarray(c, dtype=float) for c in confidences]
     agree = [np.asarray(a, dtype=bool) for a in agrees]
+    if split == "pooled":
+        return _pooled(conf, agree, agreement, delta, min_decided)
+    if split == "either" and len(conf) > 1:  # each at delta / 2; union bound over the two
+        both = [
+            _pooled(conf, agree, agreement, delta / 2, min_decided),
+            certify_cascade(
+                conf, agree, agreement=agreement, delta=delta / 2, min_decided=min_decided,
+                grid=grid, split="bonferroni",
+            ),
+        ]  # fmt: skip
+        return max(both, key=lambda r: r.decided)
     n = len(conf[0]) if conf else 0
-    deltas = cascade_deltas(delta, len(conf), split)
+    deltas = cascade_deltas(delta, len(conf), "none" if split == "either" else split)
     decided_by = np.full(n, -1)
     rungs = []
     for j, (c, a, d) in enumerate(zip(conf, agree, deltas, strict=True)):
@@ -110,6 +131,28 @@ def certify_cascade(
             with np.errstate(invalid="ignore"):
                 decided_by[reach & (c >= result.threshold)] = j
     return _result(tuple(rungs), deltas, decided_by, agree)
+
+
+def _pooled(conf, agree, agreement: float, delta: float, min_decided: int) -> CascadeResult:
+    """The one pooled test of :mod:`calibration.certify.pooled`; each rung's entry shows
+    its own threshold and the cases it decides, its ``upper`` the pooled bound."""
+    thresholds, test = pooled_thresholds(
+        conf, agree, agreement=agreement, delta=delta, min_decided=min_decided
+    )
+    decided_by = decide(conf, thresholds)
+    rungs = []
+    for j, (c, a, t) in enumerate(zip(conf, agree, thresholds, strict=True)):
+        reach = np.ones(len(c), dtype=bool) if j == 0 else ~np.isin(decided_by, range(j))
+        mine = decided_by == j
+        usable = reach & ~np.isnan(c)
+        curve = rung_threshold(c[usable], a[usable], agreement=agreement, delta=delta).curve
+        rungs.append(
+            RungThreshold(
+                t, int(reach.sum()), int(mine.sum()), int((~a[mine]).sum()),
+                test.upper, test.tested, curve,
+            )
+        )  # fmt: skip
+    return _result(tuple(rungs), (delta,) * len(conf), decided_by, agree)
 
 
 def _with_reached(result: RungThreshold, reached: int) -> RungThreshold:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.certify.cascade import CascadeResult, certify_cascade
+from calibration.certify.cascade import CascadeResult, Split, certify_cascade
 from calibration.certify.inputs import CertifyInputs
 from calibration.certify.threshold import Grid, RungThreshold, fewest_decided
 
@@ -45,7 +45,8 @@ class CertifyOptions:
     agreement: float
     delta: float = 0.1
     min_decided: int = 30
-    grid: Grid = "late"
+    grid: Grid = "relay"
+    split: Split = "either"
 
 
 def certificate_sha256(certificate: dict[str, Any]) -> str:
@@ -55,28 +56,60 @@ def certificate_sha256(certificate: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _levels(options: CertifyOptions, rungs: int) -> tuple[float, str]:
+    """Each rung's own test level and how the error budget is shared."""
+    if rungs == 1 or options.split == "none":
+        return options.delta, "delta"
+    if options.split == "either":
+        return options.delta / (2 * rungs), f"delta/{2 * rungs}"
+    if options.split == "pooled":
+        return options.delta, "delta"
+    return options.delta / rungs, f"delta/{rungs}"
+
+
 def method_line(options: CertifyOptions, rungs: int) -> str:
-    delta = options.delta / rungs
+    delta, level = _levels(options, rungs)
     fewest = fewest_decided(options.agreement, delta)
     starts = {
         "late": f"from max({options.min_decided}, {fewest}, min({2 * fewest}, a third of the "
         "cases reaching the rung)) decided cases",
         "every": f"from {options.min_decided} decided cases",
-        "two": "two sequences at delta/2 each, from the late start and from a third of the "
-        "cases reaching the rung, the one deciding more kept",
+        "two": "two sequences at half the level each, from the late start and from a third "
+        "of the cases reaching the rung, the one deciding more kept",
+        "relay": "two chains joined (graphical test): from the late start at half the level "
+        "into the chain from half the cases reaching the rung, which has the other half and, "
+        "once the first chain reaches it, the whole level",
     }
-    return (
+    per_rung = (
         "per rung, on the labelled cases reaching it: fixed-sequence test from the most "
         f"confident down, {starts[options.grid]}, exact Clopper-Pearson upper bound on "
-        f"disagreement at level 1 - delta/{rungs} (Bonferroni over the rungs), threshold = "
-        "the lowest confidence passed before the first failure"
+        f"disagreement at level 1 - {level}, threshold = the lowest confidence passed "
+        "before the first failure"
+    )
+    pooled = (
+        "one test of the whole cascade: every rung's threshold at its own m most confident "
+        "labelled cases, m stepped up along the same two joined chains, exact "
+        "Clopper-Pearson upper bound on the disagreement of all the cases the cascade "
+        "decides"
+    )
+    if rungs == 1 or options.split in ("bonferroni", "none"):
+        return per_rung
+    if options.split == "pooled":
+        return pooled + " at level 1 - delta"
+    return (
+        f"the better of two tests, each at half of delta (union bound): {pooled} at level "
+        f"1 - delta/2; or {per_rung}"
     )
 
 
 def needed_labels(options: CertifyOptions, rungs: int) -> int:
     """The fewest labelled cases with which anything could be certified at all: ``N``, and
-    the fewest on which no disagreement certifies the agreement at ``delta / rungs``."""
-    return max(options.min_decided, fewest_decided(options.agreement, options.delta / rungs))
+    the fewest on which no disagreement certifies the agreement at the loosest level any
+    of the tests runs at (``delta``, ``delta / 2`` for a cascade's pooled test under
+    ``"either"``, ``delta / rungs`` under Bonferroni)."""
+    loosest = {"either": options.delta / 2, "pooled": options.delta, "none": options.delta}
+    delta = options.delta if rungs == 1 else loosest.get(options.split, options.delta / rungs)
+    return max(options.min_decided, fewest_decided(options.agreement, delta))
 
 
 def _rung(rung, test: RungThreshold, cost: float | None) -> dict[str, Any]:
@@ -128,6 +161,7 @@ def run_cascade(inputs: CertifyInputs, options: CertifyOptions) -> CascadeResult
         delta=options.delta,
         min_decided=options.min_decided,
         grid=options.grid,
+        split=options.split,
     )
 
 
@@ -139,7 +173,7 @@ def highest_certifiable(inputs: CertifyInputs, options: CertifyOptions) -> float
     for a in np.arange(round(options.agreement - 0.005, 3), 0.4999, -0.005):
         found = certify_cascade(
             conf, agree, agreement=float(a), delta=options.delta,
-            min_decided=options.min_decided, grid=options.grid,
+            min_decided=options.min_decided, grid=options.grid, split=options.split,
         )  # fmt: skip
         if found.certified:
             return round(float(a), 3)

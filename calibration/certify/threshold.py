@@ -21,7 +21,19 @@ Candidates (``grid``):
 - ``"every"``: every distinct confidence with at least ``min_decided`` (``N``) cases at
   or above it (the published method's grid of 5,000 points, in the limit: between two
   confidences the decided set does not change).
-- ``"late"`` (the default): the same candidates, but testing starts where the decided
+- ``"relay"`` (the default): two fixed sequences over the same candidates joined into one
+  graphical test (Bretz, Maurer, Brannath and Posch 2009, Statistics in Medicine 28(4)):
+  a top chain from the late start below (its ``c`` at ``delta / 2``) holds ``TOP_WEIGHT``
+  of ``delta``; a middle chain from ``MIDDLE_SHARE`` of the cases reaching the rung holds
+  the rest; a rejected point hands its level to the next one down, so when the top chain
+  is rejected all the way to the middle, the middle chain runs at the whole ``delta``.
+  The lowest threshold rejected in either chain is kept. A graphical test bounds the
+  chance of rejecting any true null by ``delta`` (sum of the initial levels), so the
+  guarantee is the fixed sequence's. It gets past a judge whose most confident cases hold
+  several disagreements (real judges' logprob confidences, ``benchmarks/certify_real.py``)
+  and costs some coverage with few labels (``benchmarks/certify.md``). When the middle
+  start is no later than the late start, it is ``"late"`` at ``delta``.
+- ``"late"`` (the default before h50cov): the same candidates, but testing starts where the decided
   count first reaches ``m_0 = max(N, c, min(2c, reached // 3))``, ``c`` the fewest cases
   on which even no disagreement can certify ``A`` (:func:`fewest_decided`) and ``reached``
   the cases reaching the rung. A first test on barely more than ``c`` cases fails on one
@@ -30,7 +42,7 @@ Candidates (``grid``):
   third of the cases keeps room to test when there are few. ``m_0`` depends on counts
   only, never on labels, so the order is fixed before the labels are read and the
   guarantee is the same; ``benchmarks/certify.py`` measures both grids on the same draws.
-- ``"two"`` (an option, not the default): two fixed sequences over the same candidates,
+- ``"two"`` (an option; ``"relay"`` does better on the same idea): two fixed sequences over the same candidates,
   each at ``delta / 2`` (valid together by the union bound), one from the late start and
   one from a third of the cases reaching the rung; the one deciding more wins. It gets
   past a judge whose most confident cases hold several disagreements (real judges'
@@ -57,9 +69,12 @@ __all__ = [
     "rung_threshold",
 ]
 
-Grid = Literal["late", "every", "two"]
-GRIDS: tuple[str, ...] = ("late", "every", "two")
+Grid = Literal["late", "every", "two", "relay"]
+GRIDS: tuple[str, ...] = ("late", "every", "two", "relay")
 START_FACTOR = 2
+TOP_WEIGHT = 0.5  # the relay's top chain's share of delta (the middle chain holds the rest)
+MIDDLE_SHARE = 1 / 2  # where the relay's middle chain starts: this share of the cases
+STEP: float | None = None  # an experiment, off: candidates at decided counts start * STEP^k
 
 
 def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.ndarray:
@@ -149,7 +164,7 @@ def rung_threshold(
     agreement: float,
     delta: float,
     min_decided: int = 30,
-    grid: Grid = "late",
+    grid: Grid = "relay",
 ) -> RungThreshold:
     """The lowest confidence threshold the fixed-sequence test certifies (module docstring).
 
@@ -163,6 +178,8 @@ def rung_threshold(
         return RungThreshold(None, 0, 0, 0, None, 0, EMPTY_CURVE)
     values, counts, errors = _steps(conf, disagree)
     curve = Curve(values, counts, errors)
+    if grid == "relay":
+        return _relay(curve, agreement, delta, min_decided, len(conf))
     if grid != "two":
         start = first_count(agreement, delta, min_decided, grid, reached=len(conf))
         return _sequence(curve, start, agreement, delta, len(conf))
@@ -176,11 +193,60 @@ def rung_threshold(
     return max(found, key=lambda r: r.decided)
 
 
-def _sequence(curve: Curve, start: int, agreement: float, delta: float, reached: int):
-    """One fixed-sequence test over the curve's points with at least ``start`` decided."""
+def _relay(curve: Curve, agreement: float, delta: float, min_decided: int, reached: int):
+    """Two chains joined into one graph (Bretz et al. 2009): the top chain, from the late
+    start (at ``delta / 2``), runs into the middle chain, from a third of the cases; the
+    middle chain starts with ``delta / 2`` of its own and, once the top chain is rejected
+    all the way down to it, with the top chain's ``delta / 2`` too (full ``delta``)."""
+    d_top, d_mid = TOP_WEIGHT * delta, (1 - TOP_WEIGHT) * delta
+    top = first_count(agreement, d_top, min_decided, "late", reached=reached)
+    middle = max(top, int(reached * MIDDLE_SHARE))
+    counts = curve.decided
+    plain = first_count(agreement, delta, min_decided, "late", reached=reached)
+    if middle <= plain or not np.any((counts >= top) & (counts < middle)):
+        return _sequence(curve, plain, agreement, delta, reached)  # one chain: `late`
+    upper = curve.upper(d_top)
+    above = np.nonzero((counts >= top) & (counts < middle))[0]
+    if np.all(upper[above] <= 1 - agreement):  # the top chain hands its level on
+        return _sequence(curve, top, agreement, delta, reached, early_level=d_top, until=middle)
+    found = [
+        _sequence(curve, top, agreement, d_top, reached),
+        _sequence(curve, middle, agreement, d_mid, reached),
+    ]
+    return max(found, key=lambda r: r.decided)
+
+
+def _candidates(counts: np.ndarray, start: int) -> np.ndarray:
+    """The curve's points tested, most confident first: every point from ``start``
+    decided on, or (``STEP``) the first point at or past each count ``start * STEP^k``."""
+    every = np.nonzero(counts >= start)[0]
+    if STEP is None or len(every) == 0:
+        return every
+    k = np.arange(int(np.ceil(np.log(max(counts[-1], start) / start) / np.log(STEP))) + 2)
+    at = np.searchsorted(counts, start * STEP**k, side="left")
+    return np.unique(np.r_[at[at < len(counts)], len(counts) - 1])
+
+
+def _sequence(
+    curve: Curve,
+    start: int,
+    agreement: float,
+    delta: float,
+    reached: int,
+    *,
+    early_level: float | None = None,
+    until: int = 0,
+):
+    """One fixed-sequence test over the curve's points with at least ``start`` decided;
+    points with fewer than ``until`` decided are tested at ``early_level`` instead."""
     values, counts, errors = curve.thresholds, curve.decided, curve.disagreements
-    order = np.nonzero(counts >= start)[0]
+    order = _candidates(counts, start)
     upper = clopper_pearson_upper(errors[order], counts[order], delta=delta)
+    if early_level is not None:
+        early = counts[order] < until
+        upper[early] = clopper_pearson_upper(
+            errors[order][early], counts[order][early], delta=early_level
+        )
     failed = np.nonzero(upper > 1 - agreement)[0]
     stop = int(failed[0]) if len(failed) else len(order)
     tested = min(stop + 1, len(order))

@@ -23,6 +23,7 @@ from calibration.certify import (
     rung_threshold,
 )
 from calibration.certify.cascade import exact_interval
+from calibration.certify.pooled import pooled_path
 from calibration.certify.threshold import first_count
 
 
@@ -57,7 +58,42 @@ def brute_force_threshold(conf, agrees, agreement, delta, start):
     return chosen
 
 
+def brute_force_relay(conf, agrees, agreement, delta, n):
+    """The relay written as its graph (Bretz et al. 2009): nodes = the distinct confidences
+    from the top start down; delta/2 on the top node, delta/2 on the first node with half
+    the cases decided; a rejected node hands its level to the next one down; stop when no
+    node left unrejected can be rejected at the level it holds. The lowest rejected wins."""
+    plain = first_count(agreement, delta, 30, "late", reached=n)
+    top = first_count(agreement, delta / 2, 30, "late", reached=n)
+    middle = max(top, n // 2)
+    points = []
+    for t in sorted(set(conf), reverse=True):
+        decided = [a for c, a in zip(conf, agrees, strict=True) if c >= t]
+        points.append((t, len(decided), sum(not a for a in decided)))
+    if middle <= plain or not any(top <= m < middle for _, m, _ in points):
+        return brute_force_threshold(conf, agrees, agreement, delta, plain)
+    nodes = [p for p in points if p[1] >= top]
+    level = [0.0] * len(nodes)
+    level[0] = delta / 2
+    first_middle = next(i for i, p in enumerate(nodes) if p[1] >= middle)
+    level[first_middle] += delta / 2
+    rejected = [False] * len(nodes)
+    changed = True
+    while changed:
+        changed = False
+        for i, (_, m, k) in enumerate(nodes):
+            p = binomtest(k, m, 1 - agreement, alternative="less").pvalue
+            if not rejected[i] and level[i] > 0 and p <= level[i]:
+                rejected[i], changed = True, True
+                if i + 1 < len(nodes):
+                    level[i + 1] += level[i]
+    done = [p for p, r in zip(nodes, rejected, strict=True) if r]
+    return max(done, key=lambda p: p[1]) if done else None
+
+
 def _reference(conf, agrees, agreement, delta, grid, n):
+    if grid == "relay":
+        return brute_force_relay(conf, agrees, agreement, delta, n)
     if grid != "two":
         start = first_count(agreement, delta, 30, grid, reached=n)  # type: ignore[arg-type]
         return brute_force_threshold(conf, agrees, agreement, delta, start)
@@ -71,7 +107,7 @@ def _reference(conf, agrees, agreement, delta, grid, n):
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("grid", ["every", "late", "two"])
+@pytest.mark.parametrize("grid", ["every", "late", "two", "relay"])
 def test_threshold_matches_brute_force_reference(seed: int, grid: str) -> None:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(40, 400))
@@ -85,9 +121,12 @@ def test_threshold_matches_brute_force_reference(seed: int, grid: str) -> None:
     else:
         assert (got.threshold, got.decided, got.disagreements) == pytest.approx(ref)
         assert got.upper is not None and got.upper <= 1 - agreement
-        assert got.upper == pytest.approx(
-            float(clopper_pearson_upper(ref[2], ref[1], delta=delta / (2 if grid == "two" else 1)))
-        )
+        if grid != "relay":  # the relay's level depends on the path (half or whole delta)
+            assert got.upper == pytest.approx(
+                float(
+                    clopper_pearson_upper(ref[2], ref[1], delta=delta / (2 if grid == "two" else 1))
+                )
+            )
 
 
 def test_a_judge_that_cannot_reach_the_target_decides_nothing() -> None:
@@ -125,7 +164,7 @@ def test_cascade_splits_delta_and_passes_the_rest_on() -> None:
     strong = 0.5 + 0.5 * rng.beta(6, 1, n)
     conf = [cheap, strong]
     agrees = [rng.random(n) < cheap, rng.random(n) < strong]
-    result = certify_cascade(conf, agrees, agreement=0.85, delta=0.1)
+    result = certify_cascade(conf, agrees, agreement=0.85, delta=0.1, split="bonferroni")
     t1, t2 = (r.threshold for r in result.rungs)
     assert t1 is not None and t2 is not None
     assert result.rungs[0].reached == n
@@ -178,3 +217,42 @@ def test_release_pass_rate_says_when_labels_do_not_allow_it() -> None:
     assert out["estimate"] is None and "escalated" in out["reason"]
     sampled = release_pass_rate([1, 0], [1, 0], [1], [1, 0], escalated_total=10)
     assert sampled["escalated"]["exact"] is False and not math.isnan(sampled["estimate"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_pooled_path_matches_the_cascade_it_describes(seed: int) -> None:
+    """At every step m of the pooled path, the decided count and disagreements are those of
+    `decide` with each rung's threshold at its own m most confident cases."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 120))
+    conf = [np.round(rng.uniform(0.5, 1, n), 2) for _ in range(int(rng.integers(1, 4)))]
+    conf[-1][rng.random(n) < 0.1] = np.nan  # some cases without a verdict at the last rung
+    agrees = [rng.random(n) < c for c in conf]
+    curve, _ = pooled_path(conf, agrees)
+    for m, count, errors in zip(curve.thresholds, curve.decided, curve.disagreements, strict=True):
+        thresholds = []
+        for c in conf:
+            ranks = np.array([np.sum(c >= x) if not np.isnan(x) else n + 1 for x in c])
+            thresholds.append(float(np.min(c[ranks <= m])) if np.any(ranks <= m) else None)
+        by = decide(conf, thresholds)
+        wrong = sum(int(not agrees[j][i]) for i, j in enumerate(by) if j >= 0)
+        assert (count, errors) == (int((by >= 0).sum()), wrong), m
+
+
+def test_pooled_split_certifies_the_decided_cases_at_full_delta() -> None:
+    rng = np.random.default_rng(11)
+    n = 1500
+    cheap = 0.5 + 0.5 * rng.beta(2, 1, n)
+    strong = 0.5 + 0.5 * rng.beta(6, 1, n)
+    conf, agrees = [cheap, strong], [rng.random(n) < cheap, rng.random(n) < strong]
+    pooled = certify_cascade(conf, agrees, agreement=0.85, delta=0.1, split="pooled")
+    assert pooled.certified
+    assert np.array_equal(pooled.decided_by, decide(conf, [r.threshold for r in pooled.rungs]))
+    bound = float(clopper_pearson_upper(pooled.disagreements, pooled.decided, delta=0.1))
+    assert pooled.rungs[0].upper == pytest.approx(bound) and bound <= 0.15
+    either = certify_cascade(conf, agrees, agreement=0.85, delta=0.1)  # the default
+    halves = [
+        certify_cascade(conf, agrees, agreement=0.85, delta=0.05, split=s)
+        for s in ("pooled", "bonferroni")
+    ]
+    assert either.decided == max(h.decided for h in halves)

@@ -48,14 +48,15 @@ def _true_agreement(judges, thresholds) -> float | None:
     return None if decided == 0 else agreeing / decided
 
 
-def _failure_share(judges, n, agreement, delta, draws, seed) -> tuple[float, float]:
+def _failure_share(judges, n, agreement, delta, draws, seed, split="either") -> tuple[float, float]:
     rng = np.random.default_rng(seed)
     fails = covered = 0
     for _ in range(draws):
         sample = [_draw(rng, j, n) for j in judges]
         result = certify_cascade(
-            [c for c, _ in sample], [a for _, a in sample], agreement=agreement, delta=delta
-        )
+            [c for c, _ in sample], [a for _, a in sample], agreement=agreement, delta=delta,
+            split=split,
+        )  # fmt: skip
         truth = _true_agreement(judges, [r.threshold for r in result.rungs])
         fails += truth is not None and truth < agreement
         covered += truth is not None
@@ -80,3 +81,15 @@ def test_validity_over_many_draws(n: int) -> None:
     for judges, agreement in (((VERBAL,), 0.9), ((VOTES, VERBAL), 0.88), ((VERBAL,), 0.93)):
         share, _ = _failure_share(judges, n, agreement, delta, draws, seed=7 * n)
         assert share <= delta + 3 * math.sqrt(delta * (1 - delta) / draws), (n, agreement)
+
+
+@pytest.mark.parametrize(
+    ("judges", "agreement"), [((VOTES, VERBAL), 0.88), ((VERBAL, VERBAL), 0.9)]
+)
+def test_the_pooled_cascade_test_alone_is_valid_at_the_full_delta(judges, agreement) -> None:
+    """`split="pooled"` spends the whole delta on the cascade's decided cases (no split
+    over the rungs): still at most delta of draws below A."""
+    delta, draws = 0.1, 300
+    share, certified = _failure_share(judges, 400, agreement, delta, draws, 5, split="pooled")
+    assert certified > 0.2
+    assert share <= delta + 3 * math.sqrt(delta * (1 - delta) / draws)
