@@ -58,7 +58,8 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import beta
+
+from calibration.inference.intervals import clopper_pearson_upper
 
 __all__ = [
     "GRIDS",
@@ -75,21 +76,6 @@ START_FACTOR = 2
 TOP_WEIGHT = 0.5  # the relay's top chain's share of delta (the middle chain holds the rest)
 MIDDLE_SHARE = 1 / 2  # where the relay's middle chain starts: this share of the cases
 STEP: float | None = None  # an experiment, off: candidates at decided counts start * STEP^k
-
-
-def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.ndarray:
-    """The exact one-sided upper bound at level ``1 - delta`` on a binomial rate.
-
-    ``u = Beta.ppf(1 - delta, k + 1, n - k)`` (``1`` when ``k = n``): the largest rate
-    ``p`` with ``P(Binomial(n, p) <= k) >= delta``. How to read it: with probability at
-    least ``1 - delta`` the true rate is at most ``u``. The same figure as
-    ``scipy.stats.binomtest(k, n, alternative="less").proportion_ci(1 - delta).high``.
-    Reference: Clopper and Pearson (1934), Biometrika 26(4).
-    """
-    k_, n_ = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        upper = beta.ppf(1 - delta, k_ + 1, np.maximum(n_ - k_, 1e-300))
-    return np.where(k_ >= n_, 1.0, upper)
 
 
 def fewest_decided(agreement: float, delta: float) -> int:

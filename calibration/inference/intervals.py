@@ -40,6 +40,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_indices_ci",
     "clopper_pearson_interval",
+    "clopper_pearson_upper",
     "bootstrap_table_ci",
     "dirichlet_tables",
     "posterior_table_ci",
@@ -98,6 +99,21 @@ def clopper_pearson_interval(
     low = 0.0 if successes == 0 else float(stats.beta.ppf(tail, successes, n - successes + 1))
     high = 1.0 if successes == n else float(stats.beta.isf(tail, successes + 1, n - successes))
     return (low, high)
+
+
+def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.ndarray:
+    """The exact one-sided upper bound at level ``1 - delta`` on a binomial rate.
+
+    ``u = Beta.ppf(1 - delta, k + 1, n - k)`` (``1`` when ``k = n``): the largest rate
+    ``p`` with ``P(Binomial(n, p) <= k) >= delta``. How to read it: with probability at
+    least ``1 - delta`` the true rate is at most ``u``. The same figure as
+    ``scipy.stats.binomtest(k, n, alternative="less").proportion_ci(1 - delta).high``.
+    Reference: Clopper and Pearson (1934), Biometrika 26(4).
+    """
+    k_, n_ = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        upper = stats.beta.ppf(1 - delta, k_ + 1, np.maximum(n_ - k_, 1e-300))
+    return np.where(k_ >= n_, 1.0, upper)
 
 
 def normal_quantile(confidence: float = 0.95) -> float:
