@@ -5,8 +5,8 @@ A stand-in Phoenix on loopback (tests/traces/phoenix_fake.py) answers every page
 1,000 distinct one-span traces of about 1.7 KB each and a new cursor, for ever; one pull
 (`judge.traces.pull.pull_phoenix_into`, what `judge traces pull --phoenix` runs) goes
 until its byte cap (`--mib`, the default cap 2 GiB). Printed as one JSON line: the cases
-written, the line that stopped it, CPU seconds, and the peak resident memory of the whole
-process (the stand-in server included). With an older tree on PYTHONPATH, `--whole` runs
+written, the line that stopped it, CPU seconds, and the peak resident memory of the
+pulling process (the stand-in server runs in a process of its own). With an older tree on PYTHONPATH, `--whole` runs
 `pull_phoenix` instead (every span held until the end) for the figure before.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import multiprocessing
 import resource
 import time
 from pathlib import Path
@@ -42,10 +43,43 @@ def endless() -> Any:
     return route
 
 
+def peak_rss_kb() -> int:
+    """This process's peak resident memory: Linux's VmHWM, which starts afresh at exec.
+    `ru_maxrss` does not: Linux keeps it across fork and exec, so a benchmark started from
+    a large test worker reported the worker's peak (751 MB against 108 MB here)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _serve(urls: Any, stop: Any) -> None:
+    """The stand-in Phoenix in a process of its own, so the figure is the pull's memory
+    alone (a threaded server's buffers in the same process made it depend on the load)."""
+    with FakePhoenix(endless()) as fake:
+        urls.put(fake.url)
+        stop.wait()
+
+
 def measure(mib: int, out: Path, *, whole: bool = False) -> dict[str, Any]:
+    context = multiprocessing.get_context("fork")
+    urls, stop = context.Queue(), context.Event()
+    server = context.Process(target=_serve, args=(urls, stop), daemon=True)
+    server.start()
+    try:
+        return _pull(urls.get(timeout=60), mib, out, whole=whole)
+    finally:
+        stop.set()
+        server.join(10)
+
+
+def _pull(url: str, mib: int, out: Path, *, whole: bool) -> dict[str, Any]:
     started = time.process_time()
     limits = Limits(pull_bytes=mib * 1024 * 1024)
-    with FakePhoenix(endless()) as fake, PhoenixClient(fake.url, limits=limits) as client:
+    with PhoenixClient(url, limits=limits) as client:
         if whole:
             from judge.traces.pull import pull_phoenix
 
@@ -63,7 +97,7 @@ def measure(mib: int, out: Path, *, whole: bool = False) -> dict[str, Any]:
         "cases": cases,
         "stopped": stopped,
         "cpu_s": round(time.process_time() - started, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": round(peak_rss_kb() / 1024, 1),
     }
 
 

@@ -19,8 +19,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from calibration.io.jsontext import loads_bounded, nested_too_deep
-
 ROLES = ("system", "developer", "user", "assistant", "tool")
 MAX_MESSAGES = 10_000  # messages one case may hold
 MAX_CALLS = 10_000  # expected calls one case may list
@@ -129,7 +127,7 @@ class ExpectedCall(BaseModel):
         if isinstance(value, str):
             parsed = parse_arguments(value)
             return parsed if isinstance(parsed, dict) else value
-        if isinstance(value, dict) and nested_too_deep(value, MAX_ARGUMENT_DEPTH):
+        if isinstance(value, dict) and _nested_too_deep(value, MAX_ARGUMENT_DEPTH):
             return json.dumps(value, ensure_ascii=False)  # as deep text is kept (module doc)
         return value
 
@@ -214,7 +212,7 @@ def parse_arguments(text: str) -> Any:
     model's malformed arguments are evidence, kept as written) or nests more than
     MAX_ARGUMENT_DEPTH levels."""
     try:
-        value = loads_bounded(text, max_depth=MAX_ARGUMENT_DEPTH)
+        value = _loads_bounded(text, max_depth=MAX_ARGUMENT_DEPTH)
     except (ValueError, RecursionError):
         return text
     return value if isinstance(value, dict) else text
@@ -269,3 +267,18 @@ def first_user_text(messages: Sequence[Message] | None) -> str | None:
         if message.role == "user" and (message.content or "").strip():
             return message.content
     return None
+
+
+def _loads_bounded(text: str, *, max_depth: int) -> Any:
+    """`calibration.io.jsontext.loads_bounded`, imported on use: `judge --help` and
+    `judge rubrics` import nothing of calibration (tests/e2e/test_startup.py)."""
+    from calibration.io.jsontext import loads_bounded
+
+    return loads_bounded(text, max_depth=max_depth)
+
+
+def _nested_too_deep(value: Any, limit: int) -> bool:
+    """`calibration.io.jsontext.nested_too_deep`, imported on use (as above)."""
+    from calibration.io.jsontext import nested_too_deep
+
+    return bool(nested_too_deep(value, limit))

@@ -95,7 +95,9 @@ def panel_record(
         slices=first.slices,
         confidence=agreement(result) if status == "ok" else None,
         confidence_source="votes" if status == "ok" and result.label is not None else None,
-        graded_at=utc_now(),  # when the panel decided (its jurors' records may be cached)
+        # when the last vote was made: a rerun that keeps every juror's record keeps the
+        # panel's time (drift --by windows by it)
+        graded_at=max((r.graded_at for r in records if r.graded_at), default=None) or utc_now(),
         case_time=first.case_time,
         inputs_sha256=first.inputs_sha256,  # every juror was shown the same case
         panel={

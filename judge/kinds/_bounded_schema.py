@@ -32,7 +32,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from calibration.io.jsontext import nested_too_deep
 from judge.kinds._matching import frozen
 from judge.lexical import Budget, BudgetExceeded
 
@@ -109,6 +108,8 @@ def schema_errors(schema: Any, arguments: dict[str, Any], steps: Steps, limit: i
 
 def schema_text(schema: Any) -> str:
     """The schema as canonical JSON text (the validators' cache key), within the caps."""
+    from calibration.io.jsontext import nested_too_deep  # on use: `judge --help` stays light
+
     if nested_too_deep(schema, MAX_SCHEMA_DEPTH):
         raise NotCheckable(f"the schema nests more than {MAX_SCHEMA_DEPTH} levels deep")
     text = json.dumps(schema, sort_keys=True)

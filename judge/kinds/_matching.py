@@ -25,11 +25,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict, deque
 from collections.abc import Hashable, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from judge.transcript import Call, canonical, json_equal
+
+if TYPE_CHECKING:  # numpy on use: `judge --help` and `judge rubrics` import no heavy library
+    import numpy as np
 
 ARGUMENT_MODES = ("exact", "ignore", "subset")
 # Agent x expected calls of one name that `subset` compares in one case: 5,000 x 5,000
@@ -158,6 +159,8 @@ def subset_fit_matrix(actual: Sequence[Call], expected: Sequence[Call]) -> np.nd
     under that key get integer codes (equal `frozen` keys, equal codes), and the columns
     that name the key keep only the rows whose code is theirs. Work is the agent calls
     times the keys of all expected calls, never a Python loop over pairs."""
+    import numpy as np
+
     rows, cols = len(actual), len(expected)
     objects = np.fromiter((isinstance(c.arguments, dict) for c in actual), bool, rows)
     fit = np.zeros((rows, cols), dtype=bool)

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
-from calibration.io.jsontext import text_too_deep
 from judge import lexical
 from judge.kinds._base import Abstain, Choice, Kind, KindStats, Scored, VerdictModel, ratio
 from judge.kinds._bounded_schema import NotCheckable, Steps, schema_errors
@@ -90,7 +89,7 @@ def check_calls(
             if call.name not in unknown:
                 unknown.append(call.name)
         elif not isinstance(call.arguments, dict):
-            deep = text_too_deep(call.arguments, MAX_ARGUMENT_DEPTH)
+            deep = _text_too_deep(call.arguments, MAX_ARGUMENT_DEPTH)
             errors = [TOO_DEEP if deep else "arguments are not a JSON object"]
         else:
             errors = _errors(schemas[call.name], call.arguments, steps)
@@ -181,3 +180,11 @@ class ToolArgumentsKind(Kind):
         if not calls:
             return Abstain(NO_CALLS)
         return check_calls(calls, tool_schemas(case.tools), Steps(budget))
+
+
+def _text_too_deep(text: str, limit: int) -> bool:
+    """`calibration.io.jsontext.text_too_deep`, imported on use: `judge --help` and `judge
+    rubrics` import nothing of calibration (tests/e2e/test_startup.py)."""
+    from calibration.io.jsontext import text_too_deep
+
+    return bool(text_too_deep(text, limit))
