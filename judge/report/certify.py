@@ -54,9 +54,9 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
             ("coverage", f"{cert['coverage']:.3f} [{lo:.3f}, {hi:.3f}]"),
             (
                 "cost per 1,000 (cascade / last rung)",
-                f"{cost.get('cascade_per_1000')} / {cost.get('last_rung_per_1000')}",
+                f"{_usd(cost.get('cascade_per_1000'))} / {_usd(cost.get('last_rung_per_1000'))}",
             ),  # fmt: skip
-            ("release pass rate", f"{release.get('estimate')} {release.get('ci95')}"),
+            ("release pass rate", _rate(release.get("estimate"), release.get("ci95"))),
             ("guarantee", guarantee_text(cert)),
             ("method", cert["method"]),
         ]
@@ -69,6 +69,18 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
     ]
     subtitle = "records: " + ", ".join(r["records"] for r in cert["rungs"])
     return document("Judge certify: decide where sure, escalate where not", subtitle, sections)
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _rate(estimate: float | None, ci95: list[float] | None) -> str:
+    """A rate with its interval, to three places ("-" where there is none)."""
+    if estimate is None:
+        return "-"
+    shown = f"{estimate:.3f}"
+    return shown if not ci95 else f"{shown} [{ci95[0]:.3f}, {ci95[1]:.3f}]"
 
 
 def write_certify_report(path: Path, cert: dict[str, Any], chart_png_base64: str) -> Path:
