@@ -35,6 +35,7 @@ true coverage. Methods, all on the same draws:
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -131,22 +132,28 @@ def _quasi_normals(setting: Setting, seed: int) -> np.ndarray:
     return norm.ppf(np.clip(u, 1e-12, 1 - 1e-12)).T
 
 
-def published_thresholds(conf, agrees, agreement: float, delta: float) -> list[float]:
-    """The published `CascadedClassifier.calibrate` (see the module docstring)."""
+def published_thresholds(
+    conf, agrees, agreement: float, delta: float, *, honour_test: bool = False
+) -> list[float]:
+    """The published `CascadedClassifier.calibrate` (see the module docstring).
+    ``honour_test``: the same test, but a rung whose first test fails decides nothing
+    (the code decides its top grid point anyway)."""
     alpha = 1 - agreement
     n = len(conf[0])
     predicted = np.zeros(n, dtype=bool)
     out: list[float] = []
     for c, a in zip(conf, agrees, strict=True):
         cc, wrong = c[~predicted], ~a[~predicted]
-        lam = _published_rung(cc, wrong, alpha, delta)
+        lam = _published_rung(cc, wrong, alpha, delta, honour_test)
         lam = out[-1] if lam is None else lam
         out.append(lam)
         predicted |= c >= lam
     return out
 
 
-def _published_rung(c: np.ndarray, wrong: np.ndarray, alpha: float, delta: float):
+def _published_rung(
+    c: np.ndarray, wrong: np.ndarray, alpha: float, delta: float, honour_test: bool = False
+):
     order = np.argsort(c)
     cs, ws = c[order], wrong[order]
     tail_wrong = np.r_[np.cumsum(ws[::-1])[::-1], 0]
@@ -162,7 +169,7 @@ def _published_rung(c: np.ndarray, wrong: np.ndarray, alpha: float, delta: float
         return None  # the caller takes the previous rung's (0.0 for the first)
     n_top, k_top = counts(lambdas[-1:])
     if clopper_pearson_upper(k_top, n_top, delta=delta)[0] > alpha:
-        return float(lambdas[-1])
+        return math.inf if honour_test else float(lambdas[-1])  # the code: decided anyway
     nxt = lambdas[::-1] - 1 / len(lambdas)
     n_next, k_next = counts(nxt)
     fails = clopper_pearson_upper(k_next, n_next, delta=delta) > alpha
@@ -242,14 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="run only settings whose name contains this")
     p.add_argument("--sizes", type=int, nargs="+", help="run only settings with these n")
     p.add_argument("--write", action="store_true", help="write the table into certify.md")
-    p.add_argument("--top-weight", type=float)
-    p.add_argument("--middle-share", type=float)
     p.add_argument("--methods", nargs="+", choices=METHODS, help="run only these methods")
     args = p.parse_args(argv)
-    import calibration.certify.threshold as th
 
-    th.TOP_WEIGHT = args.top_weight or th.TOP_WEIGHT
-    th.MIDDLE_SHARE = args.middle_share or th.MIDDLE_SHARE
     if args.methods:
         METHODS = tuple(args.methods)
         HEADER = _header()

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from certify import published_thresholds  # noqa: E402
 
-from calibration.certify import certify_cascade, decide  # noqa: E402
+from calibration.certify import certify_cascade, decide, rung_threshold  # noqa: E402
 
 MODELS = ("mistral-7b-instruct", "gpt-3.5-turbo", "gpt-4-turbo")
 CASCADES = {"gpt-4-turbo alone": ("gpt-4-turbo",), "mistral -> gpt-3.5 -> gpt-4": MODELS}
@@ -76,7 +76,9 @@ def _ours(conf, agrees, agreement):
 def evaluate(conf, verdict, label, models, agreement, splits, seed):
     rng = np.random.default_rng(seed)
     n = len(label)
-    out = {m: {"coverage": [], "agreement": [], "below": 0} for m in ("published", "late")}
+    out = {
+        m: {"coverage": [], "agreement": [], "below": 0} for m in ("published", "honoured", "late")
+    }
     for _ in range(splits):
         order = rng.permutation(n)
         cal, test = order[: n // 2], order[n // 2 :]
@@ -84,6 +86,7 @@ def evaluate(conf, verdict, label, models, agreement, splits, seed):
         a_cal = [verdict[m][cal] == label[cal] for m in models]
         found = {
             "published": published_thresholds(c_cal, a_cal, agreement, DELTA),
+            "honoured": published_thresholds(c_cal, a_cal, agreement, DELTA, honour_test=True),
             "late": _ours(c_cal, a_cal, agreement),
         }
         for method, thresholds in found.items():
@@ -100,6 +103,43 @@ def evaluate(conf, verdict, label, models, agreement, splits, seed):
                 out[method]["agreement"].append(share)
                 out[method]["below"] += share < agreement
     return out
+
+
+def bounds(conf, verdict, label, splits: int, seed: int) -> int:
+    """Two ceilings no valid test reaches, against the published code, for each judge
+    alone: (a) one fixed sequence at the whole delta from the start (a decided count)
+    that does best on average, chosen after seeing all the labels; (b) per split, the
+    lowest point whose exact bound at delta passes (with 30 cases or more): what a test
+    could decide if it knew in advance where to look, i.e. no multiplicity at all."""
+    print("| judge | A | published | (a) best start in hindsight | (b) best point per split "
+          "| (b) / published |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    n = len(label)
+    for model in ("gpt-4-turbo", "gpt-3.5-turbo"):
+        for agreement in (0.8, 0.85, 0.9):
+            rng = np.random.default_rng(seed)
+            starts = range(30, n // 2, 5)
+            fixed = {s: 0.0 for s in starts}
+            best = pub = 0.0
+            for _ in range(splits):
+                order = rng.permutation(n)
+                cal, test = order[: n // 2], order[n // 2 :]
+                c, a = conf[model][cal], verdict[model][cal] == label[cal]
+                curve = rung_threshold(c, a, agreement=agreement, delta=DELTA).curve
+                ok = (curve.upper(DELTA) <= 1 - agreement) & (curve.decided >= 30)
+                if ok.any():
+                    best += np.mean(conf[model][test] >= curve.thresholds[ok].min())
+                for s in starts:
+                    t = rung_threshold(
+                        c, a, agreement=agreement, delta=DELTA, grid="every", min_decided=s
+                    ).threshold
+                    fixed[s] += 0.0 if t is None else np.mean(conf[model][test] >= t)
+                t_pub = published_thresholds([c], [a], agreement, DELTA)[0]
+                pub += np.mean(conf[model][test] >= t_pub)
+            top = max(fixed.values()) / splits
+            print(f"| {model} | {agreement} | {pub / splits:.3f} | {top:.3f} | "
+                  f"{best / splits:.3f} | {best / pub:.2f} |", flush=True)  # fmt: skip
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,14 +159,15 @@ def main(argv: list[str] | None = None) -> int:
         "(F = 100: a third of the cases reaching the rung)",
     )
     p.add_argument("--step", type=float, help="an experiment: candidates at counts start*step^k")
-    p.add_argument("--top-weight", type=float)
-    p.add_argument("--middle-share", type=float)
     p.add_argument("--held-out", action="store_true", help="the cascades not tuned on")
+    p.add_argument(
+        "--bounds",
+        action="store_true",
+        help="for one judge: what a single fixed-sequence test could reach with its start "
+        "chosen after seeing every label, and the lowest point passing at delta per split",
+    )
     args = p.parse_args(argv)
-    import calibration.certify.threshold as th
 
-    th.TOP_WEIGHT = args.top_weight or th.TOP_WEIGHT
-    th.MIDDLE_SHARE = args.middle_share or th.MIDDLE_SHARE
     if args.step:
         import calibration.certify.threshold as threshold
 
@@ -140,21 +181,26 @@ def main(argv: list[str] | None = None) -> int:
         threshold.START_FACTOR = args.start_factor
     conf, verdict, label = load(args.folder)
     print(f"{len(label)} pairs judged by all three models")
+    if args.bounds:
+        return bounds(conf, verdict, label, args.splits, args.seed)
     print(
-        "| cascade | A | coverage: published | coverage: ours | ours / published "
+        "| cascade | A | coverage: published | published, its test honoured | ours "
+        "| ours / published | ours / honoured "
         "| agreement on decided: published | ours | splits below A: published | ours |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, models in (HELD_OUT if args.held_out else CASCADES).items():
         for agreement in (0.8, 0.85, 0.9):
             r = evaluate(conf, verdict, label, models, agreement, args.splits, args.seed)
             cov = {m: float(np.mean(r[m]["coverage"])) for m in r}
             agr = {m: float(np.mean(r[m]["agreement"])) if r[m]["agreement"] else None for m in r}
             ratio = cov["late"] / cov["published"] if cov["published"] else float("nan")
+            honoured = cov["late"] / cov["honoured"] if cov["honoured"] else float("nan")
             fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
             print(
-                f"| {name} | {agreement} | {cov['published']:.3f} | {cov['late']:.3f} | "
-                f"{ratio:.2f} | {fmt(agr['published'])} | {fmt(agr['late'])} | "
+                f"| {name} | {agreement} | {cov['published']:.3f} | {cov['honoured']:.3f} | "
+                f"{cov['late']:.3f} | {ratio:.2f} | {honoured:.2f} | "
+                f"{fmt(agr['published'])} | {fmt(agr['late'])} | "
                 f"{r['published']['below'] / args.splits:.3f} | "
                 f"{r['late']['below'] / args.splits:.3f} |",
                 flush=True,

@@ -12,12 +12,15 @@ probability at least ``1 - sum_j delta_j = 1 - delta``. Testing every rung at th
 ``delta``, as the published code does, bounds each rung alone but the cascade only at
 ``J * delta``; ``benchmarks/certify.py`` measures what each costs and keeps.
 
-The default (``split="either"``, two rungs or more): the better of two tests, each at
-``delta / 2``: the per-rung tests above at ``delta / (2J)`` each, and one pooled test of
-the whole cascade (:mod:`calibration.certify.pooled`: every rung's threshold moves along
-one path fixed before labels are read, and the bound is on all the cases the cascade
-decides). Each is wrong with chance at most ``delta / 2``, so the one kept (the one
-deciding more labelled cases) is wrong with chance at most ``delta`` (union bound).
+The default (``split="either"``, two rungs or more): the better of two tests: one pooled
+test of the whole cascade at ``POOLED_SHARE * delta`` (0.7; :mod:`calibration.certify.pooled`:
+every rung's threshold moves along one path fixed before labels are read, and the bound
+is on all the cases the cascade decides), and the per-rung tests above sharing the rest,
+``(1 - POOLED_SHARE) * delta / J`` each. The two levels sum to ``delta``, so the one kept
+(the one deciding more labelled cases) is wrong with chance at most ``delta`` (union
+bound). The pooled test gets the larger share: it is the one statement the certificate
+makes; the per-rung tests are there for rungs unlike each other, where the pooled path
+makes a weak rung decide as many of its cases as a strong one.
 ``"pooled"`` alone (at ``delta``) and ``"bonferroni"`` alone are options; ``"none"``
 (each rung at ``delta``, as the published code) does not bound the cascade at ``delta``.
 
@@ -37,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from calibration.certify.pooled import pooled_thresholds
-from calibration.certify.threshold import Grid, RungThreshold, rung_threshold
+from calibration.certify.threshold import SPLIT_CHAINS, Grid, RungThreshold, rung_threshold
 from calibration.inference.intervals import clopper_pearson_interval
 
 __all__ = [
@@ -45,6 +48,7 @@ __all__ = [
 ]  # fmt: skip
 
 Split = Literal["bonferroni", "none", "pooled", "either"]
+POOLED_SHARE = 0.7  # under "either": the pooled test's share of delta (per-rung: the rest)
 
 
 @dataclass(frozen=True)
@@ -107,12 +111,12 @@ def certify_cascade(
     agree = [np.asarray(a, dtype=bool) for a in agrees]
     if split == "pooled":
         return _pooled(conf, agree, agreement, delta, min_decided)
-    if split == "either" and len(conf) > 1:  # each at delta / 2; union bound over the two
+    if split == "either" and len(conf) > 1:  # the two levels sum to delta: union bound
         both = [
-            _pooled(conf, agree, agreement, delta / 2, min_decided),
+            _pooled(conf, agree, agreement, POOLED_SHARE * delta, min_decided),
             certify_cascade(
-                conf, agree, agreement=agreement, delta=delta / 2, min_decided=min_decided,
-                grid=grid, split="bonferroni",
+                conf, agree, agreement=agreement, delta=(1 - POOLED_SHARE) * delta,
+                min_decided=min_decided, grid=grid, split="bonferroni",
             ),
         ]  # fmt: skip
         return max(both, key=lambda r: r.decided)
@@ -124,8 +128,9 @@ def certify_cascade(
         reach = decided_by < 0
         usable = reach & ~np.isnan(c)
         result = rung_threshold(
-            c[usable], a[usable], agreement=agreement, delta=d, min_decided=min_decided, grid=grid
-        )
+            c[usable], a[usable], agreement=agreement, delta=d, min_decided=min_decided,
+            grid=grid, chains=None if len(conf) == 1 else SPLIT_CHAINS,
+        )  # fmt: skip
         rungs.append(_with_reached(result, int(reach.sum())))
         if result.threshold is not None:
             with np.errstate(invalid="ignore"):

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.certify.cascade import CascadeResult, Split, certify_cascade
+from calibration.certify.cascade import POOLED_SHARE, CascadeResult, Split, certify_cascade
 from calibration.certify.inputs import CertifyInputs
 from calibration.certify.threshold import Grid, RungThreshold, fewest_decided
 
@@ -61,7 +61,8 @@ def _levels(options: CertifyOptions, rungs: int) -> tuple[float, str]:
     if rungs == 1 or options.split == "none":
         return options.delta, "delta"
     if options.split == "either":
-        return options.delta / (2 * rungs), f"delta/{2 * rungs}"
+        rest = 1 - POOLED_SHARE
+        return rest * options.delta / rungs, f"{rest:.1f} x delta/{rungs}"
     if options.split == "pooled":
         return options.delta, "delta"
     return options.delta / rungs, f"delta/{rungs}"
@@ -76,19 +77,24 @@ def method_line(options: CertifyOptions, rungs: int) -> str:
         "every": f"from {options.min_decided} decided cases",
         "two": "two sequences at half the level each, from the late start and from a third "
         "of the cases reaching the rung, the one deciding more kept",
-        "relay": "two chains joined (graphical test): from the late start at half the level "
-        "into the chain from half the cases reaching the rung, which has the other half and, "
-        "once the first chain reaches it, the whole level",
+        "relay": "three chains joined (graphical test), each with a third of the level, "
+        "from the late start, a quarter and half of the cases reaching the rung; a rejected "
+        "point hands its level to the next"
+        if rungs == 1
+        else "two chains joined (graphical test), each with half the level, from the late "
+        "start and from half the cases reaching the rung; a rejected point hands its level "
+        "to the next",
     }
     per_rung = (
         "per rung, on the labelled cases reaching it: fixed-sequence test from the most "
         f"confident down, {starts[options.grid]}, exact Clopper-Pearson upper bound on "
-        f"disagreement at level 1 - {level}, threshold = the lowest confidence passed "
-        "before the first failure"
+        f"disagreement at level 1 - {level}, threshold = the lowest confidence "
+        + ("rejected" if options.grid == "relay" else "passed before the first failure")
     )
     pooled = (
         "one test of the whole cascade: every rung's threshold at its own m most confident "
-        "labelled cases, m stepped up along the same two joined chains, exact "
+        "labelled cases, m stepped up along two joined chains (from the late start and from "
+        "half the cases), exact "
         "Clopper-Pearson upper bound on the disagreement of all the cases the cascade "
         "decides"
     )
@@ -97,17 +103,21 @@ def method_line(options: CertifyOptions, rungs: int) -> str:
     if options.split == "pooled":
         return pooled + " at level 1 - delta"
     return (
-        f"the better of two tests, each at half of delta (union bound): {pooled} at level "
-        f"1 - delta/2; or {per_rung}"
+        f"the better of two tests, their levels summing to delta (union bound): {pooled} "
+        f"at level 1 - {POOLED_SHARE:.1f} x delta; or {per_rung}"
     )
 
 
 def needed_labels(options: CertifyOptions, rungs: int) -> int:
     """The fewest labelled cases with which anything could be certified at all: ``N``, and
     the fewest on which no disagreement certifies the agreement at the loosest level any
-    of the tests runs at (``delta``, ``delta / 2`` for a cascade's pooled test under
+    of the tests runs at (``delta``, ``0.7 delta`` for a cascade's pooled test under
     ``"either"``, ``delta / rungs`` under Bonferroni)."""
-    loosest = {"either": options.delta / 2, "pooled": options.delta, "none": options.delta}
+    loosest = {
+        "either": POOLED_SHARE * options.delta,
+        "pooled": options.delta,
+        "none": options.delta,
+    }
     delta = options.delta if rungs == 1 else loosest.get(options.split, options.delta / rungs)
     return max(options.min_decided, fewest_decided(options.agreement, delta))
 

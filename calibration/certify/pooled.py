@@ -13,8 +13,8 @@ read (a quantile path: each rung's threshold at the same quantile of its own con
 The test. At step ``m`` the cascade decides ``n(m)`` labelled cases with ``k(m)``
 disagreements; ``H_m: R(m) > 1 - A``, ``R(m)`` the true disagreement on the cases the
 cascade decides with thresholds ``t(m)``. The steps are tested in order of ``m`` with the
-relay of :mod:`calibration.certify.threshold` (two joined fixed sequences, Bretz et al.
-2009), each p-value the exact binomial one (Clopper-Pearson), so the chance that the
+relay of :mod:`calibration.certify.threshold` (two joined fixed sequences,
+``SPLIT_CHAINS``, Bretz et al. 2009), each p-value the exact binomial one (Clopper-Pearson), so the chance that the
 chosen thresholds' decided cases truly agree with people less than ``A`` is at most
 ``delta``. No split of ``delta`` over the rungs is needed: the one statement tested is the
 cascade's own.
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from calibration.certify.threshold import Curve, RungThreshold, _relay
+from calibration.certify.threshold import SPLIT_CHAINS, Curve, RungThreshold, _relay
 
 __all__ = ["pooled_path", "pooled_thresholds"]
 
@@ -88,7 +88,7 @@ def pooled_thresholds(
     if n == 0:
         return [None] * len(conf), RungThreshold(None, 0, 0, 0, None, 0, pooled_path([[]], [[]])[0])
     curve, ranks = pooled_path(conf, agrees)
-    test = _relay(curve, agreement, delta, min_decided, n)
+    test = _relay(curve, agreement, delta, min_decided, n, SPLIT_CHAINS)
     if test.threshold is None:
         return [None] * len(conf), test
     m = int(test.threshold)

@@ -21,18 +21,21 @@ Candidates (``grid``):
 - ``"every"``: every distinct confidence with at least ``min_decided`` (``N``) cases at
   or above it (the published method's grid of 5,000 points, in the limit: between two
   confidences the decided set does not change).
-- ``"relay"`` (the default): two fixed sequences over the same candidates joined into one
-  graphical test (Bretz, Maurer, Brannath and Posch 2009, Statistics in Medicine 28(4)):
-  a top chain from the late start below (its ``c`` at ``delta / 2``) holds ``TOP_WEIGHT``
-  of ``delta``; a middle chain from ``MIDDLE_SHARE`` of the cases reaching the rung holds
-  the rest; a rejected point hands its level to the next one down, so when the top chain
-  is rejected all the way to the middle, the middle chain runs at the whole ``delta``.
-  The lowest threshold rejected in either chain is kept. A graphical test bounds the
-  chance of rejecting any true null by ``delta`` (sum of the initial levels), so the
-  guarantee is the fixed sequence's. It gets past a judge whose most confident cases hold
-  several disagreements (real judges' logprob confidences, ``benchmarks/certify_real.py``)
-  and costs some coverage with few labels (``benchmarks/certify.md``). When the middle
-  start is no later than the late start, it is ``"late"`` at ``delta``.
+- ``"relay"`` (the default): several fixed sequences over the same candidates joined
+  into one graphical test (Bretz, Maurer, Brannath and Posch 2009, Statistics in
+  Medicine 28(4)). Each chain of :data:`CHAINS` puts its share of ``delta`` on the first
+  point at or past its start: the late start below (its ``c`` at the chain's level) or
+  its share of the cases reaching the rung, whichever is later. A point holds the level
+  of every chain that reached it; a rejected point hands its level to the next one down,
+  a point not rejected keeps it. The lowest rejected point is the threshold. A graphical
+  test bounds the chance of rejecting any true null by ``delta`` (the sum of the initial
+  levels) whatever the dependence between the tests, so the guarantee is the fixed
+  sequence's. A rung tested at the whole ``delta`` runs three chains (the late start, a
+  quarter and a half of the cases); each test of a longer cascade, at a share of
+  ``delta``, runs two (:data:`SPLIT_CHAINS`: the late start and half the cases). The
+  later chains get past a judge whose most confident cases hold several disagreements
+  (real judges' logprob confidences, ``benchmarks/certify_real.py``); the split costs
+  some coverage with few labels (``benchmarks/certify.md``).
 - ``"late"`` (the default before h50cov): the same candidates, but testing starts where the decided
   count first reaches ``m_0 = max(N, c, min(2c, reached // 3))``, ``c`` the fewest cases
   on which even no disagreement can certify ``A`` (:func:`fewest_decided`) and ``reached``
@@ -59,7 +62,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from calibration.inference.intervals import clopper_pearson_upper
+from calibration.inference.intervals import binomial_lower_tail, clopper_pearson_upper
 
 __all__ = [
     "GRIDS",
@@ -73,8 +76,13 @@ __all__ = [
 Grid = Literal["late", "every", "two", "relay"]
 GRIDS: tuple[str, ...] = ("late", "every", "two", "relay")
 START_FACTOR = 2
-TOP_WEIGHT = 0.5  # the relay's top chain's share of delta (the middle chain holds the rest)
-MIDDLE_SHARE = 1 / 2  # where the relay's middle chain starts: this share of the cases
+Chains = tuple[tuple[float, float], ...]
+# the relay's chains, each (where it starts: a share of the cases reaching the rung, 0 = the
+# late start; its share of delta). A rung tested at the whole delta (a cascade of one) runs
+# three; a test at a share of delta (each test of a longer cascade) runs two, as a third of
+# a share is too little to pass the top cases.
+CHAINS: Chains = ((0.0, 1 / 3), (0.25, 1 / 3), (0.5, 1 / 3))
+SPLIT_CHAINS: Chains = ((0.0, 0.5), (0.5, 0.5))
 STEP: float | None = None  # an experiment, off: candidates at decided counts start * STEP^k
 
 
@@ -151,6 +159,7 @@ def rung_threshold(
     delta: float,
     min_decided: int = 30,
     grid: Grid = "relay",
+    chains: Chains | None = None,
 ) -> RungThreshold:
     """The lowest confidence threshold the fixed-sequence test certifies (module docstring).
 
@@ -165,7 +174,7 @@ def rung_threshold(
     values, counts, errors = _steps(conf, disagree)
     curve = Curve(values, counts, errors)
     if grid == "relay":
-        return _relay(curve, agreement, delta, min_decided, len(conf))
+        return _relay(curve, agreement, delta, min_decided, len(conf), chains)
     if grid != "two":
         start = first_count(agreement, delta, min_decided, grid, reached=len(conf))
         return _sequence(curve, start, agreement, delta, len(conf))
@@ -179,27 +188,73 @@ def rung_threshold(
     return max(found, key=lambda r: r.decided)
 
 
-def _relay(curve: Curve, agreement: float, delta: float, min_decided: int, reached: int):
-    """Two chains joined into one graph (Bretz et al. 2009): the top chain, from the late
-    start (at ``delta / 2``), runs into the middle chain, from a third of the cases; the
-    middle chain starts with ``delta / 2`` of its own and, once the top chain is rejected
-    all the way down to it, with the top chain's ``delta / 2`` too (full ``delta``)."""
-    d_top, d_mid = TOP_WEIGHT * delta, (1 - TOP_WEIGHT) * delta
-    top = first_count(agreement, d_top, min_decided, "late", reached=reached)
-    middle = max(top, int(reached * MIDDLE_SHARE))
-    counts = curve.decided
-    plain = first_count(agreement, delta, min_decided, "late", reached=reached)
-    if middle <= plain or not np.any((counts >= top) & (counts < middle)):
-        return _sequence(curve, plain, agreement, delta, reached)  # one chain: `late`
-    upper = curve.upper(d_top)
-    above = np.nonzero((counts >= top) & (counts < middle))[0]
-    if np.all(upper[above] <= 1 - agreement):  # the top chain hands its level on
-        return _sequence(curve, top, agreement, delta, reached, early_level=d_top, until=middle)
-    found = [
-        _sequence(curve, top, agreement, d_top, reached),
-        _sequence(curve, middle, agreement, d_mid, reached),
+def _relay(
+    curve: Curve,
+    agreement: float,
+    delta: float,
+    min_decided: int,
+    reached: int,
+    chains: Chains | None = None,
+):
+    """The chains of :data:`CHAINS` joined into one graph (Bretz et al. 2009): the curve's
+    points from the top chain's start down, most confident first, each point holding the
+    level of every chain that reached it; a rejected point hands its level to the next one
+    down, a point not rejected keeps it. The lowest rejected point is the threshold. Weight
+    only flows down, so one pass from the top gives the graph's final rejections."""
+    counts, errors, values = curve.decided, curve.disagreements, curve.thresholds
+    starts = chain_starts(agreement, delta, min_decided, reached, chains)
+    nodes = np.nonzero(counts >= min(s for s, _ in starts))[0]
+    if len(nodes) == 0:
+        return RungThreshold(None, reached, 0, 0, None, 0, curve)
+    weight = np.zeros(len(nodes))
+    for start, share in starts:
+        at = int(np.searchsorted(counts[nodes], start, side="left"))
+        if at < len(nodes):
+            weight[at] += share * delta
+    p = binomial_lower_tail(errors[nodes], counts[nodes], 1 - agreement)
+    carry, best, tested = 0.0, -1, 0
+    held = 0.0
+    for i in range(len(nodes)):
+        level = carry + weight[i]
+        tested += level > 0
+        carry = level if level > 0 and p[i] <= level else 0.0
+        if carry:
+            best, held = i, level
+    if best < 0:
+        return RungThreshold(None, reached, 0, 0, None, tested, curve)
+    at = nodes[best]
+    upper = float(clopper_pearson_upper(errors[at], counts[at], delta=held))
+    return RungThreshold(
+        float(values[at]), reached, int(counts[at]), int(errors[at]), upper, tested, curve
+    )
+
+
+def chain_starts(
+    agreement: float,
+    delta: float,
+    min_decided: int,
+    reached: int,
+    chains: Chains | None = None,
+) -> list[tuple[int, float]]:
+    """The chains of :data:`CHAINS` as (the decided count each starts at, its share of
+    ``delta``): the late start for its level (:func:`first_count`), or its share of the
+    cases reaching the rung when that is later. A chain whose share of the cases is not
+    past the late start of the chains above it with its level added joins them (one chain
+    at their summed level: with few cases, three chains at a third each would all start
+    late and weak). Counts only, never labels."""
+    groups: list[list[float]] = []
+    for share, weight in sorted(CHAINS if chains is None else chains):
+        if groups:
+            joined = groups[-1][1] + weight
+            late = first_count(agreement, joined * delta, min_decided, "late", reached)
+            if int(share * reached) <= late:
+                groups[-1][1] = joined
+                continue
+        groups.append([share, weight])
+    return [
+        (max(first_count(agreement, w * delta, min_decided, "late", reached), int(q * reached)), w)
+        for q, w in groups
     ]
-    return max(found, key=lambda r: r.decided)
 
 
 def _candidates(counts: np.ndarray, start: int) -> np.ndarray:

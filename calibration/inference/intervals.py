@@ -36,6 +36,7 @@ POSTERIOR_PRIOR_WEIGHT = 0.25
 
 __all__ = [
     "DEFAULT_RESAMPLES",
+    "binomial_lower_tail",
     "binomial_test_p",
     "bootstrap_ci",
     "bootstrap_indices_ci",
@@ -114,6 +115,13 @@ def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, *, delta: float) -> np.nda
     with np.errstate(invalid="ignore", divide="ignore"):
         upper = stats.beta.ppf(1 - delta, k_ + 1, np.maximum(n_ - k_, 1e-300))
     return np.where(k_ >= n_, 1.0, upper)
+
+
+def binomial_lower_tail(k: ArrayLike, n: ArrayLike, rate: float) -> np.ndarray:
+    """``P(Binomial(n, rate) <= k)``: the exact one-sided p-value of ``H: rate >= rate``
+    against fewer events, from ``scipy.stats.binom.cdf``. ``p <= delta`` exactly when
+    :func:`clopper_pearson_upper` at ``delta`` is at most ``rate`` (for ``k < n``)."""
+    return np.asarray(stats.binom.cdf(np.asarray(k), np.asarray(n), rate), dtype=float)
 
 
 def normal_quantile(confidence: float = 0.95) -> float:

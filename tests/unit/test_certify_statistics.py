@@ -24,7 +24,7 @@ from calibration.certify import (
 )
 from calibration.certify.cascade import exact_interval
 from calibration.certify.pooled import pooled_path
-from calibration.certify.threshold import first_count
+from calibration.certify.threshold import chain_starts, first_count
 
 
 @pytest.mark.parametrize("n", [1, 7, 30, 250, 4000])
@@ -59,24 +59,24 @@ def brute_force_threshold(conf, agrees, agreement, delta, start):
 
 
 def brute_force_relay(conf, agrees, agreement, delta, n):
-    """The relay written as its graph (Bretz et al. 2009): nodes = the distinct confidences
-    from the top start down; delta/2 on the top node, delta/2 on the first node with half
-    the cases decided; a rejected node hands its level to the next one down; stop when no
-    node left unrejected can be rejected at the level it holds. The lowest rejected wins."""
-    plain = first_count(agreement, delta, 30, "late", reached=n)
-    top = first_count(agreement, delta / 2, 30, "late", reached=n)
-    middle = max(top, n // 2)
+    """The relay written as its graph (Bretz et al. 2009), from the definition: nodes = the
+    distinct confidences descending from the first chain start; each chain of `CHAINS`
+    puts its share of delta on the first node with at least its start's decided count
+    (`max(late start at its own level, its share of the cases)`); repeat until nothing
+    changes: a node not yet rejected whose exact p-value (`binomtest`) is at most the
+    level it holds is rejected and hands that level to the next node down. The lowest
+    rejected node wins."""
+    starts = chain_starts(agreement, delta, 30, n)  # counts only: tested on their own below
     points = []
     for t in sorted(set(conf), reverse=True):
         decided = [a for c, a in zip(conf, agrees, strict=True) if c >= t]
         points.append((t, len(decided), sum(not a for a in decided)))
-    if middle <= plain or not any(top <= m < middle for _, m, _ in points):
-        return brute_force_threshold(conf, agrees, agreement, delta, plain)
-    nodes = [p for p in points if p[1] >= top]
+    nodes = [p for p in points if p[1] >= min(s for s, _ in starts)]
     level = [0.0] * len(nodes)
-    level[0] = delta / 2
-    first_middle = next(i for i, p in enumerate(nodes) if p[1] >= middle)
-    level[first_middle] += delta / 2
+    for start, w in starts:
+        first = next((i for i, p in enumerate(nodes) if p[1] >= start), None)
+        if first is not None:
+            level[first] += w * delta
     rejected = [False] * len(nodes)
     changed = True
     while changed:
@@ -85,8 +85,9 @@ def brute_force_relay(conf, agrees, agreement, delta, n):
             p = binomtest(k, m, 1 - agreement, alternative="less").pvalue
             if not rejected[i] and level[i] > 0 and p <= level[i]:
                 rejected[i], changed = True, True
-                if i + 1 < len(nodes):
-                    level[i + 1] += level[i]
+                later = [j for j in range(i + 1, len(nodes)) if not rejected[j]]
+                if later:  # the next node down not yet rejected
+                    level[later[0]] += level[i]
     done = [p for p, r in zip(nodes, rejected, strict=True) if r]
     return max(done, key=lambda p: p[1]) if done else None
 
@@ -127,6 +128,16 @@ def test_threshold_matches_brute_force_reference(seed: int, grid: str) -> None:
                     clopper_pearson_upper(ref[2], ref[1], delta=delta / (2 if grid == "two" else 1))
                 )
             )
+
+
+def test_the_relay_chains_start_apart_with_cases_enough_and_join_with_few() -> None:
+    # 250 cases at A 0.85, delta 0.1: the late start at delta/3 (c = 21: max(30, 21,
+    # min(42, 83))), a quarter and half of the cases, a third of delta each
+    assert chain_starts(0.85, 0.1, 30, 250) == [(42, 1 / 3), (62, 1 / 3), (125, 1 / 3)]
+    # 50 cases at A 0.9: a quarter (12) and half (25) are not past the late start of the
+    # joined level, so one chain at the whole delta from the plain late start (30)
+    assert [(s, round(w, 9)) for s, w in chain_starts(0.9, 0.1, 30, 50)] == [(30, 1.0)]
+    assert chain_starts(0.9, 0.1, 30, 50)[0][0] == first_count(0.9, 0.1, 30, "late", reached=50)
 
 
 def test_a_judge_that_cannot_reach_the_target_decides_nothing() -> None:

@@ -20,6 +20,13 @@ VOTES = (
     np.array([0.25, 0.3, 0.45]),
     np.array([0.62, 0.8, 0.93]),
 )
+# near a ceiling: its surest tier agrees 0.975, the next 0.96 (the two together 0.9675), so
+# at A 0.97 a certificate is right only on the top tier, and one reaching down is wrong
+CEILING = (
+    np.array([0.9, 0.99, 1.0]),
+    np.array([0.5, 0.25, 0.25]),
+    np.array([0.9, 0.96, 0.975]),
+)
 VERBAL = (
     np.array([0.5, 0.7, 0.8, 0.9, 0.95, 0.99]),
     np.array([0.05, 0.1, 0.15, 0.2, 0.25, 0.25]),
@@ -92,4 +99,14 @@ def test_the_pooled_cascade_test_alone_is_valid_at_the_full_delta(judges, agreem
     delta, draws = 0.1, 300
     share, certified = _failure_share(judges, 400, agreement, delta, draws, 5, split="pooled")
     assert certified > 0.2
+    assert share <= delta + 3 * math.sqrt(delta * (1 - delta) / draws)
+
+
+@pytest.mark.parametrize(("judges", "n"), [((CEILING,), 800), ((CEILING, CEILING), 1500)])
+def test_near_a_ceiling_most_certificates_given_would_be_wrong_yet_few_are_given(judges, n) -> None:
+    """A 0.97 on a judge whose surest tier barely clears it: the relay's later chains
+    (a quarter and half of the cases) must not let a lucky draw certify the tier below."""
+    delta, draws = 0.1, 300
+    share, certified = _failure_share(judges, n, 0.97, delta, draws, seed=n + 1)
+    assert certified > 0  # certificates are given, so the bound is tested
     assert share <= delta + 3 * math.sqrt(delta * (1 - delta) / draws)
