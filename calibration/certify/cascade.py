@@ -62,6 +62,7 @@ class CascadeResult:
     disagreements: int
     coverage_ci95: tuple[float, float]
     decided_by: np.ndarray  # per labelled case: the deciding rung's index, -1 if escalated
+    kept: str | None = None  # under "either": "pooled" or "per-rung", the test kept
 
     @property
     def coverage(self) -> float:
@@ -119,7 +120,8 @@ def certify_cascade(
                 min_decided=min_decided, grid=grid, split="bonferroni",
             ),
         ]  # fmt: skip
-        return max(both, key=lambda r: r.decided)
+        best = max(both, key=lambda r: r.decided)
+        return replace(best, kept="pooled" if best is both[0] else "per-rung")
     n = len(conf[0]) if conf else 0
     deltas = cascade_deltas(delta, len(conf), "none" if split == "either" else split)
     decided_by = np.full(n, -1)

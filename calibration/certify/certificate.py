@@ -8,8 +8,9 @@ Shape (``judge grade --certificate`` reads it)::
      "reached", "decided", "agreement", "disagreement_upper", "cost_per_1000"}],
      "coverage", "coverage_ci95", "certified", "method", "assumes"}
 
-Beside those keys the dict may carry ``status``, ``release_pass_rate`` and ``curves``
-(what the report prints and draws); the hash covers whatever the dict holds.
+Beside those keys the dict may carry ``kept`` (under the default split for two rungs or
+more: ``"pooled"`` or ``"per-rung"``, the test kept), ``status``, ``release_pass_rate`` and
+``curves`` (what the report prints and draws); the hash covers whatever the dict holds.
 """
 
 from __future__ import annotations
@@ -158,6 +159,8 @@ def build_certificate(
         "method": method_line(options, len(inputs.rungs)),
         "assumes": ASSUMES,
     }
+    if result.kept:
+        cert["kept"] = result.kept
     return cert, result
 
 

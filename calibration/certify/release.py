@@ -14,9 +14,24 @@ rate on the decided cases and ``θ_E`` on the escalated ones.
   cascade intends; otherwise the mean of those labelled, as a random sample of them, with
   its standard error (and the result says it is sampled).
 
-Interval: ``θ ± 1.96 sqrt(w_D² se_D² + w_E² se_E²)``, clipped to [0, 1]. Assumes the
-labelled cases are a random sample of each share. Reference: Angelopoulos, Duchi and Zrnic
-(2023), "PPI++: Efficient Prediction-Powered Inference", arXiv:2311.01453.
+Interval: each share's own 95% interval, never narrower than its labels allow, then the
+two joined as independent halves: ``θ - sqrt((w_D l_D)² + (w_E l_E)²)`` to
+``θ + sqrt((w_D u_D)² + (w_E u_E)²)``, ``l`` and ``u`` each share's distance from its
+estimate to its interval's ends, clipped to [0, 1]. With symmetric normal intervals that is
+``θ ± 1.96 sqrt(w_D² se_D² + w_E² se_E²)``; with one share it is that share's interval.
+
+- The decided share's interval is PPI++'s with the judge's errors read from a Dirichlet
+  posterior of the labelled pairs (:func:`calibration.estimates.ppi_intervals.posterior_ppi_interval`),
+  widened to Wilson's interval of the people's labels alone under 30 labelled decided
+  cases (:func:`calibration.estimates.ppi_intervals.guarded`): two labelled cases that
+  agree say little, and a normal interval of width 0 would claim they say everything.
+- The escalated share's, when sampled: the normal interval with the finite-population
+  correction, widened the same way to Wilson's under 30 labels or when they do not vary.
+  ``ci95_note`` says when either was widened.
+
+Assumes the labelled cases are a random sample of each share. Reference: Angelopoulos,
+Duchi and Zrnic (2023), "PPI++: Efficient Prediction-Powered Inference", arXiv:2311.01453;
+Wilson (1927).
 """
 
 from __future__ import annotations
@@ -28,7 +43,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from calibration.estimates.ppi import classical_mean, ppi_mean
-from calibration.inference.intervals import normal_interval
+from calibration.estimates.ppi_intervals import UNIT, guarded, posterior_ppi_interval
+from calibration.inference.intervals import normal_interval, wilson_interval
 
 __all__ = ["release_pass_rate"]
 
@@ -70,13 +86,22 @@ def release_pass_rate(
     decided = ppi_mean(y, f, fu) if n_decided else None
     escalated, exact = _escalated(e, escalated_total)
     theta = w_d * (decided.estimate if decided else 0.0) + w_e * escalated[0]
-    se = math.sqrt((w_d * (decided.std_error if decided else 0.0)) ** 2 + (w_e * escalated[1]) ** 2)
-    lo, hi = normal_interval(theta, se) if se > 0 else (theta, theta)
-    return {
+    parts, notes, decided_ci = [], [], None
+    if decided is not None:
+        decided_ci, note = _decided_interval(y, f, fu, decided)
+        parts.append((w_d, decided.estimate, decided_ci))
+        notes += [f"decided share {note}"] if note else []
+    if escalated_total and not exact:
+        ci, note = _escalated_interval(e, escalated)
+        parts.append((w_e, escalated[0], ci))
+        notes += [f"escalated share {note}"] if note else []
+    lower = math.sqrt(sum((w * max(0.0, est - ci[0])) ** 2 for w, est, ci in parts))
+    upper = math.sqrt(sum((w * max(0.0, ci[1] - est)) ** 2 for w, est, ci in parts))
+    out = {
         "estimate": theta,
-        "ci95": [max(0.0, lo), min(1.0, hi)],
+        "ci95": [max(0.0, theta - lower), min(1.0, theta + upper)],
         "decided_share": w_d,
-        "decided": None if decided is None else _decided(decided, f),
+        "decided": None if decided is None else _decided(decided, f, decided_ci),
         "escalated": {
             "estimate": escalated[0] if escalated_total else None,
             "labelled": len(e),
@@ -85,6 +110,26 @@ def release_pass_rate(
         },
         "method": METHOD,
     }
+    if notes:
+        out["ci95_note"] = "; ".join(notes)
+    return out
+
+
+def _decided_interval(y, f, fu, est: Any) -> tuple[tuple[float, float], str | None]:
+    """The decided share's 95% interval (module docstring) and why it was widened."""
+    ci = posterior_ppi_interval(y, f, fu, est.lam, [0.0, 1.0]) or est.ci
+    labelled = wilson_interval(int(y.sum()), len(y))
+    widened, note = guarded(ci, labelled, len(y), UNIT)
+    return widened or labelled, note
+
+
+def _escalated_interval(e: np.ndarray, escalated: tuple[float, float]):
+    """The sampled escalated share's 95% interval and why it was widened."""
+    mean, se = escalated
+    normal = normal_interval(mean, se) if se > 0 else (mean, mean)
+    labelled = wilson_interval(int(e.sum()), len(e))
+    widened, note = guarded(normal, labelled, len(e), UNIT)
+    return widened or labelled, note
 
 
 def _escalated(e: np.ndarray, total: int) -> tuple[tuple[float, float], bool]:
@@ -99,10 +144,10 @@ def _escalated(e: np.ndarray, total: int) -> tuple[tuple[float, float], bool]:
     return (sampled.estimate, se * math.sqrt(max(0.0, 1 - len(e) / total))), False
 
 
-def _decided(est: Any, f: np.ndarray) -> dict[str, Any]:
+def _decided(est: Any, f: np.ndarray, ci: tuple[float, float] | None) -> dict[str, Any]:
     return {
         "estimate": est.estimate,
-        "ci95": list(est.ci) if est.ci is not None else None,
+        "ci95": list(ci) if ci is not None else None,
         "verdicts_labelled": float(f.mean()) if len(f) else None,
         "labelled": est.n_labelled,
         "unlabelled": est.n_unlabelled,

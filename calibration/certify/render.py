@@ -10,7 +10,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["certificate_markdown", "coverage_risk_png", "guarantee_text"]
+__all__ = ["certificate_markdown", "coverage_risk_png", "guarantee_text", "idle_rungs"]
 
 
 def _num(value: Any, form: str = ".3f") -> str:
@@ -30,6 +30,22 @@ def guarantee_text(cert: dict[str, Any]) -> str:
         f"cases, the cases the cascade decides agree with people on at least "
         f"{cert['agreement']:.0%} of them; the rest go to people. Assumes {cert['assumes']}"
     )
+
+
+def idle_rungs(cert: dict[str, Any]) -> list[str]:
+    """A line for each rung before the last that decides nothing yet is paid on every
+    case reaching it: the cascade would do as well without it, for less."""
+    out = []
+    rungs = cert["rungs"]
+    for i, r in enumerate(rungs[:-1], start=1):
+        cost = r.get("cost_per_1000")
+        if r["threshold"] is None and r["reached"]:
+            paid = "" if cost is None else f", yet costs {_cost(cost)} per 1,000 cases reaching it"
+            out.append(
+                f"rung {i} ({r['judge'].get('model')}) decides nothing at agreement "
+                f"{cert['agreement']}{paid}: certify the cascade without it"
+            )
+    return out
 
 
 def certificate_markdown(cert: dict[str, Any]) -> str:
@@ -58,8 +74,12 @@ def certificate_markdown(cert: dict[str, Any]) -> str:
         f"[{lo:.1%}, {hi:.1%}]; the rest ({1 - cert['coverage']:.1%}) go to people",
     ]
     lines += _cost_lines(cert)
+    lines += [f"note: {line}" for line in idle_rungs(cert)]
     lines += _release_lines(cert.get("release_pass_rate"))
     lines += ["", f"guarantee: {guarantee_text(cert)}", "", f"method: {cert['method']}"]
+    if cert.get("kept"):
+        test = "pooled test" if cert["kept"] == "pooled" else "per-rung tests"
+        lines.append(f"kept: the {test}, which decided more labelled cases")
     return "\n".join(lines) + "\n"
 
 
@@ -92,10 +112,11 @@ def _release_lines(release: dict[str, Any] | None) -> list[str]:
         if esc["exact"]
         else f"{esc['labelled']} of the {esc['total']} escalated cases labelled, as a sample"
     )
+    note = f"; interval {release['ci95_note']}" if release.get("ci95_note") else ""
     return [
         "",
         f"release pass rate ({release['pass_label']}): {release['estimate']:.1%} "
-        f"[{lo:.1%}, {hi:.1%}] ({release['method']}; {escalated}; in-sample: the "
+        f"[{lo:.1%}, {hi:.1%}] ({release['method']}; {escalated}{note}; in-sample: the "
         "thresholds came from the same labels)",
     ]
 

@@ -34,6 +34,7 @@ from judge.config import JudgeConfig
 from judge.engine.cache import VerdictCache, cache_key
 from judge.engine.files import Selection, grade_file, selected_cases
 from judge.engine.grader import Grader
+from judge.engine.identity import same_model as identity_same_model
 from judge.engine.inputs import iter_cases, validate_file
 from judge.engine.model import LLMJudge, judge_info, read_reply
 from judge.engine.outcome import Outcome
@@ -264,9 +265,10 @@ def result_model(data: dict[str, Any]) -> str | None:
 
 def same_model(answered: str, configured: str) -> bool:
     """Whether a reply's model is the configured one: the same name, or a dated snapshot
-    of it (`gpt-4o` is answered as `gpt-4o-2024-08-06`), case and a provider prefix aside."""
+    of it (`gpt-4o` is answered as `gpt-4o-2024-08-06`), case and a provider prefix aside
+    (:func:`judge.engine.identity.same_model`: `gpt-4o-mini` is not `gpt-4o`)."""
     a, c = (name.strip().lower().rsplit("/", 1)[-1] for name in (answered, configured))
-    return a == c or a.startswith(c + "-")
+    return identity_same_model(c, a)
 
 
 def check_models(index: ResultIndex, config: JudgeConfig) -> None:

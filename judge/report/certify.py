@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from calibration.certify.render import guarantee_text
+from calibration.certify.render import guarantee_text, idle_rungs
 from judge.report.html import definitions, document, esc, section, table
 from judge.report.write import write_html
 
@@ -36,7 +36,7 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
     cls = "good" if status["verdict"] == "certified" else "bad"
     verdict = (
         f'<p><span class="tag {cls}">{esc(status["verdict"])}</span>{esc(status["reason"])}</p>'
-    )
+    ) + "".join(f'<p><span class="tag">note</span>{esc(line)}</p>' for line in idle_rungs(cert))
     image = (
         f'<figure><img alt="coverage-risk curve per rung" '
         f'src="data:image/png;base64,{chart_png_base64}"><figcaption>each rung, on the '
@@ -56,7 +56,7 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
                 "cost per 1,000 (cascade / last rung)",
                 f"{_usd(cost.get('cascade_per_1000'))} / {_usd(cost.get('last_rung_per_1000'))}",
             ),  # fmt: skip
-            ("release pass rate", _rate(release.get("estimate"), release.get("ci95"))),
+            ("release pass rate", _release(release)),
             ("guarantee", guarantee_text(cert)),
             ("method", cert["method"]),
         ]
@@ -73,6 +73,12 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
 
 def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:.4f}"
+
+
+def _release(release: dict[str, Any]) -> str:
+    shown = _rate(release.get("estimate"), release.get("ci95"))
+    note = release.get("ci95_note")
+    return f"{shown} (interval {note})" if note else shown
 
 
 def _rate(estimate: float | None, ci95: list[float] | None) -> str:

@@ -30,7 +30,8 @@ th,td{border:1px solid var(--line);padding:.25rem .55rem;text-align:right;vertic
 th:first-child,td:first-child{text-align:left}th{background:#eef1f5}
 .grid{display:flex;flex-wrap:wrap;gap:1rem}
 .pair>div{flex:1 1 20rem;min-width:0}
-figure{margin:0;display:inline-block;vertical-align:top;background:#fff;border:1px solid var(--line);border-radius:6px;padding:.4rem}
+figure{margin:0;display:inline-block;vertical-align:top;background:#fff;border:1px solid var(--line);border-radius:6px;padding:.4rem;max-width:100%;box-sizing:border-box}
+figure img{max-width:100%;height:auto}
 figcaption{font-size:.85rem;color:var(--muted)}
 .case{background:#fff;border:1px solid var(--line);border-radius:6px;padding:.6rem .9rem;margin:.8rem 0}
 .case summary{cursor:pointer}

@@ -97,6 +97,7 @@ def test_a_two_rung_cascade_is_certified_with_the_certificate_shape(
     # gpt-4o-mini at $0.15/$0.60 per million: 1000 and 200 tokens a case
     assert first["cost_per_1000"] == pytest.approx((1000 * 0.15 + 200 * 0.60) / 1000)
     assert cert["release_pass_rate"]["estimate"] is not None
+    assert cert["kept"] in ("pooled", "per-rung")  # which of the two tests decided more
     assert re.fullmatch(r"[0-9a-f]{64}", certificate_sha256(cert))
     assert "coverage-risk" in (tmp_path / "r.html").read_text()
 
@@ -112,6 +113,28 @@ def test_the_table_says_threshold_share_bound_cost_and_guarantee(
     assert "all to the last rung" in text and "guarantee: with probability at least 90%" in text
     assert "random sample of the stream" in text
     assert err.startswith("certify: certified:")
+
+
+def test_a_rung_that_decides_nothing_yet_costs_is_pointed_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cheap rung too unsure to decide anything at A is paid on every case for nothing:
+    the table says so in the text and the HTML report."""
+    weak = write_rung(tmp_path / "weak.jsonl", 400, seed=4, shape=1.0, over=2.0)
+    strong = write_rung(tmp_path / "strong.jsonl", 400, seed=2, shape=6.0, model="gpt-4o")
+    labels = write_labels(tmp_path / "l.csv", 400, 400)
+    args = [str(weak), str(strong), "--labels", str(labels), "--agreement", "0.9"]
+    code, text, err = run([*args, "--html", str(tmp_path / "r.html")], capsys)
+    assert code == 0, err
+    line = next(x for x in text.splitlines() if x.startswith("note: rung 1"))
+    assert line == (
+        "note: rung 1 (gpt-4o-mini) decides nothing at agreement 0.9, yet costs $0.2700 per "
+        "1,000 cases reaching it: certify the cascade without it"
+    )
+    assert "rung 1 (gpt-4o-mini) decides nothing" in (tmp_path / "r.html").read_text()
+    assert "kept: the per-rung tests, which decided more labelled cases" in text
+    code, text, _ = run([str(strong), "--labels", str(labels), "--agreement", "0.9"], capsys)
+    assert code == 0 and "note:" not in text and "kept:" not in text  # one rung: one test
 
 
 def test_a_judge_that_cannot_reach_the_agreement_exits_3_naming_the_highest(

@@ -48,6 +48,16 @@ def test_a_dated_snapshot_of_the_model_is_the_same_model() -> None:
     assert same_model("gpt-4o-2024-08-06", "gpt-4o")
     assert same_model("gpt-4o-2024-08-06", "openai/gpt-4o-2024-08-06")
     assert not same_model("gpt-4o-mini-2024-07-18", "gpt-4o-2024-08-06")
+    assert same_model("GPT-4o-2024-08-06", "openai/gpt-4o")  # case and provider aside
+
+
+def test_another_model_whose_name_starts_like_the_judges_is_not_the_same_model() -> None:
+    """A longer name that is not a snapshot's date is another model: results answered by
+    gpt-4o-mini must not be recorded as gpt-4o's verdicts (the certificate's rule)."""
+    assert not same_model("gpt-4o-mini", "gpt-4o")
+    assert not same_model("gpt-4o-mini-2024-07-18", "gpt-4o")
+    assert not same_model("llama-3.1-8b-instruct", "llama-3.1-8b")
+    assert same_model("gpt-4-0613", "gpt-4")
     assert not same_model("llama-3.1-8b", "gpt-4o")
 
 
