@@ -14,9 +14,9 @@ The test. At step ``m`` the cascade decides ``n(m)`` labelled cases with ``k(m)`
 disagreements; ``H_m: R(m) > 1 - A``, ``R(m)`` the true disagreement on the cases the
 cascade decides with thresholds ``t(m)``. The steps are tested in order of ``m`` with the
 relay of :mod:`calibration.certify.threshold` (two joined fixed sequences,
-``SPLIT_CHAINS``, Bretz et al. 2009), each p-value the exact binomial one (Clopper-Pearson), so the chance that the
-chosen thresholds' decided cases truly agree with people less than ``A`` is at most
-``delta``. No split of ``delta`` over the rungs is needed: the one statement tested is the
+``SPLIT_CHAINS``, Bretz et al. 2009), each p-value the exact binomial one
+(Clopper-Pearson), so the chance that the chosen thresholds' decided cases truly agree
+with people less than ``A`` is at most ``delta``. No split of ``delta`` over the rungs is needed: the one statement tested is the
 cascade's own.
 """
 

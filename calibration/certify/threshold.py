@@ -268,26 +268,11 @@ def _candidates(counts: np.ndarray, start: int) -> np.ndarray:
     return np.unique(np.r_[at[at < len(counts)], len(counts) - 1])
 
 
-def _sequence(
-    curve: Curve,
-    start: int,
-    agreement: float,
-    delta: float,
-    reached: int,
-    *,
-    early_level: float | None = None,
-    until: int = 0,
-):
-    """One fixed-sequence test over the curve's points with at least ``start`` decided;
-    points with fewer than ``until`` decided are tested at ``early_level`` instead."""
+def _sequence(curve: Curve, start: int, agreement: float, delta: float, reached: int):
+    """One fixed-sequence test over the curve's points with at least ``start`` decided."""
     values, counts, errors = curve.thresholds, curve.decided, curve.disagreements
     order = _candidates(counts, start)
     upper = clopper_pearson_upper(errors[order], counts[order], delta=delta)
-    if early_level is not None:
-        early = counts[order] < until
-        upper[early] = clopper_pearson_upper(
-            errors[order][early], counts[order][early], delta=early_level
-        )
     failed = np.nonzero(upper > 1 - agreement)[0]
     stop = int(failed[0]) if len(failed) else len(order)
     tested = min(stop + 1, len(order))
