@@ -6,6 +6,8 @@ user sees says what is wrong and where. SDK exceptions are translated in `judge.
 
 from __future__ import annotations
 
+import stat
+
 
 class JudgeError(Exception):
     """Base class of every error this project raises on purpose."""
@@ -106,3 +108,19 @@ class ModelNotFoundError(ApiError):
 
 class BadRequestError(ApiError):
     """The server refused the request as malformed (HTTP 400/422); not retried."""
+
+
+_FILE_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
+
+
+def refused_not_regular(mode: int) -> str:
+    """The words for refusing a path whose ``st_mode`` is not a regular file's:
+    ``refused: a FIFO, not a regular file``."""
+    what = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    return f"refused: {what}, not a regular file"

@@ -27,7 +27,7 @@ from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
 from judge.app.runs import EXIT_GATE, EXIT_OK, EXIT_TOO_FEW
 from judge.engine.measure.pass_class import among, pass_class_of
-from judge.errors import UsageError
+from judge.errors import UsageError, refused_not_regular
 
 __all__ = ["DriftRequest", "DriftResult", "run_drift"]
 
@@ -135,17 +135,7 @@ def _check_files(request: DriftRequest) -> None:
             continue
         if stat.S_ISREG(mode) or (flag == "--labels" and stat.S_ISDIR(mode)):
             continue
-        what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-        raise UsageError(f"{flag} {path}: refused: {what}, not a regular file")
-
-
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFDIR: "a folder",
-}
+        raise UsageError(f"{flag} {path}: {refused_not_regular(mode)}")
 
 
 def _read(request: DriftRequest) -> DriftInputs:

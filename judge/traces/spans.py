@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from judge.engine.records import loads_bounded
-from judge.errors import InputError
+from judge.errors import InputError, refused_not_regular
 
 __all__ = [
     "MAX_LINE",
@@ -141,19 +141,9 @@ def open_regular(path: Path) -> BinaryIO:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        what = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-        raise InputError(str(path), [(None, None, f"refused: {what}, not a regular file")])
+        raise InputError(str(path), [(None, None, refused_not_regular(mode))])
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
-
-
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFDIR: "a folder",
-}
 
 
 def _next_line(handle: BinaryIO, max_line: int) -> tuple[bytes | None, int]:
