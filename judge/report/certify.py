@@ -15,18 +15,21 @@ from judge.report.write import write_html
 __all__ = ["render_certify_report", "write_certify_report"]
 
 _COLUMNS = (
-    "rung", "judge", "confidence_source", "threshold", "reached", "decided", "agreement",
-    "lowest agreement (bound)", "cost_per_1000",
+    "rung", "judge", "confidence from", "threshold", "reached", "decided", "agreement",
+    "lowest agreement (bound)", "cost per 1,000",
 )  # fmt: skip
 
 
 def _row(i: int, rung: dict[str, Any]) -> list[Any]:
+    """One rung as the text table shows it: the threshold to four places, the cost in
+    dollars to four (the generic three places would round $0.2809 to 0.281)."""
     upper = rung["disagreement_upper"]
+    threshold = rung["threshold"]
     return [
         i, rung["judge"].get("model"), rung["confidence_source"],
-        "none" if rung["threshold"] is None else rung["threshold"], rung["reached"],
+        "none" if threshold is None else f"{threshold:.4f}", rung["reached"],
         rung["decided"], rung["agreement"], None if upper is None else 1 - upper,
-        rung["cost_per_1000"],
+        _usd(rung["cost_per_1000"]),
     ]  # fmt: skip
 
 
@@ -41,8 +44,10 @@ def render_certify_report(cert: dict[str, Any], chart_png_base64: str) -> str:
         f'<figure><img alt="coverage-risk curve per rung" '
         f'src="data:image/png;base64,{chart_png_base64}"><figcaption>each rung, on the '
         "labelled cases reaching it: agreement with people on the cases decided (line) and "
-        "its certified lower bound (dashed) against the share decided; red: the target; "
-        "dot: the threshold chosen</figcaption></figure>"
+        "its lower bound at the rung's level (dashed) against the share decided; red: the "
+        "target; dot: the threshold chosen. The test starts where its chains start (counts "
+        "fixed before the labels are read), so a bound above the target before that "
+        "certifies nothing</figcaption></figure>"
     )
     lo, hi = cert["coverage_ci95"]
     cost = cert.get("cost") or {}
