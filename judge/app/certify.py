@@ -32,6 +32,7 @@ from calibration.io.classes import choose_positive, order_labels, pass_fail_clas
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import ABSTAINED
 from calibration.io.vocabulary import label_key
+from judge.engine.atomic import replace_text
 from judge.engine.pricing import estimate_cost, price_for
 from judge.errors import UsageError
 
@@ -78,7 +79,7 @@ def run_certify(request: CertifyRequest) -> CertifyResult:
     text = dumps_strict(cert) + "\n" if request.json else certificate_markdown(cert)
     if request.output:
         request.output.parent.mkdir(parents=True, exist_ok=True)
-        request.output.write_text(dumps_strict(cert) + "\n", encoding="utf-8")
+        replace_text(request.output, dumps_strict(cert) + "\n")  # never half a certificate
     if request.html:
         write_certify_html(request.html, cert, curves)
     return CertifyResult(cert, text)
@@ -100,7 +101,7 @@ def certify_files(
     >>> cert = certify(["examples/certify/cheap.jsonl", "examples/certify/strong.jsonl"],
     ...                "examples/certify/labels.csv", agreement=0.9)
     >>> cert["status"]["verdict"], [r["threshold"] for r in cert["rungs"]]
-    ('certified', [0.9154, 0.9296])
+    ('certified', [None, 0.8371])
     """
     paths = (records,) if isinstance(records, str | Path) else tuple(records)
     request = CertifyRequest(
