@@ -48,6 +48,16 @@ def _verdict(row: dict[str, Any], reference: dict[str, Any]) -> str:
     return "**ALARM**" if row["alarm"] else "ok"
 
 
+def annotate(report: dict[str, Any], positive_source: str | None) -> None:
+    """What the command and the viewer add to a report (or a slice of one) in place:
+    where its pass class came from, the verdict in one plain sentence, and the caveat of a
+    past reference."""
+    report["positive_from"] = positive_source if report.get("positive_label") else None
+    report["status"]["reading"] = plain_reading(report)
+    if report["reference"].get("kind") == "past":
+        report["status"]["caveat"] = PAST_CAVEAT
+
+
 def plain_reading(report: dict[str, Any]) -> str:
     """The verdict in one plain sentence, before the method: where agreement fell and by
     how much, or that it held, or that the labels are too few to say."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from calibration.drift.inputs import DriftInputs, read_drift_inputs, read_reference
-from calibration.drift.render import PAST_CAVEAT, drift_chart_png, drift_markdown, plain_reading
+from calibration.drift.render import annotate, drift_chart_png, drift_markdown
 from calibration.drift.stream import DriftOptions, DriftSlice, drift_report, sliced_drift_report
 from calibration.drift.windows import TooManyWindows, Window, count_windows, time_windows
 from calibration.errors import CalibrationInputError
@@ -26,6 +26,7 @@ from calibration.inference.intervals import MAX_RESAMPLES
 from calibration.io.jsonout import dumps_strict, to_strict_json
 from calibration.io.labels import LabelSet, labels_from_rows
 from judge.app.runs import EXIT_GATE, EXIT_OK, EXIT_TOO_FEW
+from judge.engine.atomic import replace_text
 from judge.engine.measure.pass_class import among, pass_class_of
 from judge.errors import UsageError, refused_not_regular
 
@@ -94,15 +95,12 @@ def run_drift(request: DriftRequest) -> DriftResult:
     for part in report.get("slices", []):
         part.update(_provenance(request, inputs))
     for part in report.get("slices", [report]):
-        part["positive_from"] = found.source if part.get("positive_label") else None
-        part["status"]["reading"] = plain_reading(part)
-        if part["reference"].get("kind") == "past":
-            part["status"]["caveat"] = PAST_CAVEAT
+        annotate(part, found.source)
     report = to_strict_json(report)
     text = dumps_strict(report) + "\n" if request.json else _markdown(report)
     if request.output:
         request.output.parent.mkdir(parents=True, exist_ok=True)
-        request.output.write_text(text, encoding="utf-8")
+        replace_text(request.output, text)
     if request.html:
         write_drift_html(request.html, report)
     return DriftResult(report, text)

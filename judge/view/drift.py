@@ -63,14 +63,16 @@ class DriftQuery:
             )
             > 200
         ):
-            out.append("reference and time_field are names of at most 200 characters")
+            out.append(
+                "reference, time_field and positive_label are names of at most 200 characters"
+            )
         return out
 
 
 def run_drift(records: Path, labels: Path, query: DriftQuery) -> dict[str, Any]:
     """The drift report (strict JSON) of `records` against `labels`; UsageError (one line)
     for files that cannot be read or joined, or a reference that names no window."""
-    from calibration.drift.render import PAST_CAVEAT, plain_reading
+    from calibration.drift.render import annotate
     from calibration.drift.stream import DriftOptions, drift_report
     from calibration.drift.windows import TooManyWindows
     from calibration.io.jsonout import to_strict_json
@@ -96,10 +98,7 @@ def run_drift(records: Path, labels: Path, query: DriftQuery) -> dict[str, Any]:
         report = drift_report(inputs.ids, inputs.human, inputs.judge, windows, options)
     except CalibrationInputError as exc:
         raise UsageError(str(exc)) from None
-    report["positive_from"] = found.source if report.get("positive_label") else None
-    report["status"]["reading"] = plain_reading(report)
-    if report["reference"].get("kind") == "past":
-        report["status"]["caveat"] = PAST_CAVEAT
+    annotate(report, found.source)
     for row, window in zip(report["windows"], windows, strict=True):
         row["ids"] = [inputs.ids[i] for i in window.positions]
     report.update(
